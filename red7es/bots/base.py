@@ -1,0 +1,57 @@
+"""The bot protocol and the registry of bots by name."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Protocol
+
+from ..observation import Observation
+from ..steps import Turn
+
+__all__ = ["BOT_NAMES", "Bot", "BotError", "make_bot"]
+
+
+class BotError(ValueError):
+    """Raised for an unknown bot name or bad bot options."""
+
+
+class Bot(Protocol):
+    """A player program: it sees one observation and returns a legal turn."""
+
+    name: str
+
+    def choose(self, obs: Observation) -> Turn: ...
+
+
+# name -> "module:class", imported on first use so a bot costs nothing until asked for.
+_BOTS = {
+    "random": "red7es.bots.random_bot:RandomBot",
+    "greedy": "red7es.bots.greedy:GreedyBot",
+    "ismcts": "red7es.bots.ismcts:IsmctsBot",
+}
+BOT_NAMES: tuple[str, ...] = tuple(_BOTS)
+
+
+def make_bot(spec: str, seed: int = 0) -> Bot:
+    """Build a bot from ``name`` or ``name:option=value,...`` (``ismcts:iterations=500``).
+
+    The same spec and seed always make a bot that plays the same way.
+    """
+    name, _, opts = spec.partition(":")
+    name = name.strip().lower()
+    target = _BOTS.get(name)
+    if target is None:
+        raise BotError(f"unknown bot {spec!r}: choose one of {', '.join(BOT_NAMES)}")
+    options: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in opts.split(","))):
+        key, eq, value = part.partition("=")
+        if not eq:
+            raise BotError(f"bot option {part!r} must look like name=value")
+        options[key.strip()] = value.strip()
+    module_name, _, class_name = target.partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    try:
+        bot: Bot = cls.from_options(seed=seed, **options)
+    except (TypeError, ValueError) as exc:
+        raise BotError(f"bad options for bot {name!r}: {exc}") from None
+    return bot

@@ -1,0 +1,103 @@
+"""The ``greedy`` bot: the cheapest turn that leaves it leading under the most rules.
+
+For each legal turn it looks one turn ahead at the public position it leaves behind:
+
+* cards spent from hand (fewer is better: the hand is the player's future);
+* *dominance*: under how many of the seven rules its palette would then lead, since
+  the next player must find a rule they lead under, and every rule held is one
+  fewer escape;
+* the lead margin under the rule in force;
+* a slight preference to build the palette with high cards and to discard low ones.
+
+It folds only when no other legal turn exists.  Deterministic: ties go to the first
+turn in the engine's order.
+"""
+
+from __future__ import annotations
+
+import random
+
+from ..cards import color_bit
+from ..game import Game
+from ..observation import Observation, determinize
+from ..rules import all_keys
+from ..steps import FOLD, STEPS, Turn
+
+__all__ = ["GreedyBot", "score_turn"]
+
+
+class GreedyBot:
+    """One-turn lookahead with a hand-tuned evaluation (see module docstring)."""
+
+    name = "greedy"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = random.Random(seed)
+
+    @classmethod
+    def from_options(cls, seed: int = 0) -> GreedyBot:
+        return cls(seed)
+
+    def choose(self, obs: Observation) -> Turn:
+        game = determinize(obs, random.Random(0))
+        return choose_greedy(game)
+
+
+def choose_greedy(game: Game) -> Turn:
+    """The greedy turn for the player to move in ``game`` (hidden cards are not used)."""
+    best_codes: tuple[int, ...] = (FOLD,)
+    best_open = False
+    best_value = float("-inf")
+    for codes, is_open in game.legal_turn_codes():
+        if codes == (FOLD,):
+            continue
+        value = score_turn(game, codes)
+        if value > best_value:
+            best_value, best_codes, best_open = value, codes, is_open
+    return Turn(tuple(STEPS[c] for c in best_codes), best_open)
+
+
+def score_turn(game: Game, codes: tuple[int, ...]) -> float:
+    """Evaluation of the position after ``codes`` for the player to move."""
+    seat = game.turn
+    simple = all(c >> 6 in (0, 1, 2) for c in codes)
+    if simple and not game.variant.actions:
+        nm, cm, rule = game.pal[seat], game.palc[seat], game.rule
+        pal, palc, alive = game.pal, game.palc, game.alive
+        spent_value = 0.0
+        spent = 0
+        for c in codes:
+            kind, card = c >> 6, c & 63
+            if kind == 0:
+                nm |= 1 << card
+                cm |= color_bit(card)
+                spent += 1
+                spent_value -= card / 49
+            elif kind == 1:
+                rule = 6 - card % 7
+                spent += 1
+                spent_value += card / 49
+        opponents = [(pal[s], palc[s]) for s in range(len(pal)) if s != seat and alive[s]]
+    else:
+        after = game.copy(record=False)
+        hand_before = after.hands[seat].bit_count()
+        spent_value = 0.0
+        for c in codes:
+            kind, card = c >> 6, c & 63
+            if kind == 0:
+                spent_value -= card / 49
+            elif kind == 1:
+                spent_value += card / 49
+            after._step(c, False)
+        spent = hand_before - after.hands[seat].bit_count()
+        nm, cm, rule = after.pal[seat], after.palc[seat], after.rule
+        opponents = [(after.pal[s], after.palc[s]) for s in range(len(after.pal)) if s != seat and after.alive[s]]
+    mine = all_keys(nm, cm)
+    best = [0] * 7
+    for onm, ocm in opponents:
+        for r, k in enumerate(all_keys(onm, ocm)):
+            if k > best[r]:
+                best[r] = k
+    dominance = sum(1 for r in range(7) if mine[r] > best[r])
+    margin = min((mine[rule] >> 6) - (best[rule] >> 6), 3)
+    return -10.0 * spent + 3.0 * dominance + 0.5 * margin - spent_value

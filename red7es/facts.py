@@ -1,0 +1,89 @@
+"""What the engine says happened: the facts of a game, as frozen value objects.
+
+Applying a turn returns the facts it caused, in order.  They are pure domain events
+(no serialisation here); the service's codec turns them into msgpack log events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .cards import Card, Color
+from .steps import Step
+
+__all__ = [
+    "CardDrawn",
+    "Fact",
+    "GameOver",
+    "Outcome",
+    "PlayerOut",
+    "RoundDealt",
+    "RoundWon",
+    "StepApplied",
+]
+
+
+@dataclass(frozen=True)
+class RoundDealt:
+    """A round was dealt: every hand, the palette cards, the deck (top first), who starts."""
+
+    round: int
+    hands: tuple[tuple[Card, ...], ...]
+    palettes: tuple[Card, ...]
+    deck: tuple[Card, ...]
+    first: int
+
+
+@dataclass(frozen=True)
+class StepApplied:
+    """A seat's step took effect (``end`` included, whether written or implied)."""
+
+    seat: int
+    step: Step
+
+
+@dataclass(frozen=True)
+class CardDrawn:
+    """A seat drew the top card of the deck; ``cause`` is ``"3"`` (action) or ``"draw"``."""
+
+    seat: int
+    card: Card
+    cause: str
+
+
+@dataclass(frozen=True)
+class PlayerOut:
+    """A seat left the round: ``"fold"`` or ``"empty-hand"`` (no cards at turn start)."""
+
+    seat: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class RoundWon:
+    """A round was won; ``cards`` are the cards scored (empty without Advanced scoring)."""
+
+    round: int
+    seat: int
+    rule: Color
+    cards: tuple[Card, ...]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a finished game ended.  ``winners`` has more than one seat for a shared win."""
+
+    winners: tuple[int, ...]
+    scores: tuple[int, ...]
+    round_wins: tuple[int, ...]
+    reason: str  # "rounds", "target" or "deck"
+
+
+@dataclass(frozen=True)
+class GameOver:
+    """The game ended with this outcome."""
+
+    outcome: Outcome
+
+
+Fact = RoundDealt | StepApplied | CardDrawn | PlayerOut | RoundWon | GameOver

@@ -1,0 +1,834 @@
+"""The game state: deals, turns as steps, elimination, rounds and the outcome.
+
+:class:`Game` is the one mutable type of the engine, in the style of python-chess's
+``Board``: ``legal_steps()``, ``legal_turns()``, ``apply()`` for a whole turn (all or
+nothing, ``end`` implied), ``push()``/``pop()`` for single steps, ``observation(seat)``
+for what one player may see, and ``log`` with every fact since the game began.
+
+State is kept as bitmasks (see :mod:`red7es.cards`) so the rules kernel can compare
+palettes without building objects; the public accessors return :class:`Card` tuples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from .cards import ALL_CARDS, Card, Color, cards_of_mask, color_bit
+from .deal import commitment, deck_order, make_seed
+from .facts import CardDrawn, Fact, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied
+from .rules import KEY_FUNCTIONS, all_keys, qualifying_mask
+from .steps import DRAW, END, FOLD, NO_CARD, STEPS, Step, Turn
+from .variant import Variant
+
+if TYPE_CHECKING:
+    from .observation import Observation
+
+__all__ = ["Game", "GameOverError", "IllegalStep", "Pending"]
+
+# Step kinds as plain ints for the hot path.
+_P, _C, _DRAW, _7C, _7D, _ONE, _END, _FOLD = range(8)
+
+# A mandatory action still owed this turn.
+NONE, PLAY5, SEVEN, ONE = 0, 1, 2, 3
+
+
+class Pending:
+    """Names of the mandatory actions a turn can be waiting for."""
+
+    NONE = NONE
+    PLAY5 = PLAY5
+    SEVEN = SEVEN
+    ONE = ONE
+    NAMES = (
+        "none",
+        "play (action of a 5)",
+        "move a palette card (action of a 7)",
+        "take a palette card (action of a 1)",
+    )
+
+
+class IllegalStep(ValueError):
+    """A step or turn that the rules do not allow; the message says exactly why."""
+
+
+class GameOverError(IllegalStep):
+    """A step submitted after the game has ended."""
+
+
+def _number(card: int) -> int:
+    return card // 7 + 1
+
+
+def _color(card: int) -> int:
+    return 6 - card % 7
+
+
+class Game:
+    """A game of Red7 for 2 to 4 seats (0-based), dealt from a seed.
+
+    >>> g = Game.new(players=3, scoring=True, draw=True, actions=True, seed="demo")
+    >>> len(g.legal_turns()) > 0
+    True
+    """
+
+    __slots__ = (
+        "_stack",
+        "acted",
+        "alive",
+        "canvas",
+        "canvas_changed",
+        "deck",
+        "draw_ok",
+        "hands",
+        "known",
+        "log",
+        "outcome",
+        "pal",
+        "palc",
+        "pending",
+        "plays_left",
+        "removed",
+        "round",
+        "round_wins",
+        "rule",
+        "scores",
+        "seed",
+        "seven_card",
+        "turn",
+        "turn_steps",
+        "variant",
+    )
+
+    variant: Variant
+    seed: bytes
+    round: int
+    hands: list[int]
+    pal: list[int]
+    palc: list[int]
+    alive: list[bool]
+    deck: list[int]
+    known: int
+    canvas: list[int]
+    rule: int
+    scores: list[int]
+    round_wins: list[int]
+    removed: int
+    turn: int
+    plays_left: int
+    acted: bool
+    canvas_changed: bool
+    pending: int
+    seven_card: int
+    draw_ok: bool
+    turn_steps: list[int]
+    outcome: Outcome | None
+    log: list[Fact] | None
+    _stack: list[tuple[object, ...]]
+
+    # ------------------------------------------------------------------ creation
+
+    @classmethod
+    def new(
+        cls,
+        players: int | Variant = 2,
+        *,
+        seed: bytes | str | None = None,
+        scoring: bool = False,
+        draw: bool = False,
+        actions: bool = False,
+        rounds: int = 1,
+        target: int | None = None,
+        record: bool = True,
+    ) -> Game:
+        """Deal round 1 of a new game.  ``players`` may be a whole :class:`Variant`.
+
+        ``record=False`` keeps no fact log (faster, for simulations).
+        """
+        if isinstance(players, Variant):
+            variant = players
+        else:
+            variant = Variant(players, scoring, draw, actions, rounds, target)
+        game = cls.__new__(cls)
+        game.variant = variant
+        game.seed = make_seed(seed)
+        n = variant.players
+        game.round = 0
+        game.scores = [0] * n
+        game.round_wins = [0] * n
+        game.removed = 0
+        game.outcome = None
+        game.log = [] if record else None
+        game._stack = []
+        game._deal(1)
+        return game
+
+    @property
+    def players(self) -> int:
+        return self.variant.players
+
+    @property
+    def commitment(self) -> str:
+        """SHA-256 of the seed, hex: what a service publishes before the seed is revealed."""
+        return commitment(self.seed)
+
+    def copy(self, *, record: bool | None = None) -> Game:
+        """An independent copy (the fact log is copied too unless ``record=False``)."""
+        other = Game.__new__(Game)
+        other.variant = self.variant
+        other.seed = self.seed
+        other.log = None
+        other._restore(self._save())
+        keep = self.log is not None if record is None else record
+        other.log = (list(self.log) if self.log is not None else []) if keep else None
+        other._stack = []
+        return other
+
+    # ------------------------------------------------------------------ snapshots
+
+    def _save(self) -> tuple[object, ...]:
+        return (
+            self.round,
+            self.hands[:],
+            self.pal[:],
+            self.palc[:],
+            self.alive[:],
+            self.deck[:],
+            self.known,
+            self.canvas[:],
+            self.rule,
+            self.scores[:],
+            self.round_wins[:],
+            self.removed,
+            self.turn,
+            self.plays_left,
+            self.acted,
+            self.canvas_changed,
+            self.pending,
+            self.seven_card,
+            self.draw_ok,
+            self.turn_steps[:],
+            self.outcome,
+            len(self.log) if self.log is not None else 0,
+        )
+
+    def _restore(self, snap: tuple[object, ...]) -> None:
+        (
+            self.round,
+            hands,
+            pal,
+            palc,
+            alive,
+            deck,
+            self.known,
+            canvas,
+            self.rule,
+            scores,
+            round_wins,
+            self.removed,
+            self.turn,
+            self.plays_left,
+            self.acted,
+            self.canvas_changed,
+            self.pending,
+            self.seven_card,
+            self.draw_ok,
+            turn_steps,
+            self.outcome,
+            log_len,
+        ) = snap  # type: ignore[assignment]
+        self.hands = hands[:]  # type: ignore[index]
+        self.pal = pal[:]  # type: ignore[index]
+        self.palc = palc[:]  # type: ignore[index]
+        self.alive = alive[:]  # type: ignore[index]
+        self.deck = deck[:]  # type: ignore[index]
+        self.canvas = canvas[:]  # type: ignore[index]
+        self.scores = scores[:]  # type: ignore[index]
+        self.round_wins = round_wins[:]  # type: ignore[index]
+        self.turn_steps = turn_steps[:]  # type: ignore[index]
+        if self.log is not None:
+            del self.log[log_len:]  # type: ignore[misc]
+
+    # ------------------------------------------------------------------ dealing
+
+    def _deal(self, round_number: int) -> None:
+        n = self.variant.players
+        self.round = round_number
+        cards = [c for c in range(49) if not self.removed >> c & 1]
+        order = deck_order(cards, self.seed, round_number)
+        self.hands = [0] * n
+        self.pal = [0] * n
+        self.palc = [0] * n
+        for seat in range(n):
+            hand = 0
+            for c in order[8 * seat : 8 * seat + 7]:
+                hand |= 1 << c
+            self.hands[seat] = hand
+            card = order[8 * seat + 7]
+            self.pal[seat] = 1 << card
+            self.palc[seat] = color_bit(card)
+        self.deck = order[8 * n :][::-1]  # top of the deck is the end of the list
+        self.known = 0
+        self.canvas = []
+        self.rule = Color.RED
+        self.alive = [True] * n
+        starters = [order[8 * s + 7] for s in range(n)]
+        first = (starters.index(max(starters)) + 1) % n
+        if self.log is not None:
+            self.log.append(
+                RoundDealt(
+                    round_number,
+                    tuple(tuple(ALL_CARDS[c] for c in sorted(order[8 * s : 8 * s + 7])) for s in range(n)),
+                    tuple(ALL_CARDS[c] for c in starters),
+                    tuple(ALL_CARDS[c] for c in order[8 * n :]),
+                    first,
+                )
+            )
+        self._start_turn(first)
+
+    def _start_turn(self, seat: int) -> None:
+        self.turn = seat
+        self.plays_left = 1
+        self.acted = False
+        self.canvas_changed = False
+        self.pending = NONE
+        self.seven_card = NO_CARD
+        self.draw_ok = False
+        self.turn_steps = []
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def over(self) -> bool:
+        return self.outcome is not None
+
+    @property
+    def canvas_rule(self) -> Color:
+        return Color(self.rule)
+
+    def hand(self, seat: int) -> tuple[Card, ...]:
+        return cards_of_mask(self.hands[seat])
+
+    def palette(self, seat: int) -> tuple[Card, ...]:
+        return cards_of_mask(self.pal[seat])
+
+    def score(self, seat: int) -> int:
+        """Points in a seat's score pile (Advanced scoring)."""
+        return sum(_number(c) for c in cards_of_mask(self.scores[seat]))
+
+    def score_pile(self, seat: int) -> tuple[Card, ...]:
+        return cards_of_mask(self.scores[seat])
+
+    @property
+    def deck_cards(self) -> tuple[Card, ...]:
+        """The draw deck, top card first (hidden information)."""
+        return tuple(ALL_CARDS[c] for c in reversed(self.deck))
+
+    @property
+    def canvas_cards(self) -> tuple[Card, ...]:
+        """Cards discarded to the Canvas this round, the top (the rule) last."""
+        return tuple(ALL_CARDS[c] for c in self.canvas)
+
+    @property
+    def in_round(self) -> tuple[int, ...]:
+        """Seats still in the current round."""
+        return tuple(s for s in range(self.variant.players) if self.alive[s])
+
+    @property
+    def current_turn_steps(self) -> tuple[Step, ...]:
+        return tuple(STEPS[c] for c in self.turn_steps)
+
+    def leader(self) -> int | None:
+        """The seat leading now under the Canvas rule, or None."""
+        key = KEY_FUNCTIONS[self.rule]
+        best, who = 0, None
+        for s in range(self.variant.players):
+            if self.alive[s]:
+                k = key(self.pal[s], self.palc[s])
+                if k > best:
+                    best, who = k, s
+        return who
+
+    def _leads(self, seat: int) -> bool:
+        key = KEY_FUNCTIONS[self.rule]
+        mine = key(self.pal[seat], self.palc[seat])
+        if not mine:
+            return False
+        pal, palc, alive = self.pal, self.palc, self.alive
+        for s in range(len(pal)):
+            if s != seat and alive[s] and key(pal[s], palc[s]) > mine:
+                return False
+        return True
+
+    def _owner(self, card: int) -> int | None:
+        bit = 1 << card
+        for s, m in enumerate(self.pal):
+            if m & bit:
+                return s
+        return None
+
+    # ------------------------------------------------------------------ applying
+
+    def apply(self, turn: str | Turn | Step | Iterable[str | Step]) -> list[Fact]:
+        """Apply a whole turn, all or nothing; returns the facts it caused.
+
+        ``end`` is implied after the last step unless the turn ends with ``fold`` or
+        is open (``"p:G3 ..."``).  Raises :class:`IllegalStep` saying why, and then
+        the game is exactly as before.
+        """
+        t = Turn.parse(turn)
+        if not t.steps and t.open:
+            return []
+        snap = self._save()
+        start = len(self.log) if self.log is not None else 0
+        try:
+            for step in t.steps:
+                self._step(int(step), True)
+            if not t.open and not t.is_fold:
+                self._step(END, True)
+        except IllegalStep:
+            self._restore(snap)
+            raise
+        return self.log[start:] if self.log is not None else []
+
+    def push(self, step: str | Step) -> list[Fact]:
+        """Apply one step (no implied end); :meth:`pop` takes it back."""
+        code = int(Step.parse(step))
+        snap = self._save()
+        start = len(self.log) if self.log is not None else 0
+        try:
+            self._step(code, True)
+        except IllegalStep:
+            self._restore(snap)
+            raise
+        self._stack.append(snap)
+        return self.log[start:] if self.log is not None else []
+
+    def pop(self) -> None:
+        """Undo the last :meth:`push`."""
+        if not self._stack:
+            raise IndexError("no step to take back")
+        self._restore(self._stack.pop())
+
+    def play_turn(self, codes: Sequence[int], open_turn: bool = False) -> None:
+        """Apply a turn known to be legal (e.g. from :meth:`legal_turn_codes`), fast.
+
+        ``codes`` are step codes without the trailing ``end``.  No snapshot is taken:
+        an illegal turn raises and leaves the game half-changed, so only use codes
+        produced by the engine itself.
+        """
+        step = self._step
+        for code in codes:
+            step(code, False)
+        if not open_turn and (not codes or codes[-1] != FOLD):
+            step(END, False)
+
+    def _illegal(self, message: str) -> IllegalStep:
+        return IllegalStep(message)
+
+    def _step(self, code: int, check: bool) -> None:
+        if self.outcome is not None:
+            raise GameOverError("the game is over")
+        kind = code >> 6
+        card = code & 63
+        seat = self.turn
+        actions = self.variant.actions
+        log = self.log
+        if kind == _FOLD:
+            self.turn_steps.append(code)
+            if log is not None:
+                log.append(StepApplied(seat, STEPS[code]))
+            self._knock_out(seat, "fold")
+            self._advance()
+            return
+        pending = self.pending
+        if check:
+            self._check(kind, card, seat, pending)
+        self.turn_steps.append(code)
+        if log is not None:
+            log.append(StepApplied(seat, STEPS[code]))
+        bit = 1 << card if card != NO_CARD else 0
+        if kind == _P:
+            self.hands[seat] ^= bit
+            self.pal[seat] |= bit
+            self.palc[seat] |= color_bit(card)
+            self.acted = True
+            if pending == PLAY5:
+                self.pending = NONE
+            else:
+                self.plays_left -= 1
+            if actions and card // 7 % 2 == 0:  # numbers 1, 3, 5, 7
+                self._trigger(seat, card)
+        elif kind == _C:
+            self.hands[seat] ^= bit
+            self._to_canvas(seat, card)
+            self.acted = True
+        elif kind == _END:
+            self._advance()
+        elif kind == _7C:
+            self.pal[seat] ^= bit
+            self.palc[seat] ^= color_bit(card)
+            self.pending = NONE
+            self._to_canvas(seat, card)
+        elif kind in (_7D, _ONE):
+            owner = seat if kind == _7D else self._owner(card)
+            assert owner is not None
+            self.pal[owner] ^= bit
+            self.palc[owner] ^= color_bit(card)
+            self.deck.append(card)
+            self.known |= bit
+            self.pending = NONE
+        elif kind == _DRAW:
+            self.draw_ok = False
+            self._draw(seat, "draw")
+
+    def _to_canvas(self, seat: int, card: int) -> None:
+        self.canvas.append(card)
+        self.rule = _color(card)
+        self.canvas_changed = True
+        self.draw_ok = self.variant.draw and _number(card) > self.pal[seat].bit_count()
+
+    def _draw(self, seat: int, cause: str) -> None:
+        card = self.deck.pop()
+        bit = 1 << card
+        self.hands[seat] |= bit
+        self.known &= ~bit
+        if self.log is not None:
+            self.log.append(CardDrawn(seat, ALL_CARDS[card], cause))
+
+    def _trigger(self, seat: int, card: int) -> None:
+        """Start the action of an odd card just played to ``seat``'s palette."""
+        number = _number(card)
+        if number == 3:
+            if self.deck:
+                self._draw(seat, "3")
+        elif number == 7:
+            if self.pal[seat] & ~(1 << card):
+                self.pending = SEVEN
+                self.seven_card = card
+        elif number == 1:
+            if self._one_targets(seat):
+                self.pending = ONE
+        elif number == 5:
+            if self.hands[seat] and any(self._playable(seat, c) for c in _bits(self.hands[seat])):
+                self.pending = PLAY5
+
+    def _one_targets(self, seat: int) -> int:
+        """Mask of the cards a 1 may take: palettes at least as large as the player's."""
+        size = self.pal[seat].bit_count()
+        targets = 0
+        for s, m in enumerate(self.pal):
+            if s != seat and self.alive[s] and m.bit_count() >= size:
+                targets |= m
+        return targets
+
+    def _playable(self, seat: int, card: int) -> bool:
+        """Whether ``card`` may be played to the palette now (only a 1 can be barred)."""
+        if not self.variant.actions or card // 7 != 0:
+            return True
+        return self._one_keeps_lead_possible(seat, card)
+
+    def _one_keeps_lead_possible(self, seat: int, card: int) -> bool:
+        """RULES.md: a 1 may be played only if some continuation still ends leading.
+
+        After a 1 no further palette play is possible, so the continuation is: the
+        1's mandatory take (if any target exists), then an optional discard, then end.
+        """
+        bit = 1 << card
+        cbit = color_bit(card)
+        pal = self.pal[:]
+        palc = self.palc[:]
+        pal[seat] |= bit
+        palc[seat] |= cbit
+        hand = self.hands[seat] & ~bit
+        size = pal[seat].bit_count()
+        opponents = [s for s in range(len(pal)) if s != seat and self.alive[s]]
+        targets = [s for s in opponents if pal[s].bit_count() >= size]
+        choices: list[tuple[int, int]] = []  # (owner, card) or (-1, -1) for no take
+        for s in targets:
+            choices.extend((s, c) for c in _bits(pal[s]))
+        if not choices:
+            choices.append((-1, -1))
+        rules = {_color(c) for c in _bits(hand)}
+        rules.add(self.rule)
+        for owner, taken in choices:
+            if owner >= 0:
+                pal[owner] ^= 1 << taken
+                palc[owner] ^= color_bit(taken)
+            for rule in rules:
+                key = KEY_FUNCTIONS[rule]
+                mine = key(pal[seat], palc[seat])
+                if mine and all(key(pal[s], palc[s]) < mine for s in opponents):
+                    if owner >= 0:
+                        pal[owner] ^= 1 << taken
+                        palc[owner] ^= color_bit(taken)
+                    return True
+            if owner >= 0:
+                pal[owner] ^= 1 << taken
+                palc[owner] ^= color_bit(taken)
+        return False
+
+    def _check(self, kind: int, card: int, seat: int, pending: int) -> None:
+        """Raise IllegalStep unless the step (not fold) is legal now."""
+        hands = self.hands[seat]
+        name = str(ALL_CARDS[card]) if card != NO_CARD else ""
+        if pending == PLAY5 and kind != _P:
+            raise self._illegal("the 5's action comes first: play another card from your hand to your palette")
+        if pending == SEVEN and kind not in (_7C, _7D):
+            raise self._illegal(
+                f"the {ALL_CARDS[self.seven_card]}'s action comes first: move another card of your palette "
+                "to the Canvas (7c:) or to the deck (7d:)"
+            )
+        if pending == ONE and kind != _ONE:
+            raise self._illegal(
+                "the 1's action comes first: move a card from another player's palette to the deck (1:)"
+            )
+        if kind == _P:
+            if not hands >> card & 1:
+                raise self._illegal(f"{name} is not in your hand")
+            if self.canvas_changed:
+                raise self._illegal("you cannot play to your palette after changing the Canvas")
+            if pending != PLAY5 and self.plays_left <= 0:
+                raise self._illegal("you have already played a card to your palette this turn")
+            if not self._playable(seat, card):
+                raise self._illegal(f"you may not play {name}: no way to finish this turn leading after its action")
+        elif kind == _C:
+            if not hands >> card & 1:
+                raise self._illegal(f"{name} is not in your hand")
+            if self.canvas_changed:
+                raise self._illegal("you have already changed the Canvas this turn")
+        elif kind == _END:
+            if not self.acted:
+                raise self._illegal("you must play or discard a card before ending your turn (or fold)")
+            if not self._leads(seat):
+                raise self._illegal(f"you would not lead under {Color(self.rule).title}")
+        elif kind in (_7C, _7D):
+            if pending != SEVEN:
+                raise self._illegal(f"{STEPS[kind * 64 + card]} is only possible as the action of a 7 you just played")
+            if not self.pal[seat] >> card & 1:
+                raise self._illegal(f"{name} is not in your palette")
+            if card == self.seven_card:
+                raise self._illegal(f"the {name} must move another card, not itself")
+        elif kind == _ONE:
+            if pending != ONE:
+                raise self._illegal(f"1:{name} is only possible as the action of a 1 you just played")
+            owner = self._owner(card)
+            if owner is None or owner == seat or not self.alive[owner]:
+                raise self._illegal(f"{name} is not in another player's palette")
+            if not self._one_targets(seat) >> card & 1:
+                raise self._illegal(f"{name} is in a palette with fewer cards than yours")
+        elif kind == _DRAW:
+            if not self.variant.draw:
+                raise self._illegal("draw is only allowed in the Advanced draw variant")
+            if not self.draw_ok:
+                raise self._illegal(
+                    "you may draw only once, after discarding to the Canvas a card numbered higher "
+                    "than the number of cards in your palette"
+                )
+            if not self.deck:
+                raise self._illegal("the draw deck is empty")
+        else:  # pragma: no cover - codes come from Step
+            raise self._illegal(f"unknown step code {kind * 64 + card}")
+
+    def _knock_out(self, seat: int, reason: str) -> None:
+        self.alive[seat] = False
+        if self.log is not None:
+            self.log.append(PlayerOut(seat, reason))
+
+    def _advance(self) -> None:
+        """Pass the turn on: skip players who are out, knock out empty hands, end the round."""
+        n = self.variant.players
+        seat = self.turn
+        alive = self.alive
+        while True:
+            remaining = alive.count(True)
+            if remaining == 1:
+                self._win_round(alive.index(True))
+                return
+            seat = (seat + 1) % n
+            while not alive[seat]:
+                seat = (seat + 1) % n
+            if not self.hands[seat]:
+                self._knock_out(seat, "empty-hand")
+                continue
+            self._start_turn(seat)
+            return
+
+    def _win_round(self, seat: int) -> None:
+        variant = self.variant
+        taken = qualifying_mask(self.rule, self.pal[seat]) if variant.scoring else 0
+        self.scores[seat] |= taken
+        self.removed |= taken
+        self.round_wins[seat] += 1
+        if self.log is not None:
+            self.log.append(RoundWon(self.round, seat, Color(self.rule), cards_of_mask(taken)))
+        totals = [self.score(s) for s in range(variant.players)]
+        reason = None
+        if not variant.scoring:
+            if self.round_wins[seat] >= variant.rounds:
+                reason = "rounds"
+        elif max(totals) >= variant.target_score:
+            reason = "target"
+        elif 49 - self.removed.bit_count() < 8 * variant.players:
+            reason = "deck"
+        if reason is None:
+            self._deal(self.round + 1)
+            return
+        if variant.scoring:
+            best = max(totals)
+            tied = [s for s in range(variant.players) if totals[s] == best]
+            most = max(self.round_wins[s] for s in tied)
+            winners = tuple(s for s in tied if self.round_wins[s] == most)
+        else:
+            winners = (seat,)
+        self.outcome = Outcome(winners, tuple(totals), tuple(self.round_wins), reason)
+        self.turn = -1
+        self.turn_steps = []
+        self.pending = NONE
+        if self.log is not None:
+            self.log.append(GameOver(self.outcome))
+
+    # ------------------------------------------------------------------ move generation
+
+    def legal_steps(self) -> list[Step]:
+        """Every step the player to move may take next (``fold`` is always one)."""
+        if self.outcome is not None:
+            return []
+        return [STEPS[c] for c in self._legal_step_codes()]
+
+    def _legal_step_codes(self) -> list[int]:
+        seat = self.turn
+        pending = self.pending
+        out: list[int] = []
+        if pending == SEVEN:
+            for c in _bits(self.pal[seat] & ~(1 << self.seven_card)):
+                out.append(_7C * 64 + c)
+                out.append(_7D * 64 + c)
+        elif pending == ONE:
+            out.extend(_ONE * 64 + c for c in _bits(self._one_targets(seat)))
+        elif pending == PLAY5:
+            out.extend(_P * 64 + c for c in _bits(self.hands[seat]) if self._playable(seat, c))
+        else:
+            hand = self.hands[seat]
+            if not self.canvas_changed:
+                if self.plays_left > 0:
+                    out.extend(_P * 64 + c for c in _bits(hand) if self._playable(seat, c))
+                out.extend(_C * 64 + c for c in _bits(hand))
+            if self.draw_ok and self.deck:
+                out.append(DRAW)
+            if self.acted and self._leads(seat):
+                out.append(END)
+        out.append(FOLD)
+        return out
+
+    def legal_turns(self) -> list[Turn]:
+        """Every legal way to finish the current turn, as :class:`Turn` batches.
+
+        Each turn ends leading (``end`` implied), or is ``fold``.  Where a 3 makes
+        the player draw a card nobody has seen, the turn stops there and is open
+        (``p:G3 ...``): what follows depends on the card drawn.
+        """
+        return [Turn(tuple(STEPS[c] for c in codes), is_open) for codes, is_open in self.legal_turn_codes()]
+
+    def legal_turn_codes(self) -> list[tuple[tuple[int, ...], bool]]:
+        """:meth:`legal_turns` as (step codes, open) pairs, for fast simulations."""
+        if self.outcome is not None:
+            return []
+        out: list[tuple[tuple[int, ...], bool]] = []
+        if not self.turn_steps and (not self.variant.actions):
+            self._fast_turns(out, self.hands[self.turn])
+        else:
+            self._search_turns((), out)
+        out.append(((FOLD,), False))
+        return out
+
+    def _fast_turns(self, out: list[tuple[tuple[int, ...], bool]], playable: int) -> None:
+        """Turns at the start of a turn without actions: play, discard, or both."""
+        seat = self.turn
+        hand = self.hands[seat]
+        rule = self.rule
+        pal, palc, alive = self.pal, self.palc, self.alive
+        best = [0, 0, 0, 0, 0, 0, 0]
+        for s in range(len(pal)):
+            if s != seat and alive[s]:
+                ks = all_keys(pal[s], palc[s])
+                best = [a if a > b else b for a, b in zip(best, ks, strict=True)]
+        draw = self.variant.draw and bool(self.deck)
+        cards = _bits(hand)
+        my_nm, my_cm = pal[seat], palc[seat]
+        for x in [-1, *[c for c in cards if playable >> c & 1]]:
+            if x < 0:
+                nm, cm, prefix = my_nm, my_cm, ()
+            else:
+                nm, cm, prefix = my_nm | 1 << x, my_cm | color_bit(x), (_P * 64 + x,)
+            keys = all_keys(nm, cm)
+            if x >= 0 and keys[rule] > best[rule]:
+                out.append((prefix, False))
+            size = nm.bit_count()
+            for y in cards:
+                if y == x:
+                    continue
+                r = 6 - y % 7
+                if keys[r] > best[r]:
+                    turn = prefix + (_C * 64 + y,)
+                    out.append((turn, False))
+                    if draw and y // 7 + 1 > size:
+                        out.append((turn + (DRAW,), False))
+
+    def _search_turns(self, prefix: tuple[int, ...], out: list[tuple[tuple[int, ...], bool]]) -> None:
+        """Depth-first search over steps (used with actions or mid-turn)."""
+        codes = self._legal_step_codes()
+        for code in codes:
+            if code == FOLD:
+                continue
+            if code == END:
+                out.append((prefix, False))
+                continue
+            snap = self._save()
+            log = self.log
+            self.log = None
+            deck = self.deck
+            top_unknown = bool(deck) and not self.known >> deck[-1] & 1
+            try:
+                self._step(code, False)
+                seq = prefix + (code,)
+                if top_unknown and self.variant.actions and code >> 6 == _P and (code & 63) // 7 == 2:
+                    out.append((seq, True))
+                else:
+                    self._search_turns(seq, out)
+            finally:
+                self.log = log
+                self._restore(snap)
+
+    # ------------------------------------------------------------------ views
+
+    def observation(self, seat: int) -> Observation:
+        """What ``seat`` may see now, and nothing else (RULES.md, Hidden information)."""
+        from .observation import observe
+
+        return observe(self, seat)
+
+    def __repr__(self) -> str:
+        state = "over" if self.outcome else f"seat {self.turn} to move"
+        return f"<Game {self.variant.describe()}, round {self.round}, {state}>"
+
+
+def _bits(mask: int) -> list[int]:
+    """The set bits of a mask, lowest first."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def replay(variant: Variant, seed: bytes | str, turns: Iterable[str | Turn]) -> Game:
+    """A game rebuilt from its seed and the turns played, in order."""
+    game = Game.new(variant, seed=seed)
+    for turn in turns:
+        game.apply(turn)
+    return game
+
+
+__all__ += ["replay"]

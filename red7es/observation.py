@@ -1,0 +1,237 @@
+"""What one player may see, and games consistent with it.
+
+RULES.md, *Hidden information*: a player sees their own hand; every palette of the
+players still in the round; the Canvas; the number of cards in the deck and in each
+hand; every score pile; and any card an action put on top of the deck.  Nothing else.
+:func:`observe` builds exactly that, and every view (bots, CLI, service) is built
+from an :class:`Observation`.
+
+:func:`determinize` deals the unseen cards at random into a full :class:`Game`
+consistent with an observation: bots use it to search, and the observation uses it to
+list the legal turns (which never depend on the hidden cards).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from .cards import ALL_CARDS, FULL_DECK_MASK, Card, Color, cards_of_mask, color_mask_of, mask_of
+from .facts import Outcome
+from .game import Game, Pending
+from .steps import STEPS, Step, Turn
+from .variant import Variant
+
+__all__ = ["Observation", "SeatView", "determinize", "observe"]
+
+
+@dataclass(frozen=True)
+class SeatView:
+    """The public face of one seat."""
+
+    seat: int
+    in_round: bool
+    hand_size: int
+    palette: tuple[Card, ...] | None  # None once the seat is out (face down)
+    score_pile: tuple[Card, ...]
+    round_wins: int
+
+    @property
+    def score(self) -> int:
+        return sum(c.number for c in self.score_pile)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """Everything ``seat`` may see at one moment of a game."""
+
+    seat: int
+    variant: Variant
+    round: int
+    to_move: int | None
+    rule: Color
+    canvas: tuple[Card, ...]
+    hand: tuple[Card, ...]
+    seats: tuple[SeatView, ...]
+    deck_size: int
+    deck_known: tuple[tuple[int, Card], ...]  # (depth from the top, 0 = top card; card)
+    turn_steps: tuple[Step, ...]
+    plays_left: int
+    acted: bool
+    canvas_changed: bool
+    pending: int
+    seven_card: Card | None
+    draw_ok: bool
+    outcome: Outcome | None
+
+    @property
+    def my_turn(self) -> bool:
+        return self.to_move == self.seat
+
+    @property
+    def leader(self) -> int | None:
+        """The seat leading under the Canvas rule (computable from public cards)."""
+        from .rules import leader_of_masks
+
+        live = [v for v in self.seats if v.palette is not None]
+        nms = [mask_of(v.palette or ()) for v in live]
+        i = leader_of_masks(self.rule, nms, [color_mask_of(m) for m in nms])
+        return None if i is None else live[i].seat
+
+    @property
+    def pending_text(self) -> str | None:
+        return None if self.pending == Pending.NONE else Pending.NAMES[self.pending]
+
+    def legal_steps(self) -> list[Step]:
+        """The steps this player may take next; empty when it is not their turn."""
+        if not self.my_turn:
+            return []
+        return determinize(self, random.Random(0)).legal_steps()
+
+    def legal_turns(self) -> list[Turn]:
+        """The whole turns this player may take; empty when it is not their turn."""
+        if not self.my_turn:
+            return []
+        return determinize(self, random.Random(0)).legal_turns()
+
+    def check(self, turn: str | Turn) -> str | None:
+        """Why ``turn`` would be rejected now, or None if it is legal."""
+        from .game import IllegalStep
+
+        if not self.my_turn:
+            return "it is not your turn"
+        game = determinize(self, random.Random(0))
+        try:
+            game.apply(_stop_before_hidden_draw(game, Turn.parse(turn)))
+        except IllegalStep as exc:
+            return str(exc)
+        return None
+
+
+def _stop_before_hidden_draw(game: Game, turn: Turn) -> Turn:
+    """The part of ``turn`` that can be checked without knowing unseen cards.
+
+    After a 3 draws an unseen card, a determinized game holds some random card, so
+    steps using the drawn card cannot be judged from an observation: check the
+    prefix up to the 3 as an open turn.
+    """
+    if not game.variant.actions:
+        return turn
+    for i, step in enumerate(turn.steps):
+        card = step.card
+        if step.kind == 0 and card is not None and card.number == 3 and i + 1 < len(turn.steps):
+            return Turn(turn.steps[: i + 1], True)
+    return turn
+
+
+def observe(game: Game, seat: int) -> Observation:
+    if not 0 <= seat < game.variant.players:
+        raise ValueError(f"no seat {seat} in a {game.variant.players}-player game")
+    deck = game.deck
+    depth = len(deck) - 1
+    known = tuple((depth - i, ALL_CARDS[c]) for i, c in enumerate(deck) if game.known >> c & 1)
+    seats = tuple(
+        SeatView(
+            s,
+            game.alive[s],
+            game.hands[s].bit_count(),
+            cards_of_mask(game.pal[s]) if game.alive[s] else None,
+            cards_of_mask(game.scores[s]),
+            game.round_wins[s],
+        )
+        for s in range(game.variant.players)
+    )
+    return Observation(
+        seat=seat,
+        variant=game.variant,
+        round=game.round,
+        to_move=None if game.outcome else game.turn,
+        rule=Color(game.rule),
+        canvas=tuple(ALL_CARDS[c] for c in game.canvas),
+        hand=cards_of_mask(game.hands[seat]),
+        seats=seats,
+        deck_size=len(deck),
+        deck_known=tuple(sorted(known)),
+        turn_steps=tuple(STEPS[c] for c in game.turn_steps),
+        plays_left=game.plays_left,
+        acted=game.acted,
+        canvas_changed=game.canvas_changed,
+        pending=game.pending,
+        seven_card=ALL_CARDS[game.seven_card] if game.seven_card < 49 else None,
+        draw_ok=game.draw_ok,
+        outcome=game.outcome,
+    )
+
+
+def unseen_cards(obs: Observation) -> list[int]:
+    """Cards this player cannot see anywhere, weakest first."""
+    seen = mask_of(obs.hand) | mask_of(obs.canvas) | mask_of(c for _, c in obs.deck_known)
+    for view in obs.seats:
+        seen |= mask_of(view.score_pile)
+        if view.palette is not None:
+            seen |= mask_of(view.palette)
+    rest = FULL_DECK_MASK & ~seen
+    return list(cards_of_mask(rest))
+
+
+def determinize(obs: Observation, rng: random.Random) -> Game:
+    """A full game consistent with ``obs``: unseen cards dealt at random.
+
+    Other players' hands, the unknown deck positions and the face-down cards of
+    players who are out are filled from the unseen cards; the seed for later rounds
+    is random too.  The result is for searching and checking, never for the record.
+    """
+    n = obs.variant.players
+    pool = unseen_cards(obs)
+    rng.shuffle(pool)
+    game = Game.__new__(Game)
+    game.variant = obs.variant
+    game.seed = rng.getrandbits(256).to_bytes(32, "big")
+    game.round = obs.round
+    game.hands = [0] * n
+    game.pal = [0] * n
+    game.palc = [0] * n
+    game.alive = [v.in_round for v in obs.seats]
+    game.scores = [mask_of(v.score_pile) for v in obs.seats]
+    game.removed = 0
+    for m in game.scores:
+        game.removed |= m
+    game.round_wins = [v.round_wins for v in obs.seats]
+    for view in obs.seats:
+        s = view.seat
+        if s == obs.seat:
+            game.hands[s] = mask_of(obs.hand)
+        else:
+            take, pool = pool[: view.hand_size], pool[view.hand_size :]
+            game.hands[s] = mask_of(take)
+        if view.palette is not None:
+            game.pal[s] = mask_of(view.palette)
+            game.palc[s] = color_mask_of(game.pal[s])
+    deck: list[int | None] = [None] * obs.deck_size  # index = depth from the top
+    for d, card in obs.deck_known:
+        deck[d] = card
+    for d in range(obs.deck_size):
+        if deck[d] is None:
+            deck[d] = pool.pop()
+    if pool:
+        out = [v.seat for v in obs.seats if not v.in_round]
+        if not out:
+            raise ValueError("observation is inconsistent: cards unaccounted for")
+        game.pal[out[0]] |= mask_of(pool)
+        game.palc[out[0]] = color_mask_of(game.pal[out[0]])
+    game.deck = [int(c) for c in reversed(deck) if c is not None]
+    game.known = mask_of(c for _, c in obs.deck_known)
+    game.canvas = [int(c) for c in obs.canvas]
+    game.rule = int(obs.rule)
+    game.turn = obs.to_move if obs.to_move is not None else -1
+    game.plays_left = obs.plays_left
+    game.acted = obs.acted
+    game.canvas_changed = obs.canvas_changed
+    game.pending = obs.pending
+    game.seven_card = int(obs.seven_card) if obs.seven_card is not None else 63
+    game.draw_ok = obs.draw_ok
+    game.turn_steps = [int(s) for s in obs.turn_steps]
+    game.outcome = obs.outcome
+    game.log = None
+    game._stack = []
+    return game

@@ -1,0 +1,28 @@
+"""Play a game to its end with bots, each deciding from its own observation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from .bots.base import Bot
+from .facts import Outcome
+from .game import Game
+
+__all__ = ["play_game"]
+
+
+def play_game(game: Game, bots: Sequence[Bot] | Mapping[int, Bot], *, max_turns: int = 100_000) -> Outcome:
+    """Let ``bots`` (one per seat) play ``game`` until it ends; returns the outcome.
+
+    Every decision is made from ``game.observation(seat)`` only.
+    """
+    seats = dict(enumerate(bots)) if not isinstance(bots, Mapping) else dict(bots)
+    missing = [s for s in range(game.players) if s not in seats]
+    if missing:
+        raise ValueError(f"no bot for seat(s) {missing}")
+    for _ in range(max_turns):
+        if game.outcome is not None:
+            return game.outcome
+        seat = game.turn
+        game.apply(seats[seat].choose(game.observation(seat)))
+    raise RuntimeError(f"game did not end within {max_turns} turns")

@@ -1,0 +1,77 @@
+"""Which rules are in play: the variant flags of RULES.md, freely combined."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_TARGETS", "Variant", "VariantError"]
+
+# Advanced scoring: the score that ends the game, by number of players.
+DEFAULT_TARGETS = {2: 40, 3: 35, 4: 30}
+
+
+class VariantError(ValueError):
+    """Raised for an impossible combination of players and options."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Variant flags and options for a game of 2 to 4 players.
+
+    ``scoring`` turns on Advanced scoring (play until a target score), ``draw`` the
+    optional Advanced draw, ``actions`` the actions of 1, 3, 5 and 7.  Without
+    ``scoring`` the match is won by the first player to win ``rounds`` rounds.
+    ``target`` overrides the Advanced scoring target (40/35/30 by player count).
+    """
+
+    players: int = 2
+    scoring: bool = False
+    draw: bool = False
+    actions: bool = False
+    rounds: int = 1
+    target: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.players, int) or not 2 <= self.players <= 4:
+            raise VariantError(f"Red7 is played by 2 to 4 players, not {self.players!r}")
+        if not isinstance(self.rounds, int) or self.rounds < 1:
+            raise VariantError(f"rounds must be a positive number, not {self.rounds!r}")
+        if self.target is not None and (not isinstance(self.target, int) or self.target < 1):
+            raise VariantError(f"target must be a positive number of points, not {self.target!r}")
+        if self.target is not None and not self.scoring:
+            raise VariantError("a target score needs the scoring variant")
+        if self.rounds != 1 and self.scoring:
+            raise VariantError("rounds is for the basic game; the scoring variant plays to a target score")
+
+    @property
+    def target_score(self) -> int:
+        """The score that ends an Advanced-scoring game."""
+        return self.target if self.target is not None else DEFAULT_TARGETS[self.players]
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return tuple(name for name in ("scoring", "draw", "actions") if getattr(self, name))
+
+    def describe(self) -> str:
+        """Short text such as ``3 players, scoring+draw+actions, target 35``."""
+        flags = "+".join(self.flags) or "basic"
+        extra = (
+            f", target {self.target_score}"
+            if self.scoring
+            else (f", first to {self.rounds} rounds" if self.rounds > 1 else "")
+        )
+        return f"{self.players} players, {flags}{extra}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "players": self.players,
+            "scoring": self.scoring,
+            "draw": self.draw,
+            "actions": self.actions,
+            "rounds": self.rounds,
+            "target": self.target,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Variant:
+        return cls(**data)  # type: ignore[arg-type]
