@@ -44,11 +44,15 @@ class StepApplied:
 
 @dataclass(frozen=True)
 class CardDrawn:
-    """A seat drew the top card of the deck; ``cause`` is ``"3"`` (action) or ``"draw"``."""
+    """A seat drew the top card of the deck; ``cause`` is ``"3"`` (action) or ``"draw"``.
+
+    ``public`` is true when everyone knew the card: an action had put it on the deck.
+    """
 
     seat: int
     card: Card
     cause: str
+    public: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,3 +91,4 @@ class GameOver:
 
 
 Fact = RoundDealt | StepApplied | CardDrawn | PlayerOut | RoundWon | GameOver
+FACT_TYPES = (RoundDealt, StepApplied, CardDrawn, PlayerOut, RoundWon, GameOver)

@@ -101,7 +101,7 @@ class Game:
     )
 
     variant: Variant
-    seed: bytes
+    seed: bytes | None
     round: int
     hands: list[int]
     pal: list[int]
@@ -163,6 +163,26 @@ class Game:
         game._deal(1)
         return game
 
+    @classmethod
+    def from_record(cls, variant: Variant) -> Game:
+        """A game waiting for its first RoundDealt: for replaying facts without the seed."""
+        game = cls.__new__(cls)
+        game.variant = variant
+        game.seed = None
+        n = variant.players
+        game.scores = [0] * n
+        game.round_wins = [0] * n
+        game.removed = 0
+        game.outcome = None
+        game.log = []
+        game._stack = []
+        game.hands, game.pal, game.palc, game.deck, game.canvas = [0] * n, [0] * n, [0] * n, [], []
+        game.alive = [True] * n
+        game.known, game.rule = 0, Color.RED
+        game._start_turn(-1)
+        game._deal(1)
+        return game
+
     @property
     def players(self) -> int:
         return self.variant.players
@@ -170,6 +190,8 @@ class Game:
     @property
     def commitment(self) -> str:
         """SHA-256 of the seed, hex: what a service publishes before the seed is revealed."""
+        if self.seed is None:
+            raise ValueError("this game was rebuilt from a record without its seed")
         return commitment(self.seed)
 
     def copy(self, *, record: bool | None = None) -> Game:
@@ -252,35 +274,52 @@ class Game:
     # ------------------------------------------------------------------ dealing
 
     def _deal(self, round_number: int) -> None:
+        """Deal a round from the seed: seat by seat, 7 hand cards then 1 palette card."""
         n = self.variant.players
         self.round = round_number
+        if self.seed is None:
+            # Replaying a record without its seed: the next RoundDealt fact deals.
+            self.turn = -1
+            return
         cards = [c for c in range(49) if not self.removed >> c & 1]
         order = deck_order(cards, self.seed, round_number)
+        self._set_round(
+            round_number,
+            [order[8 * s : 8 * s + 7] for s in range(n)],
+            [order[8 * s + 7] for s in range(n)],
+            order[8 * n :],
+        )
+
+    def load_deal(self, deal: RoundDealt) -> None:
+        """Set up a round exactly as a recorded RoundDealt says (replay without the seed)."""
+        self._set_round(
+            deal.round, [list(h) for h in deal.hands], [int(c) for c in deal.palettes], [int(c) for c in deal.deck]
+        )
+
+    def _set_round(self, round_number: int, hands: list[list[int]], starters: list[int], deck: list[int]) -> None:
+        n = self.variant.players
+        self.round = round_number
         self.hands = [0] * n
         self.pal = [0] * n
         self.palc = [0] * n
         for seat in range(n):
-            hand = 0
-            for c in order[8 * seat : 8 * seat + 7]:
-                hand |= 1 << c
-            self.hands[seat] = hand
-            card = order[8 * seat + 7]
-            self.pal[seat] = 1 << card
-            self.palc[seat] = color_bit(card)
-        self.deck = order[8 * n :][::-1]  # top of the deck is the end of the list
+            for c in hands[seat]:
+                self.hands[seat] |= 1 << c
+            self.pal[seat] = 1 << starters[seat]
+            self.palc[seat] = color_bit(starters[seat])
+        self.deck = deck[::-1]  # top of the deck is the end of the list
         self.known = 0
         self.canvas = []
         self.rule = Color.RED
         self.alive = [True] * n
-        starters = [order[8 * s + 7] for s in range(n)]
         first = (starters.index(max(starters)) + 1) % n
         if self.log is not None:
             self.log.append(
                 RoundDealt(
                     round_number,
-                    tuple(tuple(ALL_CARDS[c] for c in sorted(order[8 * s : 8 * s + 7])) for s in range(n)),
+                    tuple(tuple(ALL_CARDS[c] for c in sorted(hands[s])) for s in range(n)),
                     tuple(ALL_CARDS[c] for c in starters),
-                    tuple(ALL_CARDS[c] for c in order[8 * n :]),
+                    tuple(ALL_CARDS[c] for c in deck),
                     first,
                 )
             )
@@ -423,6 +462,20 @@ class Game:
         if not open_turn and (not codes or codes[-1] != FOLD):
             step(END, False)
 
+    def apply_fact(self, fact: Fact) -> None:
+        """Fold one recorded fact into the game (replaying a log without the seed).
+
+        RoundDealt sets up the round and StepApplied replays the step, checked
+        against the rules; the other facts are consequences the engine derives
+        itself (and adds to ``log``), so they are skipped here.
+        """
+        if isinstance(fact, RoundDealt):
+            self.load_deal(fact)
+        elif isinstance(fact, StepApplied):
+            if fact.seat != self.turn:
+                raise IllegalStep(f"step {fact.step} by seat {fact.seat}, but seat {self.turn} is to move")
+            self._step(int(fact.step), True)
+
     def _illegal(self, message: str) -> IllegalStep:
         return IllegalStep(message)
 
@@ -492,9 +545,9 @@ class Game:
         card = self.deck.pop()
         bit = 1 << card
         self.hands[seat] |= bit
-        self.known &= ~bit
         if self.log is not None:
-            self.log.append(CardDrawn(seat, ALL_CARDS[card], cause))
+            self.log.append(CardDrawn(seat, ALL_CARDS[card], cause, bool(self.known & bit)))
+        self.known &= ~bit
 
     def _trigger(self, seat: int, card: int) -> None:
         """Start the action of an odd card just played to ``seat``'s palette."""
@@ -657,6 +710,12 @@ class Game:
     def _win_round(self, seat: int) -> None:
         variant = self.variant
         taken = qualifying_mask(self.rule, self.pal[seat]) if variant.scoring else 0
+        # Fix: the scored cards leave the winner's palette (RULES.md, Advanced game: the
+        # winner *takes* them and they leave the game).  Without this, after the last
+        # round they stayed in the palette as well as in the score pile (held twice).
+        self.pal[seat] &= ~taken
+        for card in cards_of_mask(taken):
+            self.palc[seat] ^= color_bit(card)
         self.scores[seat] |= taken
         self.removed |= taken
         self.round_wins[seat] += 1

@@ -163,13 +163,16 @@ class Turn:
 
     def __post_init__(self) -> None:
         steps = tuple(Step.parse(s) if isinstance(s, str) else Step.from_code(s) for s in self.steps)
+        # Fix: check that end/fold is last *before* dropping a written trailing 'end';
+        # checking after it let "fold end" pass as "fold" and "p:R7 end end" keep an
+        # 'end' inside the steps (RULES.md: end/fold finish the turn, nothing follows).
+        for i, step in enumerate(steps):
+            if step in (END, FOLD) and i != len(steps) - 1:
+                raise StepError(f"{step} must be the last step of a turn")
         if steps and steps[-1] == END:
             if self.open:
                 raise StepError("an open turn cannot end with 'end'")
             steps = steps[:-1]
-        for i, step in enumerate(steps):
-            if step in (END, FOLD) and i != len(steps) - 1:
-                raise StepError(f"{step} must be the last step of a turn")
         if self.open and steps and steps[-1] == FOLD:
             raise StepError("an open turn cannot end with 'fold'")
         object.__setattr__(self, "steps", steps)
