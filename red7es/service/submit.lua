@@ -1,0 +1,14 @@
+-- Append a client command exactly once per command id.
+-- KEYS: 1 commands stream, 2 command ids hash, 3 meta hash
+-- ARGV: 1 command id, 2 command bytes
+-- Returns {1, stream id} when appended, {2, stream id} for a duplicate, {0, ''} for no such game.
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  return {0, ''}
+end
+local existing = redis.call('HGET', KEYS[2], ARGV[1])
+if existing then
+  return {2, existing}
+end
+local id = redis.call('XADD', KEYS[1], '*', 'c', ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], id)
+return {1, id}

@@ -1,0 +1,354 @@
+"""A hosted game folded from its log, and the referee that answers commands.
+
+:class:`Table` is what a worker keeps warm for a game: the engine state plus the
+seats, their public keys and the log's position (version, head hash, command cursor).
+``handle(command)`` decides a command exactly as the rules say and returns the log
+events it causes; it never touches Redis, so the audit re-executes games with the
+very same code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..bots.base import BotError, make_bot
+from ..cards import Card
+from ..deal import commitment
+from ..facts import FACT_TYPES, CardDrawn, GameOver, RoundDealt
+from ..game import Game, IllegalStep
+from ..observation import Observation
+from ..rules import qualifying_mask
+from ..steps import StepError, Turn
+from ..variant import Variant
+from .codec import GENESIS
+from .events import (
+    BOT,
+    PERSON,
+    CommandApplied,
+    CommandRejected,
+    CreateCommand,
+    GameCreated,
+    JoinCommand,
+    LogEvent,
+    SeatJoined,
+    SeatSpec,
+    SeedRevealed,
+    TurnCommand,
+)
+from .tokens import verify_turn
+
+__all__ = ["Table", "CreateRejected", "validate_seats", "bot_seed", "public_event"]
+
+
+class CreateRejected(ValueError):
+    """A create command that cannot start a game."""
+
+
+def validate_seats(variant: Variant, seats: tuple[SeatSpec, ...]) -> None:
+    """Raise CreateRejected unless the seats fit the variant: names unique, bots known."""
+    if len(seats) != variant.players:
+        raise CreateRejected(f"{variant.players} players need {variant.players} seats, got {len(seats)}")
+    names = [s.name for s in seats]
+    for s in seats:
+        if not s.name or not s.name.strip() or len(s.name) > 40 or any(ch.isspace() for ch in s.name):
+            raise CreateRejected(f"seat name {s.name!r} must be 1-40 characters without spaces")
+        if s.kind not in (PERSON, BOT):
+            raise CreateRejected(f"seat {s.name!r} must be a person or a bot")
+        if s.kind == BOT:
+            try:
+                make_bot(s.bot or "")
+            except BotError as exc:
+                raise CreateRejected(str(exc)) from None
+    if len(set(names)) != len(names):
+        raise CreateRejected("seat names must be different")
+
+
+def bot_seed(seed: bytes, seat: int, version: int) -> int:
+    """The seed of a bot's decision: fixed by the game seed, the seat and the log position.
+
+    A fresh bot is built for every decision, so a game plays the same whether its
+    worker stayed warm or was restarted in the middle.
+    """
+    digest = hashlib.sha256(b"red7es/bot/v1" + seed + seat.to_bytes(2, "big") + version.to_bytes(8, "big"))
+    return int.from_bytes(digest.digest()[:8], "big")
+
+
+@dataclass
+class Table:
+    """One hosted game: rules state, seats and log position."""
+
+    game_id: str
+    variant: Variant
+    seats: tuple[SeatSpec, ...]
+    commitment: str
+    created: int
+    game: Game
+    keys: list[str | None] = field(default_factory=list)
+    version: int = 0
+    head: bytes = GENESIS
+    cursor: str = "0-0"
+    seed_revealed: str | None = None
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def start(cls, game_id: str, command: CreateCommand, seed: bytes, at: int) -> tuple[Table, list[LogEvent]]:
+        """Open a game from its create command; returns the table and its first events."""
+        if commitment(seed) != command.commitment:
+            raise CreateRejected("the stored seed does not match the published commitment")
+        validate_seats(command.variant, command.seats)
+        game = Game.new(command.variant, seed=seed)
+        table = cls(
+            game_id, command.variant, command.seats, command.commitment, at, game, [None] * command.variant.players
+        )
+        events: list[LogEvent] = [GameCreated(game_id, command.variant, command.seats, command.commitment, at)]
+        for seat, key in command.joins:
+            events.extend(table._join(seat, key, command.id))
+        events.extend(game.log or [])
+        return table, events
+
+    @classmethod
+    def rebuild(cls, events: list[LogEvent], seed: bytes | None) -> Table:
+        """Fold a log (from event 0) back into a table.  With the seed, it can play on."""
+        if not events or not isinstance(events[0], GameCreated):
+            raise ValueError("a game log starts with GameCreated")
+        created = events[0]
+        game = Game.from_record(created.variant)
+        table = cls(
+            created.game,
+            created.variant,
+            created.seats,
+            created.commitment,
+            created.created,
+            game,
+            [None] * created.variant.players,
+        )
+        for event in events[1:]:
+            table.fold(event)
+        game.seed = seed
+        if seed is not None and game.turn == -1 and game.outcome is None:
+            game._deal(game.round)  # the log ended between a round and the next deal
+        return table
+
+    def fold(self, event: LogEvent) -> None:
+        """Apply one recorded event to this table (no checks beyond the rules)."""
+        if isinstance(event, SeatJoined):
+            self.keys[event.seat] = event.key
+        elif isinstance(event, SeedRevealed):
+            self.seed_revealed = event.seed
+        elif isinstance(event, RoundDealt):
+            self.game.load_deal(event)
+        elif isinstance(event, FACT_TYPES):
+            self.game.apply_fact(event)
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def over(self) -> bool:
+        return self.game.outcome is not None
+
+    @property
+    def to_move(self) -> int | None:
+        return None if self.game.outcome is not None or self.game.turn < 0 else self.game.turn
+
+    @property
+    def bot_to_move(self) -> bool:
+        seat = self.to_move
+        return seat is not None and self.seats[seat].is_bot
+
+    def seat_of(self, name: str) -> int:
+        for i, s in enumerate(self.seats):
+            if s.name == name:
+                return i
+        raise KeyError(name)
+
+    # ------------------------------------------------------------------ deciding
+
+    def handle(self, command: JoinCommand | TurnCommand) -> list[LogEvent]:
+        """The log events a command causes (a rejection is an event too)."""
+        if isinstance(command, JoinCommand):
+            return self._join(command.seat, command.key, command.id)
+        return self._turn(command)
+
+    def bot_command(self, position: int) -> TurnCommand:
+        """The turn the bot to move chooses, from its observation alone.
+
+        ``position`` is the log version the command's facts will start at; it names
+        the command and seeds the bot, so the same game always plays the same.
+        """
+        seat = self.to_move
+        if seat is None or not self.seats[seat].is_bot:
+            raise ValueError("no bot is to move")
+        if self.game.seed is None:
+            raise ValueError("bots cannot play without the game's seed")
+        bot = make_bot(self.seats[seat].bot or "random", seed=bot_seed(self.game.seed, seat, position))
+        turn = bot.choose(self.game.observation(seat))
+        return TurnCommand(f"bot-{position}", seat, str(turn), BOT, "")
+
+    def _join(self, seat: int, key: str, command_id: str) -> list[LogEvent]:
+        name = self.seats[seat].name if 0 <= seat < len(self.seats) else str(seat)
+        reason = None
+        if not 0 <= seat < len(self.seats):
+            reason = f"there is no seat {seat}"
+        elif self.seats[seat].is_bot:
+            reason = f"seat {name} is played by a bot"
+        elif self.keys[seat] is not None:
+            reason = f"seat {name} has already been taken"
+        elif len(key) != 64:
+            reason = "a seat key is 64 hex digits"
+        if reason:
+            return [CommandRejected(command_id, seat, "join", name, reason)]
+        self.keys[seat] = key
+        return [SeatJoined(seat, name, key)]
+
+    def _turn(self, command: TurnCommand) -> list[LogEvent]:
+        reason = self._turn_refusal(command)
+        if reason is not None:
+            return [CommandRejected(command.id, command.seat, "turn", command.turn, reason)]
+        try:
+            turn = Turn.parse(command.turn)
+            facts = self.game.apply(turn)
+        except (StepError, IllegalStep) as exc:
+            return [CommandRejected(command.id, command.seat, "turn", command.turn, str(exc))]
+        events: list[LogEvent] = [CommandApplied(command.id, command.seat, str(turn), command.by)]
+        events.extend(facts)
+        if any(isinstance(f, GameOver) for f in facts) and self.game.seed is not None:
+            events.append(SeedRevealed(self.game.seed.hex()))
+        return events
+
+    def _turn_refusal(self, command: TurnCommand) -> str | None:
+        seat = command.seat
+        if not 0 <= seat < len(self.seats):
+            return f"there is no seat {seat}"
+        spec = self.seats[seat]
+        if self.game.outcome is not None:
+            return "the game is over"
+        if command.by == BOT:
+            if not spec.is_bot:
+                return f"seat {spec.name} is not a bot"
+        else:
+            if spec.is_bot:
+                return f"seat {spec.name} is played by a bot"
+            key = self.keys[seat]
+            if key is None:
+                return f"seat {spec.name} has not been joined yet"
+            if not verify_turn(key, command.signature, self.game_id, command.id, seat, command.turn):
+                return f"wrong token for seat {spec.name}"
+        if self.to_move != seat:
+            mover = self.to_move
+            if mover is None:
+                return "no one is to move"
+            return f"it is not {spec.name}'s turn (it is {self.seats[mover].name}'s)"
+        return None
+
+    # ------------------------------------------------------------------ views
+
+    def public_view(self, version: int | None = None) -> dict[str, Any]:
+        """What anyone may see: the public part of an observation, with names."""
+        return self._view(self.game.observation(0), version)
+
+    def seat_view(self, seat: int, version: int | None = None) -> dict[str, Any]:
+        """What ``seat`` may see: its observation, its hand and its legal turns."""
+        obs = self.game.observation(seat)
+        view = self._view(obs, version)
+        view["seat"] = seat
+        view["hand"] = [str(c) for c in obs.hand]
+        if obs.my_turn:
+            view["legal"] = [str(t) for t in self.game.legal_turns()]
+        return view
+
+    def _view(self, obs: Observation | None, version: int | None) -> dict[str, Any]:
+        game = self.game
+        status = "over" if game.outcome is not None else "playing"
+        seats = []
+        for i, spec in enumerate(self.seats):
+            entry: dict[str, Any] = {
+                "seat": i,
+                "name": spec.name,
+                "kind": spec.kind,
+                "bot": spec.bot,
+                "joined": spec.is_bot or self.keys[i] is not None,
+            }
+            if obs is not None:
+                sv = obs.seats[i]
+                entry.update(
+                    in_round=sv.in_round,
+                    hand_size=sv.hand_size,
+                    palette=None if sv.palette is None else [str(c) for c in sv.palette],
+                    score_pile=[str(c) for c in sv.score_pile],
+                    score=sv.score,
+                    round_wins=sv.round_wins,
+                )
+            seats.append(entry)
+        view: dict[str, Any] = {
+            "game": self.game_id,
+            "version": self.version if version is None else version,
+            "status": status,
+            "variant": self.variant.to_dict(),
+            "commitment": self.commitment,
+            "seed": self.seed_revealed,
+            "created": self.created,
+            "seats": seats,
+        }
+        if obs is None:
+            return view
+        leader = obs.leader
+        view.update(
+            round=obs.round,
+            rule=obs.rule.name.lower(),
+            canvas=[str(c) for c in obs.canvas],
+            deck_size=obs.deck_size,
+            deck_known=[[d, str(c)] for d, c in obs.deck_known],
+            to_move=obs.to_move,
+            turn_steps=[str(s) for s in obs.turn_steps],
+            pending=obs.pending_text,
+            leader=leader,
+            qualifying=[]
+            if leader is None
+            else [str(Card(c)) for c in _bits(qualifying_mask(obs.rule, self.game.pal[leader]))],
+            outcome=None
+            if obs.outcome is None
+            else {
+                "winners": list(obs.outcome.winners),
+                "scores": list(obs.outcome.scores),
+                "round_wins": list(obs.outcome.round_wins),
+                "reason": obs.outcome.reason,
+            },
+        )
+        return view
+
+
+def _bits(mask: int) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def public_event(event: LogEvent) -> dict[str, Any] | None:
+    """The part of a log event everyone may see (for the changes stream), or None."""
+    from .codec import EVENT_TYPES, type_name
+
+    name = type_name(event)
+    if isinstance(event, RoundDealt):
+        return {
+            "type": name,
+            "round": event.round,
+            "palettes": [str(c) for c in event.palettes],
+            "hand_sizes": [len(h) for h in event.hands],
+            "deck_size": len(event.deck),
+            "first": event.first,
+        }
+    if isinstance(event, CardDrawn):
+        data = {"type": name, "seat": event.seat, "cause": event.cause}
+        if event.public:
+            data["card"] = str(event.card)
+        return data
+    data = EVENT_TYPES[name].to_data(event)
+    data["type"] = name
+    return data
+

@@ -1,0 +1,61 @@
+"""Seat tokens: the secret a player holds, and the signatures that prove it.
+
+A token is the 32-byte seed of an Ed25519 key, written as 64 hex digits.  The service
+stores only the public key derived from it (a one-way function of the token, like a
+hash), so reading Redis never reveals a token; every turn a person submits is signed,
+the worker checks the signature before applying it, and an audit can check every
+signature of a finished game offline.
+"""
+
+from __future__ import annotations
+
+import os
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+__all__ = ["TokenError", "new_token", "public_key", "sign_turn", "verify_turn", "turn_message"]
+
+
+class TokenError(ValueError):
+    """A token that is not 64 hex digits."""
+
+
+def new_token() -> str:
+    """A fresh secret seat token."""
+    return os.urandom(32).hex()
+
+
+def _private(token: str) -> Ed25519PrivateKey:
+    try:
+        raw = bytes.fromhex(token.strip())
+    except ValueError:
+        raw = b""
+    if len(raw) != 32:
+        raise TokenError("a seat token is 64 hex digits")
+    return Ed25519PrivateKey.from_private_bytes(raw)
+
+
+def public_key(token: str) -> str:
+    """The public key (hex) of a token: what the service stores for the seat."""
+    return _private(token).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
+
+
+def turn_message(game: str, command_id: str, seat: int, turn: str) -> bytes:
+    """The exact bytes a seat signs for a turn (docs/events.md, Signatures)."""
+    return f"red7es/turn/v1\n{game}\n{command_id}\n{seat}\n{turn}".encode()
+
+
+def sign_turn(token: str, game: str, command_id: str, seat: int, turn: str) -> str:
+    return _private(token).sign(turn_message(game, command_id, seat, turn)).hex()
+
+
+def verify_turn(key: str, signature: str, game: str, command_id: str, seat: int, turn: str) -> bool:
+    """True when ``signature`` was made by the token whose public key is ``key``."""
+    try:
+        public = Ed25519PublicKey.from_public_bytes(bytes.fromhex(key))
+        public.verify(bytes.fromhex(signature), turn_message(game, command_id, seat, turn))
+    except (ValueError, InvalidSignature):
+        return False
+    return True
