@@ -34,6 +34,12 @@ class Red7Worker(SimpleWorker):
         self.context = context
         use_context(context)
 
+    def heartbeat(self, *args: Any, **kwargs: Any) -> None:
+        super().heartbeat(*args, **kwargs)
+        # A short-lived key per worker, so clients can tell within seconds whether
+        # any worker is alive (RQ's own registry keeps dead workers for minutes).
+        self.connection.set(f"red7:worker:{self.name}", self.context.owner, px=5000)
+
     @property
     def dequeue_timeout(self) -> int:
         return 1  # wake up every second so sweeps run even when no job comes

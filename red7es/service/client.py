@@ -142,8 +142,10 @@ class GameService:
             game_id,
             mark,
             wait,
-            lambda e: (e.get("type") == "SeatJoined" and e.get("key") == key)
-            or (e.get("type") == "CommandRejected" and e.get("id") == command.id),
+            lambda e: (
+                (e.get("type") == "SeatJoined" and e.get("key") == key)
+                or (e.get("type") == "CommandRejected" and e.get("id") == command.id)
+            ),
         )
         if answer.get("type") == "CommandRejected":
             raise Rejected(str(answer["reason"]))
@@ -170,7 +172,14 @@ class GameService:
         return command_id, duplicate
 
     def play(
-        self, game_id: str, name: str, token: str, turn: str | Turn, *, command_id: str | None = None, wait: float = 10.0
+        self,
+        game_id: str,
+        name: str,
+        token: str,
+        turn: str | Turn,
+        *,
+        command_id: str | None = None,
+        wait: float = 10.0,
     ) -> Answer:
         """Submit a turn and wait for the worker's answer."""
         mark = self.store.last_change_id(game_id)
@@ -269,7 +278,7 @@ class GameService:
             summaries.append(
                 GameSummary(
                     game_id,
-                    meta.get("broken") and "broken" or meta.get("status", "?"),
+                    (meta.get("broken") and "broken") or meta.get("status", "?"),
                     int(meta.get("version", 0)),
                     int(meta["to_move"]) if meta.get("to_move") else None,
                     int(meta.get("created", 0)),

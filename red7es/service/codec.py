@@ -114,7 +114,11 @@ EVENT_TYPES: dict[str, _Type] = {
             "created": e.created,
         },
         lambda d: GameCreated(
-            d["game"], Variant.from_dict(d["variant"]), tuple(_seat(s) for s in d["seats"]), d["commitment"], d["created"]
+            d["game"],
+            Variant.from_dict(d["variant"]),
+            tuple(_seat(s) for s in d["seats"]),
+            d["commitment"],
+            d["created"],
         ),
     ),
     "SeatJoined": _Type(
@@ -179,9 +183,7 @@ EVENT_TYPES: dict[str, _Type] = {
         GameOver,
         1,
         lambda e: _outcome_data(e.outcome),
-        lambda d: GameOver(
-            Outcome(tuple(d["winners"]), tuple(d["scores"]), tuple(d["round_wins"]), d["reason"])
-        ),
+        lambda d: GameOver(Outcome(tuple(d["winners"]), tuple(d["scores"]), tuple(d["round_wins"]), d["reason"])),
     ),
 }
 

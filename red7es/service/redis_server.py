@@ -8,6 +8,7 @@ port when asked), with append-only persistence when asked.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -150,10 +151,8 @@ class RedisServer:
 
     def stop(self, timeout: float = 10.0) -> None:
         """Shut down cleanly (the AOF is flushed), or kill it after ``timeout``."""
-        try:
+        with contextlib.suppress(redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
             redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=timeout).shutdown(nosave=True)
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
-            pass
         if self.process is not None and not self.daemonize:
             try:
                 self.process.wait(timeout)

@@ -155,9 +155,7 @@ class GameStore:
         for command_id, command in batch.bot_commands:
             args.extend((command_id, command))
         args.extend(batch.views[key] for key in view_keys)
-        ok, version, cursor = self._append(
-            keys=[k.log, k.meta, k.commands, k.cmdids, k.changes, *view_keys], args=args
-        )
+        ok, version, cursor = self._append(keys=[k.log, k.meta, k.commands, k.cmdids, k.changes, *view_keys], args=args)
         if not ok:
             raise AppendConflict(f"game {game_id} moved on to version {version}")
         return int(version), _text(cursor)

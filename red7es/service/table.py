@@ -351,4 +351,3 @@ def public_event(event: LogEvent) -> dict[str, Any] | None:
     data = EVENT_TYPES[name].to_data(event)
     data["type"] = name
     return data
-

@@ -1,0 +1,476 @@
+"""Commands for hosting and playing: new, join, games, show, moves, move, watch."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from red7es.bots.base import BOT_NAMES
+from red7es.service.client import GameService, Rejected
+from red7es.service.events import BOT, PERSON, SeatSpec
+from red7es.variant import Variant
+
+from .options import console, emit_json, json_option, pass_session, url_option
+from .render import describe_events, render_view
+from .session import Session
+
+__all__ = ["COMMANDS", "seat_for", "seat_specs", "variant_from", "variant_options"]
+
+
+def variant_options(fn: Any) -> Any:
+    """The variant flags shared by ``new``, ``play`` and ``tournament create``."""
+    for decorator in reversed(
+        [
+            click.option("--scoring", is_flag=True, help="Advanced scoring: play to a target score."),
+            click.option("--draw", is_flag=True, help="Advanced draw after discarding a high card."),
+            click.option("--actions", is_flag=True, help="Actions of the odd cards (1, 3, 5, 7)."),
+            click.option(
+                "--rounds",
+                type=click.IntRange(1, 99),
+                default=1,
+                show_default=True,
+                help="Basic game: round wins needed.",
+            ),
+            click.option(
+                "--target", type=click.IntRange(1, 999), help="Scoring: points that end the game (default 40/35/30)."
+            ),
+        ]
+    ):
+        fn = decorator(fn)
+    return fn
+
+
+def variant_from(players: int, scoring: bool, draw: bool, actions: bool, rounds: int, target: int | None) -> Variant:
+    return Variant(players, scoring, draw, actions, rounds, target)
+
+
+def seat_specs(people: tuple[str, ...], bots: tuple[str, ...]) -> list[SeatSpec]:
+    """People first, then bots; a bot is ``SPEC`` or ``NAME=SPEC`` (``--bot greedy``)."""
+    seats = [SeatSpec(name, PERSON) for name in people]
+    taken = set(people)
+    for entry in bots:
+        name, eq, spec = entry.partition("=")
+        if not eq:
+            spec, name = entry, entry.split(":")[0]
+        base, n = name, 2
+        while name in taken:
+            name, n = f"{base}{n}", n + 1
+        taken.add(name)
+        seats.append(SeatSpec(name, BOT, spec))
+    return seats
+
+
+def seat_for(session: Session, game_id: str, as_name: str | None, token: str | None) -> tuple[str, str]:
+    """The (seat name, token) a command acts as: ``--as``, else the one seat held here."""
+    held = session.credentials.seats(game_id)
+    if token:
+        if not as_name:
+            raise click.UsageError("--token needs --as NAME")
+        return as_name, token
+    if as_name:
+        if as_name not in held:
+            raise click.ClickException(
+                f"you hold no token for seat {as_name!r} in game {game_id} (join it: red7 join {game_id} {as_name})"
+            )
+        return as_name, held[as_name]
+    if not held:
+        raise click.ClickException(f"you hold no seat in game {game_id} (join one: red7 join {game_id} NAME)")
+    if len(held) == 1:
+        name = next(iter(held))
+        return name, held[name]
+    view = session.service.view(game_id)
+    to_move = view.get("to_move")
+    if to_move is not None and view["seats"][to_move]["name"] in held:
+        name = view["seats"][to_move]["name"]
+        return name, held[name]
+    raise click.ClickException(f"you hold seats {', '.join(sorted(held))} in game {game_id}: choose one with --as")
+
+
+def seat_view(service: GameService, game_id: str, name: str) -> dict[str, Any]:
+    return service.view(game_id, service.seat_of(game_id, name))
+
+
+# ---------------------------------------------------------------------------- new
+
+
+@click.command()
+@click.option("--player", "-p", "people", multiple=True, metavar="NAME", help="A person's seat (repeatable).")
+@click.option(
+    "--bot",
+    "-b",
+    "bots",
+    multiple=True,
+    metavar="[NAME=]BOT",
+    help=f"A bot's seat: {', '.join(BOT_NAMES)} (repeatable).",
+)
+@variant_options
+@click.option("--seed", help="Seed text for reproducible deals (default: 32 random bytes).")
+@click.option("--id", "game_id", metavar="GAME", help="Choose the game id (default: random).")
+@click.option("--join/--no-join", default=True, show_default=True, help="Take the first player's seat yourself.")
+@click.option("--join-all", is_flag=True, help="Take every player's seat (hot seat, or to hand out tokens).")
+@json_option
+@url_option
+@pass_session
+def new(
+    session: Session,
+    people: tuple[str, ...],
+    bots: tuple[str, ...],
+    scoring: bool,
+    draw: bool,
+    actions: bool,
+    rounds: int,
+    target: int | None,
+    seed: str | None,
+    game_id: str | None,
+    join: bool,
+    join_all: bool,
+    as_json: bool,
+) -> None:
+    """Create a game for 2-4 seats of people and bots.
+
+    Prints the game id and the tokens of the seats you took (kept in your
+    credentials file, readable only by you).
+
+    \b
+    Example:
+        red7 new -p alice -p bob --bot greedy --scoring --draw --actions
+    """
+    seats = seat_specs(people, bots)
+    variant = variant_from(len(seats), scoring, draw, actions, rounds, target)
+    joins = [s.name for s in seats if not s.is_bot]
+    joins = joins if join_all else (joins[:1] if join else [])
+    session.ensure_worker()
+    created = session.service.create(variant, seats, seed=seed, join=joins, game_id=game_id)
+    for name, token in created.tokens.items():
+        session.credentials.save(created.game_id, name, token)
+    if as_json:
+        emit_json(
+            {
+                "game": created.game_id,
+                "commitment": created.commitment,
+                "seats": [{"name": s.name, "kind": s.kind, "bot": s.bot} for s in seats],
+                "tokens": created.tokens,
+            }
+        )
+        return
+    out = console()
+    out.print(Text(f"Game {created.game_id} created: {variant.describe()}.", style="bold"))
+    out.print(f"Seed commitment (SHA-256): {created.commitment}")
+    for s in seats:
+        token = created.tokens.get(s.name)
+        status = (
+            f"bot ({s.bot})"
+            if s.is_bot
+            else (f"yours, token {token}" if token else f"open: red7 join {created.game_id} {s.name}")
+        )
+        out.print(f"  {s.name}: {status}")
+    if created.tokens:
+        out.print(f"Play it: red7 play --game {created.game_id}")
+
+
+# ---------------------------------------------------------------------------- join
+
+
+@click.command()
+@click.argument("game")
+@click.argument("name")
+@json_option
+@url_option
+@pass_session
+def join(session: Session, game: str, name: str, as_json: bool) -> None:
+    """Take the open seat NAME in GAME; its secret token is saved for you.
+
+    \b
+    Example:
+        red7 join 3f9a2c1b bob
+    """
+    session.ensure_worker()
+    try:
+        token = session.service.join(game, name)
+    except Rejected as exc:
+        raise click.ClickException(f"cannot join: {exc}") from None
+    session.credentials.save(game, name, token)
+    if as_json:
+        emit_json({"game": game, "seat": name, "token": token})
+    else:
+        click.echo(f"You are {name} in game {game}. Token: {token}")
+        click.echo(f"Play it: red7 play --game {game} --as {name}")
+
+
+# ---------------------------------------------------------------------------- games
+
+
+@click.command()
+@click.option("--limit", default=50, show_default=True, help="How many games, newest first.")
+@json_option
+@url_option
+@pass_session
+def games(session: Session, limit: int, as_json: bool) -> None:
+    """List games, newest first, with their status.
+
+    \b
+    Example:
+        red7 games --limit 10
+    """
+    summaries = session.service.games(limit)
+    if as_json:
+        emit_json(
+            [
+                {
+                    "game": s.game_id,
+                    "status": s.status,
+                    "version": s.version,
+                    "to_move": s.to_move,
+                    "created": s.created,
+                    "seats": [{"name": x["name"], "kind": x["kind"], "bot": x.get("bot")} for x in s.seats],
+                    "winners": s.winners,
+                    "variant": s.variant,
+                }
+                for s in summaries
+            ]
+        )
+        return
+    if not summaries:
+        click.echo("No games yet. Start one: red7 play --bots greedy")
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("game", "created", "players", "status", "events"):
+        table.add_column(column)
+    for s in summaries:
+        names = [x["name"] for x in s.seats]
+        if s.status == "over" and s.winners is not None:
+            status = "won by " + " and ".join(names[w] for w in s.winners)
+        elif s.status == "playing" and s.to_move is not None and s.to_move < len(names):
+            status = f"{names[s.to_move]} to move"
+        else:
+            status = s.status
+        when = datetime.datetime.fromtimestamp(s.created / 1000).strftime("%Y-%m-%d %H:%M")
+        table.add_row(s.game_id, when, ", ".join(names), status, str(s.version))
+    console().print(table)
+
+
+# ---------------------------------------------------------------------------- show
+
+
+@click.command()
+@click.argument("game")
+@click.option("--as", "as_name", metavar="NAME", help="Show what this seat sees (you must hold its token).")
+@click.option("--token", help="The seat's token, if it is not in your credentials file.")
+@json_option
+@url_option
+@pass_session
+def show(session: Session, game: str, as_name: str | None, token: str | None, as_json: bool) -> None:
+    """Show a game: the public view, or with --as the view of your seat.
+
+    \b
+    Example:
+        red7 show 3f9a2c1b --as alice
+    """
+    if as_name or token:
+        name, _token = seat_for(session, game, as_name, token)
+        view = seat_view(session.service, game, name)
+    else:
+        view = session.service.view(game)
+    if as_json:
+        emit_json(view)
+        return
+    render_view(console(), view, you=view.get("seat"))
+
+
+# ---------------------------------------------------------------------------- moves
+
+
+@click.command()
+@click.argument("game")
+@click.option("--as", "as_name", metavar="NAME", help="Your seat (default: the one you hold).")
+@click.option("--token", help="The seat's token, if it is not in your credentials file.")
+@json_option
+@url_option
+@pass_session
+def moves(session: Session, game: str, as_name: str | None, token: str | None, as_json: bool) -> None:
+    """List your legal turns in GAME (empty when it is not your turn).
+
+    Each line is a turn as you would type it to `red7 move`; `end` is implied.
+    A turn ending in `...` stops after a 3 draws you a card: you choose the rest
+    once you have seen it.
+
+    \b
+    Example:
+        red7 moves 3f9a2c1b
+    """
+    name, _token = seat_for(session, game, as_name, token)
+    view = seat_view(session.service, game, name)
+    legal = view.get("legal", [])
+    if as_json:
+        emit_json({"game": game, "seat": name, "to_move": view.get("to_move"), "legal": legal})
+        return
+    if not legal:
+        mover = view.get("to_move")
+        who = view["seats"][mover]["name"] if mover is not None else "nobody"
+        click.echo(f"It is not your turn ({who} to move).")
+        return
+    for i, turn in enumerate(legal, 1):
+        click.echo(f"{i:3}. {turn}")
+
+
+# ---------------------------------------------------------------------------- move
+
+
+def build_turn(
+    turn: str | None, play: tuple[str, ...], canvas: str | None, draw: bool, fold: bool, keep_open: bool
+) -> str:
+    """Turn text from the TURN argument or the friendly options."""
+    if turn and (play or canvas or draw or fold):
+        raise click.UsageError("give the turn either as TURN or with --play/--canvas/--draw/--fold, not both")
+    if fold:
+        if play or canvas or draw or keep_open:
+            raise click.UsageError("--fold stands alone")
+        return "fold"
+    if not turn:
+        parts = [f"p:{c}" for c in play] + ([f"c:{canvas}"] if canvas else []) + (["draw"] if draw else [])
+        if not parts:
+            raise click.UsageError('give a turn, e.g. red7 move GAME "p:R7 c:B3" or --play R7 --canvas B3')
+        turn = " ".join(parts)
+    if keep_open and not turn.rstrip().endswith("..."):
+        turn += " ..."
+    return turn
+
+
+@click.command()
+@click.argument("game")
+@click.argument("turn", required=False)
+@click.option(
+    "--play", "-P", "play", multiple=True, metavar="CARD", help="Play CARD to your palette (twice after a 5)."
+)
+@click.option("--canvas", "-c", metavar="CARD", help="Discard CARD to the Canvas.")
+@click.option("--draw", is_flag=True, help="Take the Advanced draw after discarding.")
+@click.option("--fold", is_flag=True, help="Give up this round.")
+@click.option("--open", "keep_open", is_flag=True, help="Keep the turn open (to see a card a 3 draws).")
+@click.option("--as", "as_name", metavar="NAME", help="Your seat (default: the one you hold).")
+@click.option("--token", help="The seat's token, if it is not in your credentials file.")
+@click.option("--id", "command_id", metavar="ID", help="Command id: resubmitting the same id has its effect once.")
+@json_option
+@url_option
+@pass_session
+def move(
+    session: Session,
+    game: str,
+    turn: str | None,
+    play: tuple[str, ...],
+    canvas: str | None,
+    draw: bool,
+    fold: bool,
+    keep_open: bool,
+    as_name: str | None,
+    token: str | None,
+    command_id: str | None,
+    as_json: bool,
+) -> None:
+    """Play a turn in GAME: steps in notation, `end` implied.
+
+    Steps: p:R7 (play to palette), c:B3 (discard to Canvas), draw, 7c:G2 / 7d:G2
+    (a 7's action), 1:O4 (a 1's action), fold. The whole turn is applied or
+    nothing is; a rejected turn exits with code 1 and says why.
+
+    \b
+    Examples:
+        red7 move 3f9a2c1b "p:R7 c:B3"
+        red7 move 3f9a2c1b --play R7 --canvas B3
+        red7 move 3f9a2c1b p:G3 --open      # see the card the 3 draws first
+    """
+    text = build_turn(turn, play, canvas, draw, fold, keep_open)
+    name, seat_token = seat_for(session, game, as_name, token)
+    session.ensure_worker()
+    answer = session.service.play(game, name, seat_token, text, command_id=command_id)
+    view = session.service.view(game)
+    names = [s["name"] for s in view["seats"]]
+    if as_json:
+        emit_json(
+            {
+                "game": game,
+                "seat": name,
+                "command": answer.command_id,
+                "applied": answer.applied,
+                "reason": answer.reason,
+                "events": answer.events,
+            }
+        )
+        if not answer.applied:
+            raise SystemExit(1)
+        return
+    if not answer.applied:
+        raise click.ClickException(f"rejected: {answer.reason}")
+    out = console()
+    for line in describe_events(answer.events, names):
+        out.print(line)
+
+
+# ---------------------------------------------------------------------------- watch
+
+
+@click.command()
+@click.argument("game")
+@click.option("--as", "as_name", metavar="NAME", help="Watch as your seat (shows your hand).")
+@click.option("--token", help="The seat's token, if it is not in your credentials file.")
+@click.option("--timeout", type=float, default=0, help="Stop after this many idle seconds (0: never).")
+@json_option
+@url_option
+@pass_session
+def watch(session: Session, game: str, as_name: str | None, token: str | None, timeout: float, as_json: bool) -> None:
+    """Follow GAME live until it ends: every move as it happens (no polling).
+
+    With --json, prints one JSON object per public event, one per line.
+
+    \b
+    Example:
+        red7 watch 3f9a2c1b --as alice
+    """
+    service = session.service
+    name = seat_for(session, game, as_name, token)[0] if (as_name or token) else None
+    out = console()
+    cursor = service.store.last_change_id(game)
+    view = seat_view(service, game, name) if name else service.view(game)
+    names = [s["name"] for s in view["seats"]]
+    if not as_json:
+        render_view(out, view, you=view.get("seat"))
+    if view.get("status") == "over":
+        return
+    try:
+        while True:
+            change = service.wait_change(game, cursor, timeout or 30.0)
+            if change is None:
+                if timeout:
+                    click.echo(f"No change for {timeout:g}s; stopping.", err=True)
+                    return
+                continue
+            cursor, events = change
+            if as_json:
+                for event in events:
+                    emit_line(event)
+            else:
+                for line in describe_events(events, names):
+                    out.print(line)
+            if any(e.get("type") == "GameOver" for e in events):
+                if not as_json:
+                    final = seat_view(service, game, name) if name else service.view(game)
+                    render_view(out, final, you=final.get("seat"))
+                return
+            if not as_json and name and any(e.get("type") in ("CommandApplied", "RoundDealt") for e in events):
+                current = seat_view(service, game, name)
+                if current.get("to_move") == current.get("seat"):
+                    render_view(out, current, you=current.get("seat"))
+    except KeyboardInterrupt:
+        return
+
+
+def emit_line(data: Any) -> None:
+    import json
+
+    click.echo(json.dumps(data, sort_keys=True))
+
+
+COMMANDS = [new, join, games, show, moves, move, watch]

@@ -1,0 +1,150 @@
+"""``red7 play``: an interactive game in the terminal, against bots or hosted players."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.text import Text
+
+from red7es.bots.base import BOT_NAMES
+from red7es.service.client import GameService
+
+from .commands_game import seat_for, seat_specs, seat_view, variant_from, variant_options
+from .options import console, pass_session, url_option
+from .render import describe_events, render_view
+from .session import Session
+
+__all__ = ["COMMANDS", "play"]
+
+HELP = """Type the number of a legal turn, or the turn itself in notation:
+  p:R7        play R7 from your hand to your palette (then end)
+  c:B3        discard B3 to the Canvas: its colour is the new rule
+  p:R7 c:B3   both: play first, then discard
+  draw        after a discard, the Advanced draw (if allowed)
+  7c:G2 7d:G2 1:O4   actions of 7 and 1 (actions variant)
+  fold        give up this round
+  ...         at the end keeps your turn open (see the card a 3 draws)
+  ?  this help    l  list legal turns again    q  quit (the game stays open)"""
+
+
+@click.command()
+@click.option(
+    "--bots", default="greedy,greedy", show_default=True, help=f"Opponents, comma-separated: {', '.join(BOT_NAMES)}."
+)
+@click.option("--name", default="you", show_default=True, help="Your seat's name.")
+@variant_options
+@click.option("--seed", help="Seed text for a reproducible game.")
+@click.option("--game", "game_id", metavar="GAME", help="Play an existing game instead (one you joined).")
+@click.option("--as", "as_name", metavar="NAME", help="With --game: your seat.")
+@url_option
+@pass_session
+def play(
+    session: Session,
+    bots: str,
+    name: str,
+    scoring: bool,
+    draw: bool,
+    actions: bool,
+    rounds: int,
+    target: int | None,
+    seed: str | None,
+    game_id: str | None,
+    as_name: str | None,
+) -> None:
+    """Play interactively: your view, your legal turns, the bots' moves as they happen.
+
+    Without --game, starts a new game against --bots. A rejected turn is
+    explained and you are asked again; nothing you mistype costs you the round.
+
+    \b
+    Examples:
+        red7 play --bots greedy,random --scoring --draw --actions
+        red7 play --game 3f9a2c1b --as bob
+    """
+    session.ensure_worker()
+    service = session.service
+    out = console()
+    if game_id is None:
+        specs = seat_specs((name,), tuple(b.strip() for b in bots.split(",") if b.strip()))
+        variant = variant_from(len(specs), scoring, draw, actions, rounds, target)
+        created = service.create(variant, specs, seed=seed, join=[name])
+        game_id = created.game_id
+        session.credentials.save(game_id, name, created.tokens[name])
+        out.print(Text(f"New game {game_id}: {variant.describe()}. Type ? for help.", style="bold"))
+        token = created.tokens[name]
+    else:
+        name, token = seat_for(session, game_id, as_name, None)
+    try:
+        _loop(out, service, game_id, name, token)
+    except (KeyboardInterrupt, EOFError):
+        out.print(f"\nLeft game {game_id}; it stays open: red7 play --game {game_id} --as {name}")
+
+
+def _loop(out: Console, service: GameService, game_id: str, name: str, token: str) -> None:
+    cursor = service.store.last_change_id(game_id)
+    view = seat_view(service, game_id, name)
+    names = [s["name"] for s in view["seats"]]
+    render_view(out, view, you=view["seat"])
+    while True:
+        if view["status"] == "over":
+            return
+        if view.get("to_move") != view["seat"]:
+            change = service.wait_change(game_id, cursor, 30.0)
+            if change is not None:
+                cursor, events = change
+                for line in describe_events(events, names):
+                    out.print(line)
+            view = seat_view(service, game_id, name)
+            if view.get("to_move") == view["seat"] or view["status"] == "over":
+                render_view(out, view, you=view["seat"])
+            continue
+        turn = _ask(out, view)
+        if turn is None:
+            raise KeyboardInterrupt
+        answer = service.play(game_id, name, token, turn)
+        if not answer.applied:
+            out.print(Text(f"Not allowed: {answer.reason}", style="bold red"))
+            continue
+        cursor = service.store.last_change_id(game_id)
+        for line in describe_events(answer.events, names):
+            out.print(line)
+        view = seat_view(service, game_id, name)
+        if view.get("to_move") == view["seat"] or view["status"] == "over":
+            render_view(out, view, you=view["seat"])
+
+
+def _list(out: Console, legal: list[str]) -> None:
+    width = max((len(t) for t in legal), default=0) + 6
+    per_row = max(1, min(4, 100 // max(width, 1)))
+    for i in range(0, len(legal), per_row):
+        row = "".join(f"{j + 1:3}. {legal[j]:<{width - 5}}" for j in range(i, min(i + per_row, len(legal))))
+        out.print(row.rstrip())
+
+
+def _ask(out: Console, view: dict[str, Any]) -> str | None:
+    legal: list[str] = view.get("legal", [])
+    _list(out, legal)
+    while True:
+        reply = click.prompt("Your turn", prompt_suffix=" > ", default="", show_default=False).strip()
+        if not reply:
+            continue
+        if reply in ("q", "quit", "exit"):
+            return None
+        if reply in ("?", "h", "help"):
+            out.print(HELP)
+            continue
+        if reply in ("l", "list"):
+            _list(out, legal)
+            continue
+        if reply.isdigit():
+            index = int(reply)
+            if 1 <= index <= len(legal):
+                return legal[index - 1]
+            out.print(f"Choose 1 to {len(legal)}, or type a turn.")
+            continue
+        return reply
+
+
+COMMANDS = [play]

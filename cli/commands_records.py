@@ -1,0 +1,3 @@
+"""Replay, export, import and audit (filled in with the audit work)."""
+
+COMMANDS: list = []

@@ -1,0 +1,3 @@
+"""Tournaments."""
+
+COMMANDS: list = []

@@ -1,0 +1,60 @@
+"""The per-user credentials file: the secret seat tokens of this user's seats.
+
+It lives in the red7es data directory (``RED7_HOME`` overrides it) as
+``credentials.json`` and is created readable by its owner only (mode 0600).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from red7es.service.connection import data_dir
+
+__all__ = ["Credentials"]
+
+
+class Credentials:
+    """Seat tokens by game id and seat name."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or data_dir() / "credentials.json"
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            data: dict[str, Any] = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return {"games": {}}
+        except (OSError, ValueError) as exc:
+            raise OSError(f"cannot read the credentials file {self.path}: {exc}") from None
+        data.setdefault("games", {})
+        return data
+
+    def _save(self, data: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".credentials.", dir=self.path.parent)
+        try:
+            os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                json.dump(data, handle, indent=2, sort_keys=True)
+            os.replace(tmp, self.path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+    def save(self, game_id: str, name: str, token: str) -> None:
+        data = self._load()
+        data["games"].setdefault(game_id, {})[name] = token
+        self._save(data)
+
+    def seats(self, game_id: str) -> dict[str, str]:
+        """Seat name -> token for the seats this user holds in a game."""
+        seats: dict[str, str] = self._load()["games"].get(game_id, {})
+        return dict(seats)
+
+    def token(self, game_id: str, name: str) -> str | None:
+        return self.seats(game_id).get(name)

@@ -1,0 +1,60 @@
+"""``red7``: host, join, play, watch, replay and audit games of Red7 from a terminal.
+
+Every command takes ``--url`` (default ``$REDIS_URL``; without it, the embedded Redis in
+the user's data directory, started on first use).  Commands that show something take
+``--json``.  Exit codes: 0 success, 1 rejected or failed (one line on stderr, never a
+traceback), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .options import Red7Group
+
+__all__ = ["cli", "main"]
+
+
+@click.group(cls=Red7Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="red7es", prog_name="red7")
+def cli() -> None:
+    """Host, play, watch, replay and audit games of Red7.
+
+    \b
+    Play against two bots right away (no Redis to install):
+        red7 play --bots greedy,greedy
+    Host a game and let a second terminal join it:
+        red7 new -p alice -p bob --bot greedy     # prints the game id, seats alice
+        red7 join GAME bob                        # in the second terminal
+        red7 play --game GAME --as bob
+    Follow, replay, prove:
+        red7 watch GAME
+        red7 replay GAME --at 40 --as alice
+        red7 audit GAME
+
+    \b
+    Every command takes --url (or $REDIS_URL); without it red7es runs its own
+    embedded Redis in your data directory. Exit codes: 0 ok, 1 rejected or
+    failed, 2 usage. Shell completion: red7 completion bash|zsh|fish.
+    """
+
+
+def _register() -> None:
+    from . import commands_game, commands_play, commands_records, commands_service, commands_tournament
+
+    for module in (commands_game, commands_play, commands_service, commands_records, commands_tournament):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register()
+
+
+def main() -> None:
+    cli(prog_name="red7")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

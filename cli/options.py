@@ -1,0 +1,93 @@
+"""Options and helpers shared by every ``red7`` command."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+import redis
+from rich.console import Console
+
+from red7es.bots.base import BotError
+from red7es.cards import CardError
+from red7es.service.client import ServiceError
+from red7es.service.connection import UnreachableError
+from red7es.service.store import NoSuchGame
+from red7es.steps import StepError
+from red7es.variant import VariantError
+
+from .session import Session
+
+__all__ = ["Red7Group", "console", "emit_json", "json_option", "pass_session", "url_option"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_FRIENDLY = (
+    ServiceError,
+    UnreachableError,
+    BotError,
+    VariantError,
+    CardError,
+    StepError,
+    OSError,
+)
+
+
+class Red7Group(click.Group):
+    """Turns the service's errors into one clear line and exit code 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            sys.stderr.close()  # output piped into e.g. `head`: stop quietly
+            raise SystemExit(0) from None
+        except NoSuchGame as exc:
+            raise click.ClickException(f"no game {exc.game_id!r} (list games with: red7 games)") from None
+        except _FRIENDLY as exc:
+            raise click.ClickException(str(exc)) from None
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+            session = ctx.find_object(Session)
+            where = session.endpoint.url if session is not None and "endpoint" in session.__dict__ else "Redis"
+            raise click.ClickException(f"lost the connection to Redis at {where}: {exc}") from None
+        except redis.exceptions.ResponseError as exc:
+            raise click.ClickException(f"Redis refused a command: {exc}") from None
+
+
+def url_option(fn: F) -> F:
+    """``--url`` on every command that talks to Redis (rq's convention)."""
+
+    @click.option(
+        "--url",
+        "-u",
+        envvar="REDIS_URL",
+        metavar="URL",
+        help="Redis URL, e.g. redis://localhost:6379/0 (default: $REDIS_URL, else the embedded Redis).",
+    )
+    @click.pass_context
+    @functools.wraps(fn)
+    def wrapper(ctx: click.Context, url: str | None, *args: Any, **kwargs: Any) -> Any:
+        ctx.obj = Session(url)
+        return ctx.invoke(fn, *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def json_option(fn: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON (shape documented in docs/cli.md).")(fn)
+
+
+pass_session = click.make_pass_decorator(Session)
+
+
+def console() -> Console:
+    """A console on stdout: colour only on a terminal and without NO_COLOR."""
+    return Console(highlight=False, soft_wrap=True)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))

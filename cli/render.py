@@ -1,0 +1,296 @@
+"""How games look in a terminal: cards in their colours, the rule in words, who leads.
+
+Everything here renders the documented view and event shapes (docs/events.md), so
+what a player sees is built from what their seat may see, nothing else.  Colour is
+rich's business: it turns itself off when output is not a terminal or ``NO_COLOR``
+is set, leaving plain text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from red7es.cards import Card, Color
+
+__all__ = [
+    "CARD_STYLES",
+    "card_text",
+    "cards_text",
+    "describe_event",
+    "describe_events",
+    "render_view",
+    "rule_line",
+]
+
+CARD_STYLES = {
+    "R": "bold red",
+    "O": "bold dark_orange",
+    "Y": "bold yellow",
+    "G": "bold green",
+    "B": "bold blue",
+    "I": "bold slate_blue1",
+    "V": "bold magenta",
+}
+
+
+def card_text(card: str, highlight: bool = False) -> Text:
+    style = CARD_STYLES.get(card[:1].upper(), "")
+    if highlight:
+        style += " reverse"
+    return Text(card, style=style)
+
+
+def cards_text(cards: Iterable[str], highlight: Iterable[str] = ()) -> Text:
+    marked = set(highlight)
+    text = Text()
+    for i, card in enumerate(cards):
+        if i:
+            text.append(" ")
+        text.append_text(card_text(card, card in marked))
+    return text
+
+
+def rule_line(rule: str) -> Text:
+    color = Color.parse(rule)
+    text = Text()
+    text.append(color.title, style=CARD_STYLES[color.letter])
+    text.append(f" — {color.rule_text}")
+    return text
+
+
+def _seat_label(seat: dict[str, Any], you: int | None) -> Text:
+    label = Text(seat["name"])
+    if seat["kind"] == "bot":
+        label.append(f" [{seat['bot']}]", style="dim")
+    elif not seat.get("joined"):
+        label.append(" (open)", style="dim")
+    if you is not None and seat["seat"] == you:
+        label.append(" (you)", style="bold")
+    return label
+
+
+def _leader_text(view: dict[str, Any]) -> Text:
+    leader = view.get("leader")
+    rule = Color.parse(view["rule"])
+    if leader is None:
+        return Text(f"Nobody leads under {rule.title}: no palette has a qualifying card.")
+    name = view["seats"][leader]["name"]
+    qualifying = view.get("qualifying", [])
+    text = Text(f"{name} leads under {rule.title} with ")
+    text.append_text(cards_text(qualifying))
+    text.append(f" ({_why(rule, qualifying)}).")
+    return text
+
+
+def _why(rule: Color, cards: Sequence[str]) -> str:
+    n = len(cards)
+    parsed = [Card.parse(c) for c in cards]
+    top = str(max(parsed)) if parsed else "-"
+    if rule == Color.RED:
+        return f"highest card {top}"
+    if rule == Color.ORANGE:
+        return f"{n} card{'s' if n != 1 else ''} of number {parsed[0].number if parsed else '-'}"
+    if rule == Color.YELLOW:
+        return f"{n} {parsed[0].color.title if parsed else ''} card{'s' if n != 1 else ''}"
+    if rule == Color.GREEN:
+        return f"{n} even card{'s' if n != 1 else ''}, highest {top}"
+    if rule == Color.BLUE:
+        return f"{n} colour{'s' if n != 1 else ''}, highest {top}"
+    if rule == Color.INDIGO:
+        return f"a run of {n}, up to {top}"
+    return f"{n} card{'s' if n != 1 else ''} below 4, highest {top}"
+
+
+def render_view(console: Console, view: dict[str, Any], *, you: int | None = None) -> None:
+    """Print a game view: header, rule, table of seats, hand, whose turn."""
+    variant = view["variant"]
+    flags = "+".join(f for f in ("scoring", "draw", "actions") if variant.get(f)) or "basic"
+    header = Text(f"Game {view['game']}", style="bold")
+    header.append(f" · {variant['players']} players, {flags}")
+    if variant.get("scoring"):
+        target = variant.get("target") or {2: 40, 3: 35, 4: 30}[variant["players"]]
+        header.append(f", target {target}")
+    elif variant.get("rounds", 1) > 1:
+        header.append(f", first to {variant['rounds']} rounds")
+    if "round" in view:
+        header.append(f" · round {view['round']}")
+    console.print(header)
+    if "rule" not in view:
+        console.print("Waiting for a worker to deal the game.")
+        return
+    rule = Text("Rule: ")
+    rule.append_text(rule_line(view["rule"]))
+    canvas = view.get("canvas") or []
+    rule.append("   Canvas: ")
+    rule.append_text(cards_text(canvas) if canvas else Text("the Red starter card"))
+    console.print(rule)
+    deck = Text(f"Deck: {view['deck_size']} card{'s' if view['deck_size'] != 1 else ''}")
+    for depth, card in view.get("deck_known", []):
+        deck.append(f"   {'top' if depth == 0 else f'{depth + 1}th from top'}: ")
+        deck.append_text(card_text(card))
+    console.print(deck)
+
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    table.add_column("", width=1)
+    table.add_column("player")
+    table.add_column("hand", justify="right")
+    table.add_column("palette")
+    scoring = bool(variant.get("scoring"))
+    table.add_column("score" if scoring else "rounds won", justify="right")
+    leader = view.get("leader")
+    qualifying = view.get("qualifying", [])
+    for seat in view["seats"]:
+        marker = "▶" if view.get("to_move") == seat["seat"] else ""
+        if seat.get("palette") is None:
+            palette = Text("out of the round", style="dim")
+        else:
+            palette = cards_text(seat["palette"], qualifying if seat["seat"] == leader else ())
+            if seat["seat"] == leader:
+                palette.append("  ← leads", style="bold")
+        total = seat.get("score", 0) if scoring else seat.get("round_wins", 0)
+        table.add_row(marker, _seat_label(seat, you), str(seat.get("hand_size", "")), palette, str(total))
+    console.print(table)
+    console.print(_leader_text(view))
+    if "hand" in view:
+        hand = Text("Your hand: ")
+        hand.append_text(cards_text(view["hand"]) if view["hand"] else Text("(empty)", style="dim"))
+        console.print(hand)
+    outcome = view.get("outcome")
+    if outcome:
+        console.print(Text(outcome_line(view), style="bold"))
+        if view.get("seed"):
+            console.print(f"Seed revealed: {view['seed']}")
+        return
+    to_move = view.get("to_move")
+    if to_move is not None:
+        name = view["seats"][to_move]["name"]
+        line = Text("Your turn." if to_move == you else f"{name} to move.", style="bold")
+        steps = view.get("turn_steps") or []
+        if steps:
+            line.append(f" This turn so far: {' '.join(steps)}.")
+        if view.get("pending"):
+            line.append(f" Owed: {view['pending']}.")
+        console.print(line)
+
+
+def outcome_line(view: dict[str, Any]) -> str:
+    outcome = view["outcome"]
+    names = [view["seats"][s]["name"] for s in outcome["winners"]]
+    scoring = view["variant"].get("scoring")
+    if len(names) > 1:
+        head = f"Game over: shared win between {' and '.join(names)}"
+    else:
+        head = f"Game over: {names[0]} wins"
+    if scoring:
+        scores = ", ".join(f"{s['name']} {outcome['scores'][s['seat']]}" for s in view["seats"])
+        return f"{head} ({scores} points)."
+    return f"{head} ({outcome['round_wins'][outcome['winners'][0]]} round(s) won)."
+
+
+def _name(names: Sequence[str], seat: Any) -> str:
+    if isinstance(seat, int) and 0 <= seat < len(names):
+        return names[seat]
+    return f"seat {seat}"
+
+
+def describe_event(event: dict[str, Any], names: Sequence[str]) -> Text | None:
+    """One line of commentary for a public event, or None for events said elsewhere."""
+    kind = event.get("type")
+    who = _name(names, event.get("seat"))
+    if kind == "GameCreated":
+        seats = ", ".join(
+            s["name"] + (f" ({s['bot']} bot)" if s["kind"] == "bot" else "") for s in event.get("seats", [])
+        )
+        return Text(f"Game created for {seats}.")
+    if kind == "SeatJoined":
+        return Text(f"{event['name']} took a seat.")
+    if kind == "RoundDealt":
+        text = Text(f"Round {event['round']} dealt; palettes ")
+        text.append_text(cards_text(event["palettes"]))
+        text.append(f"; {_name(names, event['first'])} starts.")
+        return text
+    if kind == "StepApplied":
+        return _describe_step(who, event["step"])
+    if kind == "CardDrawn":
+        text = Text(f"{who} draws ")
+        text.append_text(card_text(event["card"]) if "card" in event else Text("a card"))
+        text.append(" (action of a 3)." if event.get("cause") == "3" else ".")
+        return text
+    if kind == "PlayerOut":
+        why = "folded" if event["reason"] == "fold" else "no cards left at the start of the turn"
+        return Text(f"{who} is out of the round ({why}).")
+    if kind == "RoundWon":
+        rule = Color.parse(event["rule"])
+        text = Text(f"{who} wins round {event['round']} under {rule.title}")
+        if event.get("cards"):
+            points = sum(Card.parse(c).number for c in event["cards"])
+            text.append(", scoring ")
+            text.append_text(cards_text(event["cards"]))
+            text.append(f" ({points} points)")
+        text.append(".")
+        return text
+    if kind == "GameOver":
+        winners = " and ".join(_name(names, s) for s in event["winners"])
+        return Text(f"Game over: {winners} {'win' if len(event['winners']) > 1 else 'wins'}.", style="bold")
+    if kind == "SeedRevealed":
+        return Text(f"Seed revealed: {event['seed']}", style="dim")
+    if kind == "CommandRejected":
+        subject = "a corrupt command" if event.get("kind") == "corrupt" else f"{who}'s {event.get('kind')}"
+        text = Text(f"Rejected {subject}")
+        if event.get("text"):
+            text.append(f" '{event['text']}'")
+        text.append(f": {event['reason']}", style="bold")
+        return text
+    return None
+
+
+def _describe_step(who: str, step: str) -> Text | None:
+    kind, _, card = step.partition(":")
+    text = Text(f"{who} ")
+    if kind == "p":
+        text.append("plays ")
+        text.append_text(card_text(card))
+        text.append(" to their palette.")
+    elif kind == "c":
+        color = Card.parse(card).color
+        text.append("discards ")
+        text.append_text(card_text(card))
+        text.append(": the rule is now ")
+        text.append_text(rule_line(color.name))
+        text.append(".")
+    elif kind == "draw":
+        return None  # the CardDrawn event says it
+    elif kind == "7c":
+        color = Card.parse(card).color
+        text.append("moves ")
+        text.append_text(card_text(card))
+        text.append(" from their palette to the Canvas (action of a 7): the rule is now ")
+        text.append_text(rule_line(color.name))
+        text.append(".")
+    elif kind == "7d":
+        text.append("puts ")
+        text.append_text(card_text(card))
+        text.append(" from their palette on top of the deck (action of a 7).")
+    elif kind == "1":
+        text.append("takes ")
+        text.append_text(card_text(card))
+        text.append(" from another palette to the top of the deck (action of a 1).")
+    elif kind == "fold":
+        text.append("folds.")
+    else:
+        return None  # end: the next event shows who moves
+    return text
+
+
+def describe_events(events: Iterable[dict[str, Any]], names: Sequence[str]) -> list[Text]:
+    out = []
+    for event in events:
+        line = describe_event(event, names)
+        if line is not None:
+            out.append(line)
+    return out

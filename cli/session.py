@@ -1,0 +1,84 @@
+"""A CLI command's connection to the service, and the local worker it may need."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import click
+import redis
+
+from red7es.service.client import GameService
+from red7es.service.connection import Endpoint, UnreachableError, data_dir, resolve
+
+from .credentials import Credentials
+
+__all__ = ["Session", "live_workers", "spawn_worker"]
+
+WORKER_BEAT_PREFIX = "red7:worker:"
+
+
+def live_workers(connection: redis.Redis) -> list[str]:
+    """Names of red7es workers that reported within the last few seconds."""
+    names = []
+    for key in connection.scan_iter(match=f"{WORKER_BEAT_PREFIX}*", count=100):
+        names.append(key.decode()[len(WORKER_BEAT_PREFIX) :])
+    return sorted(names)
+
+
+def spawn_worker(url: str, max_idle: int | None = 900) -> subprocess.Popen[bytes]:
+    """Start a background worker (that exits after ``max_idle`` idle seconds, if given)."""
+    log_path = data_dir() / "worker.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = open(log_path, "ab")  # noqa: SIM115 - handed to the child process
+    return subprocess.Popen(
+        [sys.executable, "-m", "red7es.cli", "worker", "--url", url]
+        + ([] if max_idle is None else ["--max-idle", str(max_idle)]),
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )
+
+
+@dataclass
+class Session:
+    """Lazily connects on first use, so ``--help`` never needs Redis."""
+
+    url: str | None
+    credentials: Credentials = field(default_factory=Credentials)
+
+    @cached_property
+    def endpoint(self) -> Endpoint:
+        try:
+            return resolve(self.url)
+        except UnreachableError as exc:
+            raise click.ClickException(str(exc)) from None
+
+    @cached_property
+    def connection(self) -> redis.Redis:
+        try:
+            return self.endpoint.connect()
+        except UnreachableError as exc:
+            raise click.ClickException(str(exc)) from None
+
+    @cached_property
+    def service(self) -> GameService:
+        return GameService(self.connection)
+
+    def ensure_worker(self) -> None:
+        """On the embedded default, start a local worker if none is running."""
+        if not self.endpoint.embedded or live_workers(self.connection):
+            return
+        spawn_worker(self.endpoint.url)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if live_workers(self.connection):
+                return
+            time.sleep(0.1)
+        raise click.ClickException(f"started a worker but it did not come up; see {data_dir() / 'worker.log'}")
