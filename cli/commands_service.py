@@ -10,10 +10,11 @@ from typing import Any
 
 import click
 
+from red7es.service.client import QUEUE_NAME
 from red7es.service.connection import embedded_server
 
-from .options import pass_session, url_option
-from .session import Session, spawn_worker
+from .options import emit_json, json_option, pass_session, url_option
+from .session import Session, live_workers, spawn_worker
 
 __all__ = ["COMMANDS"]
 
@@ -106,8 +107,23 @@ def shutdown() -> None:
     if not server.ping():
         click.echo("The embedded Redis is not running.")
         return
+    _stop_workers(server.client())
     server.stop()
     click.echo(f"Stopped the embedded Redis in {server.directory}.")
+
+
+def _stop_workers(connection: Any, timeout: float = 10.0) -> None:
+    """Ask the workers on this Redis to stop: once it is gone they would retry it forever."""
+    from rq import Worker
+    from rq.command import send_shutdown_command
+
+    names = set(live_workers(connection))
+    for name in names:
+        send_shutdown_command(connection, name)
+    deadline = time.monotonic() + timeout
+    while names and time.monotonic() < deadline:
+        names &= {w.name for w in Worker.all(connection=connection)}
+        time.sleep(0.1)
 
 
 @click.command()
@@ -129,4 +145,50 @@ def completion(shell: str) -> None:
     click.echo(cls(cli, {}, "red7", "_RED7_COMPLETE").source())
 
 
-COMMANDS = [worker, serve, shutdown, completion]
+@click.command()
+@click.option("--worker", "worker_name", metavar="NAME", help="Exit 1 unless this worker is alive (healthchecks).")
+@click.option("--min-workers", type=int, default=0, help="Exit 1 with fewer live workers than this.")
+@json_option
+@url_option
+@pass_session
+def status(session: Session, worker_name: str | None, min_workers: int, as_json: bool) -> None:
+    """Show where the service runs and whether it is healthy.
+
+    Redis URL and version, live workers, queued jobs, games. Exits 1 if Redis is
+    unreachable or the --worker/--min-workers checks fail.
+
+    \b
+    Examples:
+        red7 status
+        red7 status --worker $(hostname)     # a container healthcheck
+    """
+    connection = session.connection
+    info = connection.info("server")
+    workers = live_workers(connection)
+    queued = connection.llen(f"rq:queue:{QUEUE_NAME}")
+    report = {
+        "url": session.endpoint.url,
+        "embedded": session.endpoint.embedded,
+        "redis_version": info.get("redis_version"),
+        "workers": workers,
+        "queued_jobs": queued,
+        "games": connection.zcard("red7:games"),
+        "active_games": connection.scard("red7:active"),
+    }
+    problems = []
+    if worker_name is not None and worker_name not in workers:
+        problems.append(f"worker {worker_name} is not alive")
+    if len(workers) < min_workers:
+        problems.append(f"{len(workers)} live worker(s), fewer than {min_workers}")
+    if as_json:
+        emit_json({**report, "problems": problems})
+    else:
+        where = "embedded Redis" if report["embedded"] else "Redis"
+        click.echo(f"{where} {report['redis_version']} at {report['url']}")
+        click.echo(f"workers: {len(workers)} live" + (f" ({', '.join(workers)})" if workers else ""))
+        click.echo(f"queued jobs: {queued}; games: {report['games']} ({report['active_games']} not over)")
+    if problems:
+        raise click.ClickException("; ".join(problems))
+
+
+COMMANDS = [worker, serve, shutdown, completion, status]

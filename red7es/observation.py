@@ -86,13 +86,13 @@ class Observation:
         """The steps this player may take next; empty when it is not their turn."""
         if not self.my_turn:
             return []
-        return determinize(self, random.Random(0)).legal_steps()
+        return determinize(self, None).legal_steps()
 
     def legal_turns(self) -> list[Turn]:
         """The whole turns this player may take; empty when it is not their turn."""
         if not self.my_turn:
             return []
-        return determinize(self, random.Random(0)).legal_turns()
+        return determinize(self, None).legal_turns()
 
     def check(self, turn: str | Turn) -> str | None:
         """Why ``turn`` would be rejected now, or None if it is legal."""
@@ -100,7 +100,7 @@ class Observation:
 
         if not self.my_turn:
             return "it is not your turn"
-        game = determinize(self, random.Random(0))
+        game = determinize(self, None)
         try:
             game.apply(_stop_before_hidden_draw(game, Turn.parse(turn)))
         except IllegalStep as exc:
@@ -174,19 +174,22 @@ def unseen_cards(obs: Observation) -> list[int]:
     return list(cards_of_mask(rest))
 
 
-def determinize(obs: Observation, rng: random.Random) -> Game:
+def determinize(obs: Observation, rng: random.Random | None) -> Game:
     """A full game consistent with ``obs``: unseen cards dealt at random.
 
     Other players' hands, the unknown deck positions and the face-down cards of
     players who are out are filled from the unseen cards; the seed for later rounds
     is random too.  The result is for searching and checking, never for the record.
+    With ``rng=None`` the unseen cards are dealt in a fixed order (cheaper, for
+    callers that only look at the player's own options).
     """
     n = obs.variant.players
     pool = unseen_cards(obs)
-    rng.shuffle(pool)
+    if rng is not None:
+        rng.shuffle(pool)
     game = Game.__new__(Game)
     game.variant = obs.variant
-    game.seed = rng.getrandbits(256).to_bytes(32, "big")
+    game.seed = rng.getrandbits(256).to_bytes(32, "big") if rng is not None else bytes(32)
     game.round = obs.round
     game.hands = [0] * n
     game.pal = [0] * n

@@ -7,12 +7,14 @@ import logging
 import os
 import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 import redis
 
 from red7es.service.client import GameService
 from red7es.service.folding import Folder, GameBroken
+from red7es.service.inbox import Inbox
 from red7es.service.store import NoSuchGame
 
 __all__ = ["WorkerContext", "current_context", "use_context"]
@@ -22,6 +24,7 @@ log = logging.getLogger(__name__)
 LEASE_MS = 30_000
 SLICE_SECONDS = 0.5
 STALL_SECONDS = 3.0
+SWEEP_SECONDS = 2.0
 
 _CURRENT: contextvars.ContextVar[WorkerContext | None] = contextvars.ContextVar("red7es_worker", default=None)
 
@@ -32,13 +35,43 @@ class WorkerContext:
     def __init__(self, connection: redis.Redis, owner: str | None = None) -> None:
         self.service = GameService(connection)
         self.store = self.service.store
+        self.inbox = Inbox(connection)
         self.folder = Folder(self.store)
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}"
         self._stalled_since: dict[str, float] = {}
         self.last_sweep = 0.0
+        self.stopping = False  # set when the worker was asked to stop
+        self.max_idle: float | None = None  # stop after this long without work
+        self.last_work = time.monotonic()
+        self.beat: Callable[[], None] = lambda: None  # the worker's liveness signal
+
+    def shift(self, seconds: float, consumer: str) -> dict[str, Any]:
+        """Serve the inbox for ``seconds``: fold every game posted there, sweep as due.
+
+        This is what one RQ job does, so RQ's per-job cost is paid once per shift
+        instead of once per command, and the games stay warm in this process.
+        """
+        self.inbox.ensure_group()
+        end = time.monotonic() + seconds
+        served = 0
+        while not self.stopping:
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            self.beat()
+            if time.monotonic() - self.last_sweep >= SWEEP_SECONDS:
+                self.sweep()
+            for game_id in self.inbox.take(consumer, block_ms=max(1, int(min(left, 0.5) * 1000))):
+                self.advance(game_id)
+                served += 1
+                self.last_work = time.monotonic()
+            if self.max_idle is not None and time.monotonic() - self.last_work > self.max_idle:
+                log.info("no work for %.0f s: stopping", self.max_idle)
+                self.stopping = True
+        return {"games_served": served}
 
     def advance(self, game_id: str) -> dict[str, Any]:
-        """Fold a game for one time slice, then hand it back (re-queued if work is left)."""
+        """Fold a game for one time slice, then hand it back (re-posted if work is left)."""
         if not self.store.acquire_lease(game_id, self.owner, LEASE_MS):
             return {"game": game_id, "skipped": "another worker holds the game"}
         try:
@@ -52,7 +85,7 @@ class WorkerContext:
             self.store.release_lease(game_id, self.owner)
             raise
         # Order matters: release, clear the nudge, then look again, so a command that
-        # arrived meanwhile is either seen here or wakes a new job.
+        # arrived meanwhile is either seen here or wakes a worker itself.
         self.store.release_lease(game_id, self.owner)
         self.store.clear_nudge(game_id)
         if progress.more or self.folder.pending(game_id):
@@ -66,7 +99,7 @@ class WorkerContext:
         }
 
     def sweep(self) -> int:
-        """Re-queue games that have work but nobody on them (a worker died, a job was lost)."""
+        """Re-post games that have work but nobody on them (a worker died mid-game)."""
         self.last_sweep = time.monotonic()
         woken = 0
         now = time.monotonic()
@@ -80,11 +113,11 @@ class WorkerContext:
                 continue
             first = self._stalled_since.setdefault(game_id, now)
             if self.store.set_nudge(game_id, 30_000):
-                self.service.enqueue(game_id)
+                self.inbox.post(game_id)
                 woken += 1
             elif now - first > STALL_SECONDS:
-                # A nudge is set but nothing has run for a while: its job was lost.
-                self.service.enqueue(game_id)
+                # The nudge is set but nobody picked the game up: its post was lost.
+                self.inbox.post(game_id)
                 self._stalled_since[game_id] = now
                 woken += 1
         for game_id in list(self._stalled_since):

@@ -1,4 +1,4 @@
-"""The RQ jobs of red7es: thin functions that hand work to the worker's context."""
+"""The RQ job of red7es: a worker's *shift*, serving the inbox for a few seconds."""
 
 from __future__ import annotations
 
@@ -8,17 +8,18 @@ from rq import get_current_job
 
 from .context import WorkerContext, current_context, use_context
 
-__all__ = ["advance_game"]
+__all__ = ["work_shift"]
 
 
-def advance_game(game_id: str) -> dict[str, Any]:
-    """Fold the pending commands of a game and let its bots move (one time slice)."""
+def work_shift(seconds: float = 10.0) -> dict[str, Any]:
+    """Fold every game posted to the inbox during ``seconds``, and sweep for lost work."""
+    job = get_current_job()
     context = current_context()
     if context is None:
         # Run by a plain `rq worker`: build a context on the job's own connection.
-        job = get_current_job()
         if job is None:
-            raise RuntimeError("advance_game must run inside an RQ worker")
+            raise RuntimeError("work_shift must run inside an RQ worker")
         context = WorkerContext(job.connection)
         use_context(context)
-    return context.advance(game_id)
+    consumer = job.worker_name if job is not None and job.worker_name else context.owner
+    return context.shift(seconds, consumer)

@@ -1,66 +1,96 @@
-"""The red7es worker: an RQ SimpleWorker that keeps games warm and sweeps for lost work.
+"""The red7es worker: an RQ SimpleWorker working in shifts, with warm games.
 
+RQ costs dozens of Redis commands per job, far too many for one job per move.  So a
+red7es worker takes *shift* jobs from a queue of its own: each shift serves the
+shared inbox of games with work for ``SHIFT_SECONDS`` (see ``WorkerContext.shift``),
+and whenever the worker comes back to RQ it makes sure its next shift is queued.
 It does not fork per job (RQ's default ``Worker`` does), so the folded state of the
-games it handles stays in memory between jobs.  Between jobs it wakes at least once a
-second and, every ``sweep_interval`` seconds, re-queues unfinished games that have
-work but no worker (``WorkerContext.sweep``).
+games it handles stays in memory between shifts.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+import uuid
 from typing import Any
 
 import redis
 from rq import Queue, SimpleWorker
+from rq.exceptions import StopRequested
 
 from red7es.service.client import QUEUE_NAME
 
 from .context import WorkerContext, use_context
 
-__all__ = ["Red7Worker", "run_worker"]
+__all__ = ["Red7Worker", "run_worker", "SHIFT_SECONDS", "shift_queue_name"]
 
 log = logging.getLogger(__name__)
 
+SHIFT_SECONDS = 10.0
+BEAT_PREFIX = "red7:worker:"
+SHIFT_QUEUE_PREFIX = "red7-shift-"
+
+
+def shift_queue_name(worker_name: str) -> str:
+    return f"{SHIFT_QUEUE_PREFIX}{worker_name}"
+
 
 class Red7Worker(SimpleWorker):
-    """SimpleWorker + a warm :class:`WorkerContext` + periodic sweeps."""
+    """SimpleWorker + its own shift queue + a warm :class:`WorkerContext`."""
 
-    sweep_interval = 2.0
-
-    def __init__(self, *args: Any, context: WorkerContext, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self, queues: list[Queue], *, connection: redis.Redis, context: WorkerContext, name: str | None = None
+    ) -> None:
+        name = name or uuid.uuid4().hex
+        self.shift_queue = Queue(shift_queue_name(name), connection=connection)
+        super().__init__([self.shift_queue, *queues], connection=connection, name=name)
         self.context = context
+        context.beat = self._beat
         use_context(context)
+
+    def _beat(self) -> None:
+        # A short-lived key per worker, so clients can tell within seconds whether
+        # any worker is alive (RQ's own registry keeps dead workers for minutes).
+        self.connection.set(f"{BEAT_PREFIX}{self.name}", self.context.owner, px=5000)
+
+    def request_stop(self, signum: Any, frame: Any) -> None:
+        # RQ raises StopRequested when idle without recording why work() returned;
+        # remember it so run_worker does not restart a worker asked to stop, and a
+        # running shift ends within half a second.
+        self.context.stopping = True
+        super().request_stop(signum, frame)
 
     def heartbeat(self, *args: Any, **kwargs: Any) -> None:
         super().heartbeat(*args, **kwargs)
-        # A short-lived key per worker, so clients can tell within seconds whether
-        # any worker is alive (RQ's own registry keeps dead workers for minutes).
-        self.connection.set(f"red7:worker:{self.name}", self.context.owner, px=5000)
+        self._beat()
+
+    def dequeue_job_and_maintain_ttl(self, timeout: int | None, max_idle_time: int | None = None) -> Any:
+        if self.context.stopping:
+            raise StopRequested()
+        if self.shift_queue.count == 0:
+            self.shift_queue.enqueue(
+                "red7es.workers.jobs.work_shift",
+                SHIFT_SECONDS,
+                result_ttl=0,
+                failure_ttl=3600,
+                job_timeout=int(SHIFT_SECONDS * 6),
+                description="serve the inbox",
+            )
+        return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
 
     @property
     def dequeue_timeout(self) -> int:
-        return 1  # wake up every second so sweeps run even when no job comes
+        return 1
 
-    @property
-    def should_run_maintenance_tasks(self) -> bool:
-        if time.monotonic() - self.context.last_sweep >= self.sweep_interval:
-            return True
-        return bool(super().should_run_maintenance_tasks)
-
-    def run_maintenance_tasks(self) -> None:
-        if time.monotonic() - self.context.last_sweep >= self.sweep_interval:
-            try:
-                woken = self.context.sweep()
-                if woken:
-                    log.info("sweep re-queued %d game(s)", woken)
-            except redis.exceptions.ConnectionError as exc:
-                log.warning("sweep skipped, Redis unreachable: %s", exc)
-                self.context.last_sweep = time.monotonic()
-        if super().should_run_maintenance_tasks:
-            super().run_maintenance_tasks()
+    def teardown(self) -> None:
+        # Our shift queue is useless without us: do not leave it for `rq info`.
+        try:
+            self.shift_queue.delete(delete_jobs=True)
+            self.connection.delete(f"{BEAT_PREFIX}{self.name}")
+        except redis.exceptions.ConnectionError:
+            pass
+        super().teardown()
 
 
 def run_worker(
@@ -71,20 +101,25 @@ def run_worker(
     name: str | None = None,
     logging_level: str = "WARNING",
 ) -> None:
-    """Run one worker until stopped; survives Redis restarts by reconnecting."""
+    """Run one worker until stopped; survives Redis restarts by reconnecting.
+
+    ``burst`` serves one shift and stops; ``max_idle`` stops once no game has needed
+    work for that many seconds.
+    """
     context = WorkerContext(connection)
+    context.max_idle = max_idle
     delay = 0.5
     while True:
         worker = Red7Worker(
             [Queue(QUEUE_NAME, connection=connection)], connection=connection, name=name, context=context
         )
         try:
-            worker.work(burst=burst, max_idle_time=max_idle, logging_level=logging_level)
-            if burst or max_idle is not None or worker._stop_requested:
+            worker.work(logging_level=logging_level, max_jobs=1 if burst else None)
+            if burst or context.stopping:
                 return
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
             log.warning("Redis unreachable (%s); retrying in %.1fs", exc, delay)
-        if worker._stop_requested:
+        if context.stopping:
             return
         time.sleep(delay)
         delay = min(delay * 2, 5.0)

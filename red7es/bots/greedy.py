@@ -10,12 +10,14 @@ For each legal turn it looks one turn ahead at the public position it leaves beh
 * a slight preference to build the palette with high cards and to discard low ones.
 
 It folds only when no other legal turn exists.  Deterministic: ties go to the first
-turn in the engine's order.
+turn in the engine's order.  Turns made only of plays of even cards, discards and the
+Advanced draw are scored from bitmasks without touching the game; turns with actions
+are simulated on a copy.
 """
 
 from __future__ import annotations
 
-import random
+from collections.abc import Sequence
 
 from ..cards import color_bit
 from ..game import Game
@@ -23,7 +25,7 @@ from ..observation import Observation, determinize
 from ..rules import all_keys
 from ..steps import FOLD, STEPS, Turn
 
-__all__ = ["GreedyBot", "score_turn"]
+__all__ = ["GreedyBot", "choose_greedy", "score_turn"]
 
 
 class GreedyBot:
@@ -32,15 +34,26 @@ class GreedyBot:
     name = "greedy"
 
     def __init__(self, seed: int = 0) -> None:
-        self.rng = random.Random(seed)
+        self.seed = seed  # greedy is deterministic; the seed is accepted for a uniform API
 
     @classmethod
     def from_options(cls, seed: int = 0) -> GreedyBot:
         return cls(seed)
 
     def choose(self, obs: Observation) -> Turn:
-        game = determinize(obs, random.Random(0))
-        return choose_greedy(game)
+        # Hidden cards do not affect the turns it may take or how it scores them.
+        return choose_greedy(determinize(obs, None))
+
+
+def _best_opponent_keys(game: Game, seat: int) -> list[int]:
+    best = [0] * 7
+    pal, palc, alive = game.pal, game.palc, game.alive
+    for s in range(len(pal)):
+        if s != seat and alive[s]:
+            for r, k in enumerate(all_keys(pal[s], palc[s])):
+                if k > best[r]:
+                    best[r] = k
+    return best
 
 
 def choose_greedy(game: Game) -> Turn:
@@ -48,23 +61,31 @@ def choose_greedy(game: Game) -> Turn:
     best_codes: tuple[int, ...] = (FOLD,)
     best_open = False
     best_value = float("-inf")
+    opponents = _best_opponent_keys(game, game.turn)
     for codes, is_open in game.legal_turn_codes():
         if codes == (FOLD,):
             continue
-        value = score_turn(game, codes)
+        value = score_turn(game, codes, opponents)
         if value > best_value:
             best_value, best_codes, best_open = value, codes, is_open
     return Turn(tuple(STEPS[c] for c in best_codes), best_open)
 
 
-def score_turn(game: Game, codes: tuple[int, ...]) -> float:
-    """Evaluation of the position after ``codes`` for the player to move."""
+def score_turn(game: Game, codes: Sequence[int], opponents: list[int] | None = None) -> float:
+    """Evaluation of the position after ``codes`` for the player to move.
+
+    ``opponents`` are the opponents' best keys per rule before the turn; they stay
+    valid for turns that only play, discard and draw.
+    """
     seat = game.turn
-    simple = all(c >> 6 in (0, 1, 2) for c in codes)
-    if simple and not game.variant.actions:
+    actions = game.variant.actions
+    simple = opponents is not None and all(
+        c >> 6 == 1 or c >> 6 == 2 or (c >> 6 == 0 and not (actions and (c & 63) // 7 % 2 == 0)) for c in codes
+    )
+    spent_value = 0.0
+    if simple:
+        assert opponents is not None
         nm, cm, rule = game.pal[seat], game.palc[seat], game.rule
-        pal, palc, alive = game.pal, game.palc, game.alive
-        spent_value = 0.0
         spent = 0
         for c in codes:
             kind, card = c >> 6, c & 63
@@ -77,11 +98,10 @@ def score_turn(game: Game, codes: tuple[int, ...]) -> float:
                 rule = 6 - card % 7
                 spent += 1
                 spent_value += card / 49
-        opponents = [(pal[s], palc[s]) for s in range(len(pal)) if s != seat and alive[s]]
+        best = opponents
     else:
         after = game.copy(record=False)
         hand_before = after.hands[seat].bit_count()
-        spent_value = 0.0
         for c in codes:
             kind, card = c >> 6, c & 63
             if kind == 0:
@@ -91,13 +111,11 @@ def score_turn(game: Game, codes: tuple[int, ...]) -> float:
             after._step(c, False)
         spent = hand_before - after.hands[seat].bit_count()
         nm, cm, rule = after.pal[seat], after.palc[seat], after.rule
-        opponents = [(after.pal[s], after.palc[s]) for s in range(len(after.pal)) if s != seat and after.alive[s]]
+        best = _best_opponent_keys(after, seat)
     mine = all_keys(nm, cm)
-    best = [0] * 7
-    for onm, ocm in opponents:
-        for r, k in enumerate(all_keys(onm, ocm)):
-            if k > best[r]:
-                best[r] = k
-    dominance = sum(1 for r in range(7) if mine[r] > best[r])
+    dominance = 0
+    for r in range(7):
+        if mine[r] > best[r]:
+            dominance += 1
     margin = min((mine[rule] >> 6) - (best[rule] >> 6), 3)
     return -10.0 * spent + 3.0 * dominance + 0.5 * margin - spent_value

@@ -10,19 +10,19 @@ from __future__ import annotations
 import secrets
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import msgpack
 import redis
-from rq import Queue
 
 from ..deal import commitment, make_seed
 from ..steps import StepError, Turn
 from ..variant import Variant
 from .codec import GENESIS, Recorded, decode_command, decode_event, encode_command
 from .events import CreateCommand, JoinCommand, SeatSpec, TurnCommand
+from .inbox import Inbox
 from .store import GameStore, NoSuchGame, now_ms, valid_game_id
 from .table import CreateRejected, validate_seats
 from .tokens import TokenError, new_token, public_key, sign_turn
@@ -37,7 +37,7 @@ __all__ = [
     "GameSummary",
 ]
 
-QUEUE_NAME = "red7"
+QUEUE_NAME = "red7"  # the RQ queue every red7es worker listens on
 NUDGE_TTL_MS = 30_000
 
 
@@ -81,10 +81,11 @@ class GameSummary:
 class GameService:
     """Everything a client does with games, on one Redis connection."""
 
-    def __init__(self, connection: redis.Redis, queue: Queue | None = None) -> None:
+    def __init__(self, connection: redis.Redis, wake: Callable[[str], None] | None = None) -> None:
+        """``wake(game_id)`` tells workers a game has work (default: post to the inbox)."""
         self.redis = connection
         self.store = GameStore(connection)
-        self.queue = queue if queue is not None else Queue(QUEUE_NAME, connection=connection)
+        self.wake = wake if wake is not None else Inbox(connection).post
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -212,19 +213,9 @@ class GameService:
                     return Answer(command_id, True, None, events)
 
     def schedule(self, game_id: str) -> None:
-        """Wake a worker for this game, unless a job for it is already queued or running."""
+        """Wake a worker for this game, unless one is already on its way."""
         if self.store.set_nudge(game_id, NUDGE_TTL_MS):
-            self.enqueue(game_id)
-
-    def enqueue(self, game_id: str) -> None:
-        self.queue.enqueue(
-            "red7es.workers.jobs.advance_game",
-            game_id,
-            result_ttl=0,
-            failure_ttl=24 * 3600,
-            job_timeout=600,
-            description=f"advance game {game_id}",
-        )
+            self.wake(game_id)
 
     # ------------------------------------------------------------------ reading
 
