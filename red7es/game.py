@@ -32,6 +32,11 @@ _P, _C, _DRAW, _7C, _7D, _ONE, _END, _FOLD = range(8)
 # A mandatory action still owed this turn.
 NONE, PLAY5, SEVEN, ONE = 0, 1, 2, 3
 
+# What Game._do records to undo one step: the mover's hand, the palettes (both
+# layouts), deck length and top card, known, Canvas length, rule, canvas_changed,
+# draw_ok, acted, pending, plays_left, seven_card.
+_Undo = tuple[int, list[int], list[int], int, int, int, int, int, bool, bool, bool, int, int, int]
+
 
 class Pending:
     """Names of the mandatory actions a turn can be waiting for."""
@@ -269,7 +274,7 @@ class Game:
         self.round_wins = round_wins[:]  # type: ignore[index]
         self.turn_steps = turn_steps[:]  # type: ignore[index]
         if self.log is not None:
-            del self.log[log_len:]  # type: ignore[misc]
+            del self.log[log_len:]  # type: ignore[misc,arg-type]
 
     # ------------------------------------------------------------------ dealing
 
@@ -566,59 +571,71 @@ class Game:
             if self.hands[seat] and any(self._playable(seat, c) for c in _bits(self.hands[seat])):
                 self.pending = PLAY5
 
-    def _one_targets(self, seat: int) -> int:
-        """Mask of the cards a 1 may take: palettes at least as large as the player's."""
-        size = self.pal[seat].bit_count()
+    def _one_targets(self, seat: int, size: int | None = None) -> int:
+        """Mask of the cards a 1 may take: palettes at least as large as the player's.
+
+        ``size``: the player's palette size, if not the one in the game (move search).
+        """
+        if size is None:
+            size = self.pal[seat].bit_count()
         targets = 0
         for s, m in enumerate(self.pal):
             if s != seat and self.alive[s] and m.bit_count() >= size:
                 targets |= m
         return targets
 
-    def _playable(self, seat: int, card: int) -> bool:
-        """Whether ``card`` may be played to the palette now (only a 1 can be barred)."""
+    def _playable(self, seat: int, card: int, own: tuple[int, int, int] | None = None) -> bool:
+        """Whether ``card`` may be played to the palette now (only a 1 can be barred).
+
+        ``own``: the player's (palette, colour-major palette, hand) if not the game's
+        (the move search asks about plays it has not applied).
+        """
         if not self.variant.actions or card // 7 != 0:
             return True
-        return self._one_keeps_lead_possible(seat, card)
+        return self._one_keeps_lead_possible(seat, card, own)
 
-    def _one_keeps_lead_possible(self, seat: int, card: int) -> bool:
+    def _one_keeps_lead_possible(self, seat: int, card: int, own: tuple[int, int, int] | None = None) -> bool:
         """RULES.md: a 1 may be played only if some continuation still ends leading.
 
         After a 1 no further palette play is possible, so the continuation is: the
         1's mandatory take (if any target exists), then an optional discard, then end.
+        The player's palette is the same whichever card the 1 takes, and taking a
+        card never raises a palette's key under any rule (a subset's qualifying
+        cards are never more, nor higher: tested in test_movegen_equivalence).  So
+        if the player leads now under a rule it could end under, every take keeps
+        that lead: yes at once, which is the common answer.  Otherwise each possible
+        take is tried, re-evaluating only the palette it changes.  A rule can only
+        help if it is the Canvas rule or the colour of a hand card left to discard.
         """
-        bit = 1 << card
-        cbit = color_bit(card)
-        pal = self.pal[:]
-        palc = self.palc[:]
-        pal[seat] |= bit
-        palc[seat] |= cbit
-        hand = self.hands[seat] & ~bit
-        size = pal[seat].bit_count()
+        pal, palc = self.pal, self.palc
+        nm, cm, hand = (pal[seat], palc[seat], self.hands[seat]) if own is None else own
+        nm |= 1 << card
+        cm |= color_bit(card)
+        rules = {self.rule}
+        for c in _bits(hand & ~(1 << card)):
+            rules.add(_color(c))
         opponents = [s for s in range(len(pal)) if s != seat and self.alive[s]]
+        for r in rules:  # one rule at a time: the answer is usually found at the first
+            key = KEY_FUNCTIONS[r]
+            k = key(nm, cm)
+            if k and all(key(pal[s], palc[s]) < k for s in opponents):
+                return True
+        size = nm.bit_count()
         targets = [s for s in opponents if pal[s].bit_count() >= size]
-        choices: list[tuple[int, int]] = []  # (owner, card) or (-1, -1) for no take
-        for s in targets:
-            choices.extend((s, c) for c in _bits(pal[s]))
-        if not choices:
-            choices.append((-1, -1))
-        rules = {_color(c) for c in _bits(hand)}
-        rules.add(self.rule)
-        for owner, taken in choices:
-            if owner >= 0:
-                pal[owner] ^= 1 << taken
-                palc[owner] ^= color_bit(taken)
-            for rule in rules:
-                key = KEY_FUNCTIONS[rule]
-                mine = key(pal[seat], palc[seat])
-                if mine and all(key(pal[s], palc[s]) < mine for s in opponents):
-                    if owner >= 0:
-                        pal[owner] ^= 1 << taken
-                        palc[owner] ^= color_bit(taken)
-                    return True
-            if owner >= 0:
-                pal[owner] ^= 1 << taken
-                palc[owner] ^= color_bit(taken)
+        mine = all_keys(nm, cm)
+        # Without a target nothing is taken, and the player leads under none of the rules.
+        keys = {s: all_keys(pal[s], palc[s]) for s in opponents}
+        for t in targets:
+            # rules under which the player qualifies and every opponent but t is below it
+            live = [r for r in rules if mine[r] and all(keys[s][r] < mine[r] for s in opponents if s != t)]
+            m, mc = pal[t], palc[t]
+            while live and m:
+                low = m & -m
+                m ^= low
+                after = all_keys(pal[t] ^ low, mc ^ color_bit(low.bit_length() - 1))
+                for r in live:
+                    if after[r] < mine[r]:
+                        return True
         return False
 
     def _check(self, kind: int, card: int, seat: int, pending: int) -> None:
@@ -806,15 +823,12 @@ class Game:
         seat = self.turn
         hand = self.hands[seat]
         rule = self.rule
-        pal, palc, alive = self.pal, self.palc, self.alive
-        best = [0, 0, 0, 0, 0, 0, 0]
-        for s in range(len(pal)):
-            if s != seat and alive[s]:
-                ks = all_keys(pal[s], palc[s])
-                best = [a if a > b else b for a, b in zip(best, ks, strict=True)]
+        pal, palc = self.pal, self.palc
+        best = self._opponent_best(seat)
         draw = self.variant.draw and bool(self.deck)
         cards = _bits(hand)
         my_nm, my_cm = pal[seat], palc[seat]
+        prefix: tuple[int, ...]
         for x in [-1, *[c for c in cards if playable >> c & 1]]:
             if x < 0:
                 nm, cm, prefix = my_nm, my_cm, ()
@@ -835,7 +849,345 @@ class Game:
                         out.append((turn + (DRAW,), False))
 
     def _search_turns(self, prefix: tuple[int, ...], out: list[tuple[tuple[int, ...], bool]]) -> None:
-        """Depth-first search over steps (used with actions or mid-turn)."""
+        """Every way to finish the turn from here (used with actions or mid-turn).
+
+        Gives exactly the turns of :meth:`_search_turns_reference`, in the same order
+        (bots break ties by that order), but much faster.  The reference applies
+        every step and snapshots the whole game for each; yet nearly all of its nodes
+        are the *tail* of a turn, where only a discard, a draw and ``end`` are left,
+        and a tail depends on nothing but a few masks.  So tails are enumerated in
+        closed form (:meth:`_tail_turns`) -- after a play without an action, after a
+        3's draw of a known card, after a 7's or a 1's action, and for a turn that
+        only discards -- and plays in closed form too (:meth:`_play_turns`), so in
+        play the search never changes the game.  Steps are applied for real only
+        in states play never reaches (e.g. two palette plays left), and undone from
+        a small record of what a step can change (:meth:`_do`, :meth:`_undo`)
+        instead of a snapshot of the whole game.  The opponents' best keys are
+        computed once per search, and again for each card a 1 may take.
+        """
+        log = self.log
+        self.log = None  # steps applied while searching must leave no facts
+        try:
+            self._search(prefix, out, None)
+        finally:
+            self.log = log
+
+    def _search(
+        self, prefix: tuple[int, ...], out: list[tuple[tuple[int, ...], bool]], opp: tuple[int, ...] | None
+    ) -> None:
+        """One node of :meth:`_search_turns`; ``opp`` is :meth:`_opponent_best` (None: compute it)."""
+        seat = self.turn
+        if opp is None:
+            opp = self._opponent_best(seat)
+        pending = self.pending
+        changed = self.canvas_changed
+        draw_ok = self.draw_ok
+        if draw_ok and not changed:
+            # Only a change of the Canvas opens the draw, so play never gets here; the
+            # tails below assume it, so leave such a state to the reference search.
+            self._search_turns_reference(prefix, out)
+            return
+        nm, cm, hand = self.pal[seat], self.palc[seat], self.hands[seat]
+        rule, acted, has_deck = self.rule, self.acted, bool(self.deck)
+        # Once the palette plays are over (or the Canvas changed), with no action owed,
+        # only the tail is left: the same holds after any step that keeps it so.
+        tail_ok = changed or self.plays_left <= 0
+        if pending == NONE and tail_ok:
+            self._tail_turns(prefix, out, nm, cm, hand, rule, changed, draw_ok, acted, has_deck, opp)
+            return
+        if pending == SEVEN:
+            self._seven_turns(
+                prefix, out, nm, cm, hand, self.seven_card, rule, changed, draw_ok, acted, has_deck, opp, tail_ok
+            )
+            return
+        if pending == ONE:
+            targets = self._one_targets(seat)
+            if tail_ok:
+                self._one_turns(prefix, out, nm, cm, hand, rule, changed, draw_ok, acted, targets)
+            else:
+                for c in _bits(targets):
+                    self._search_step(prefix, out, _ONE * 64 + c, None)
+            return
+        # Palette plays: the 5's follow-up play (PLAY5), or the turn's play (NONE).
+        plays_after = self.plays_left if pending == PLAY5 else self.plays_left - 1
+        if changed or plays_after <= 0:  # after a play only the tail (or an action) is left
+            self._play_turns(prefix, out, nm, cm, hand, rule, changed, draw_ok, has_deck, opp)
+        else:  # more plays would follow: never in play, apply each for real
+            for x in _bits(hand):
+                if self._playable(seat, x):
+                    self._search_step(prefix, out, _P * 64 + x, opp)
+        if pending == NONE:
+            # no play: the discards (the Canvas is unchanged here), then end
+            self._tail_turns(prefix, out, nm, cm, hand, rule, False, False, acted, has_deck, opp)
+
+    def _play_turns(
+        self,
+        prefix: tuple[int, ...],
+        out: list[tuple[tuple[int, ...], bool]],
+        nm: int,
+        cm: int,
+        hand: int,
+        rule: int,
+        changed: bool,
+        draw_ok: bool,
+        has_deck: bool,
+        opp: tuple[int, ...],
+    ) -> None:
+        """Each legal play to the palette from ``hand``, then the rest of the turn.
+
+        The game is as before these plays but for the player's palette (``nm``,
+        ``cm``) and ``hand``: only cards moved from hand to palette, by a 5 and the
+        play it allows, which is all that :meth:`_playable` needs to know.  After
+        each play no further play is allowed (unless it is a 5), so what follows is
+        the play's action, if any, then the tail.  Cards in card order, as the
+        reference search.
+        """
+        seat = self.turn
+        actions = self.variant.actions
+        deck = self.deck
+        for x in _bits(hand):
+            if actions and x < 7 and not self._one_keeps_lead_possible(seat, x, (nm, cm, hand)):
+                continue  # a 1 after which the player cannot end leading
+            number = x // 7 + 1
+            seq = (*prefix, _P * 64 + x)
+            nm2, cm2, hand2 = nm | 1 << x, cm | color_bit(x), hand ^ 1 << x
+            if not actions or number % 2 == 0 or (number == 3 and not has_deck) or (number == 7 and not nm):
+                # no action (or nothing for it to act on): the play only moves x to the palette
+                self._tail_turns(seq, out, nm2, cm2, hand2, rule, changed, draw_ok, True, has_deck, opp)
+            elif number == 3:
+                top = deck[-1]
+                if not self.known >> top & 1:
+                    out.append((seq, True))  # the 3 draws a card nobody has seen: the turn stays open
+                else:  # the 3 draws a card put on the deck face up: the player may use it
+                    self._tail_turns(
+                        seq, out, nm2, cm2, hand2 | 1 << top, rule, changed, draw_ok, True, len(deck) > 1, opp
+                    )
+            elif number == 7:
+                self._seven_turns(seq, out, nm2, cm2, hand2, x, rule, changed, draw_ok, True, has_deck, opp, True)
+            elif number == 1:
+                targets = self._one_targets(seat, nm2.bit_count())
+                if targets:
+                    self._one_turns(seq, out, nm2, cm2, hand2, rule, changed, draw_ok, True, targets)
+                else:  # nobody to take from: no action
+                    self._tail_turns(seq, out, nm2, cm2, hand2, rule, changed, draw_ok, True, has_deck, opp)
+            elif any(self._playable(seat, c, (nm2, cm2, hand2)) for c in _bits(hand2)):
+                # a 5: another play follows (the 5 has not touched the deck)
+                self._play_turns(seq, out, nm2, cm2, hand2, rule, changed, draw_ok, has_deck, opp)
+            else:  # a 5 with nothing playable left in hand: no action
+                self._tail_turns(seq, out, nm2, cm2, hand2, rule, changed, draw_ok, True, has_deck, opp)
+
+    def _one_turns(
+        self,
+        prefix: tuple[int, ...],
+        out: list[tuple[tuple[int, ...], bool]],
+        nm: int,
+        cm: int,
+        hand: int,
+        rule: int,
+        changed: bool,
+        draw_ok: bool,
+        acted: bool,
+        targets: int,
+    ) -> None:
+        """The turns after a 1 (already in the palette ``nm``) acts: ``1:`` each target card.
+
+        The card leaves an opponent's palette for the deck (which then has a card),
+        so the opponents' best keys are those without it; then only the tail is left.
+        """
+        for c in _bits(targets):
+            taken = self._opponent_best(self.turn, c)
+            self._tail_turns((*prefix, _ONE * 64 + c), out, nm, cm, hand, rule, changed, draw_ok, acted, True, taken)
+
+    def _seven_turns(
+        self,
+        prefix: tuple[int, ...],
+        out: list[tuple[tuple[int, ...], bool]],
+        nm: int,
+        cm: int,
+        hand: int,
+        seven: int,
+        rule: int,
+        changed: bool,
+        draw_ok: bool,
+        acted: bool,
+        has_deck: bool,
+        opp: tuple[int, ...],
+        tail_ok: bool,
+    ) -> None:
+        """The turns after a 7 (card ``seven``, already in the palette ``nm``) acts.
+
+        For each other palette card, in card order as the reference search: ``7c:``
+        (the card becomes the rule and the Canvas has changed, so the draw is open
+        as after a discard), then ``7d:`` (the card goes onto the deck, which then
+        has a card; a discard may still follow).  ``tail_ok``: after ``7d:`` only the
+        tail is left (false only in states play never reaches: then the step is
+        applied for real, which needs the game to be in this very state).
+        """
+        draw = self.variant.draw
+        for c in _bits(nm & ~(1 << seven)):
+            rest, restc = nm ^ 1 << c, cm ^ color_bit(c)
+            self._tail_turns(
+                (*prefix, _7C * 64 + c),
+                out,
+                rest,
+                restc,
+                hand,
+                6 - c % 7,
+                True,
+                draw and c // 7 + 1 > rest.bit_count(),
+                acted,
+                has_deck,
+                opp,
+            )
+            if tail_ok:
+                self._tail_turns(
+                    (*prefix, _7D * 64 + c), out, rest, restc, hand, rule, changed, draw_ok, acted, True, opp
+                )
+            else:
+                self._search_step(prefix, out, _7D * 64 + c, opp)
+
+    def _tail_turns(
+        self,
+        prefix: tuple[int, ...],
+        out: list[tuple[tuple[int, ...], bool]],
+        nm: int,
+        cm: int,
+        hand: int,
+        rule: int,
+        changed: bool,
+        draw_ok: bool,
+        acted: bool,
+        has_deck: bool,
+        opp: tuple[int, ...],
+    ) -> None:
+        """The rest of a turn with no play or action left: [discard [draw]] end.
+
+        The state is given as the player's palette masks and hand, the rule, whether
+        the Canvas changed, whether the draw is open, whether the player acted and
+        whether the deck has a card.  Order as in the reference search: each discard
+        after which the player leads (its draw first, when the discard opens one),
+        then ``end`` if the player leads now.  Leading is :meth:`_leads`: a nonzero
+        key at least as high as each opponent's best (``opp``).  A draw changes only
+        the hand, never who leads, and nothing but ``end`` may follow it.
+        """
+        if changed:  # only the rule in force matters
+            k = KEY_FUNCTIONS[rule](nm, cm)
+            if acted and k and k >= opp[rule]:
+                if draw_ok and has_deck:
+                    out.append(((*prefix, DRAW), False))
+                out.append((prefix, False))
+            return
+        keys = all_keys(nm, cm)
+        draw = self.variant.draw and has_deck
+        size = nm.bit_count()
+        while hand:
+            low = hand & -hand
+            y = low.bit_length() - 1
+            hand ^= low
+            r = 6 - y % 7
+            k = keys[r]
+            if k and k >= opp[r]:
+                turn = (*prefix, _C * 64 + y)
+                if draw and y // 7 + 1 > size:
+                    out.append(((*turn, DRAW), False))
+                out.append((turn, False))
+        k = keys[rule]
+        if acted and k and k >= opp[rule]:
+            out.append((prefix, False))
+
+    def _opponent_best(self, seat: int, taken: int = NO_CARD) -> tuple[int, ...]:
+        """Per rule, the highest key among the other seats still in the round (0 if none).
+
+        ``taken``: as if that card had left its owner's palette (a 1's action).
+        """
+        best: tuple[int, ...] | None = None
+        pal, palc, alive = self.pal, self.palc, self.alive
+        keep, keepc = (~(1 << taken), ~color_bit(taken)) if taken != NO_CARD else (-1, -1)
+        for s in range(len(pal)):
+            if s != seat and alive[s]:
+                keys = all_keys(pal[s] & keep, palc[s] & keepc)
+                best = keys if best is None else tuple(map(max, best, keys))
+        return (0, 0, 0, 0, 0, 0, 0) if best is None else best
+
+    def _search_step(
+        self, prefix: tuple[int, ...], out: list[tuple[tuple[int, ...], bool]], code: int, opp: tuple[int, ...] | None
+    ) -> None:
+        """Apply one step for real, search on from there, and take it back."""
+        deck = self.deck
+        top_unknown = bool(deck) and not self.known >> deck[-1] & 1
+        record = self._do(code)
+        try:
+            seq = (*prefix, code)
+            if top_unknown and self.variant.actions and code >> 6 == _P and (code & 63) // 7 == 2:
+                out.append((seq, True))  # a 3 drew a card nobody has seen: the turn stays open
+            else:
+                self._search(seq, out, opp)
+        finally:
+            self._undo(record)
+
+    def _do(self, code: int) -> _Undo:
+        """Apply a play, discard, draw or action step (never end or fold) without checks.
+
+        Returns what :meth:`_undo` needs.  Such a step changes only the mover's hand,
+        the palettes, at most one card at the top of the deck, the Canvas pile and the
+        turn's scalars: far less than the whole game that :meth:`_save` copies.
+        """
+        deck = self.deck
+        record: _Undo = (
+            self.hands[self.turn],
+            self.pal[:],
+            self.palc[:],
+            len(deck),
+            deck[-1] if deck else NO_CARD,
+            self.known,
+            len(self.canvas),
+            self.rule,
+            self.canvas_changed,
+            self.draw_ok,
+            self.acted,
+            self.pending,
+            self.plays_left,
+            self.seven_card,
+        )
+        self._step(code, False)
+        return record
+
+    def _undo(self, record: _Undo) -> None:
+        """Take back the step applied by :meth:`_do`."""
+        (
+            hand,
+            pal,
+            palc,
+            deck_len,
+            top,
+            self.known,
+            canvas_len,
+            self.rule,
+            self.canvas_changed,
+            self.draw_ok,
+            self.acted,
+            self.pending,
+            self.plays_left,
+            self.seven_card,
+        ) = record
+        self.hands[self.turn] = hand
+        self.pal[:] = pal
+        self.palc[:] = palc
+        deck = self.deck
+        if len(deck) > deck_len:
+            del deck[deck_len:]
+        elif len(deck) < deck_len:
+            deck.append(top)
+        del self.canvas[canvas_len:]
+        self.turn_steps.pop()
+
+    def _search_turns_reference(self, prefix: tuple[int, ...], out: list[tuple[tuple[int, ...], bool]]) -> None:
+        """The straightforward depth-first search over steps that :meth:`_search_turns` replaces.
+
+        Applies every legal step with a snapshot of the whole game.  Kept as the
+        definition of what the fast search must give (tests compare them), and for
+        states outside the fast search's assumptions.
+        """
         codes = self._legal_step_codes()
         for code in codes:
             if code == FOLD:
@@ -854,7 +1206,7 @@ class Game:
                 if top_unknown and self.variant.actions and code >> 6 == _P and (code & 63) // 7 == 2:
                     out.append((seq, True))
                 else:
-                    self._search_turns(seq, out)
+                    self._search_turns_reference(seq, out)
             finally:
                 self.log = log
                 self._restore(snap)
