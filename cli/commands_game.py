@@ -15,7 +15,7 @@ from red7es.service.events import BOT, PERSON, SeatSpec
 from red7es.variant import Variant
 
 from .options import console, emit_json, json_option, pass_session, url_option
-from .render import describe_events, render_view
+from .render import cards_text, describe_events, render_view
 from .session import Session
 
 __all__ = ["COMMANDS", "seat_for", "seat_specs", "variant_from", "variant_options"]
@@ -73,11 +73,15 @@ def seat_for(session: Session, game_id: str, as_name: str | None, token: str | N
         return as_name, token
     if as_name:
         if as_name not in held:
-            raise click.ClickException(
-                f"you hold no token for seat {as_name!r} in game {game_id} (join it: red7 join {game_id} {as_name})"
-            )
+            # An unknown game or seat says so first; the hint fits the seat.
+            view = session.service.view(game_id)
+            seat = view["seats"][session.service.seat_of(game_id, as_name)]
+            open_seat = seat["kind"] == "person" and not seat.get("joined")
+            hint = f"join it: red7 join {game_id} {as_name}" if open_seat else "give its token with --token"
+            raise click.ClickException(f"you hold no token for seat {as_name!r} in game {game_id} ({hint})")
         return as_name, held[as_name]
     if not held:
+        session.service.view(game_id)  # an unknown game says so
         raise click.ClickException(f"you hold no seat in game {game_id} (join one: red7 join {game_id} NAME)")
     if len(held) == 1:
         name = next(iter(held))
@@ -407,6 +411,13 @@ def move(
     out = console()
     for line in describe_events(answer.events, names):
         out.print(line)
+    mine = seat_view(session.service, game, name)
+    if mine.get("turn_steps") and mine.get("to_move") == mine.get("seat"):
+        # An open turn: show the hand (with the card a 3 drew) before the rest of it.
+        hand = Text("Your hand: ")
+        hand.append_text(cards_text(mine.get("hand", [])))
+        out.print(hand)
+        out.print(f"Your turn continues after {' '.join(mine['turn_steps'])}: see red7 moves {game}")
 
 
 # ---------------------------------------------------------------------------- watch

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from red7es.bots.base import BOT_NAMES
-from red7es.service.client import GameService
+from red7es.service.client import GameService, Rejected
 
 from .commands_game import seat_for, seat_specs, seat_view, variant_from, variant_options
 from .options import console, pass_session, url_option
@@ -78,7 +78,7 @@ def play(
         name, token = seat_for(session, game_id, as_name, None)
     try:
         _loop(out, service, game_id, name, token)
-    except (KeyboardInterrupt, EOFError):
+    except (KeyboardInterrupt, EOFError, click.Abort):  # click.prompt turns ^C and ^D into Abort
         out.print(f"\nLeft game {game_id}; it stays open: red7 play --game {game_id} --as {name}")
 
 
@@ -98,21 +98,36 @@ def _loop(out: Console, service: GameService, game_id: str, name: str, token: st
                     out.print(line)
             view = seat_view(service, game_id, name)
             if view.get("to_move") == view["seat"] or view["status"] == "over":
+                cursor = _catch_up(out, service, game_id, cursor, names)
                 render_view(out, view, you=view["seat"])
             continue
         turn = _ask(out, view)
         if turn is None:
             raise KeyboardInterrupt
-        answer = service.play(game_id, name, token, turn)
+        mark = service.store.last_change_id(game_id)
+        try:
+            answer = service.play(game_id, name, token, turn)
+        except Rejected as exc:  # malformed text: say why and ask again
+            out.print(Text(f"Not allowed: {exc}", style="bold red"))
+            continue
         if not answer.applied:
             out.print(Text(f"Not allowed: {answer.reason}", style="bold red"))
             continue
-        cursor = service.store.last_change_id(game_id)
-        for line in describe_events(answer.events, names):
-            out.print(line)
         view = seat_view(service, game_id, name)
+        # This turn, and the bots' replies the worker may already have folded in.
+        cursor = _catch_up(out, service, game_id, mark, names)
         if view.get("to_move") == view["seat"] or view["status"] == "over":
             render_view(out, view, you=view["seat"])
+
+
+def _catch_up(out: Console, service: GameService, game_id: str, cursor: str, names: list[str]) -> str:
+    """Say what happened after ``cursor`` (without waiting); returns the new cursor."""
+    change = service.wait_change(game_id, cursor, 0.001)
+    if change is None:
+        return cursor
+    for line in describe_events(change[1], names):
+        out.print(line)
+    return change[0]
 
 
 def _list(out: Console, legal: list[str]) -> None:

@@ -51,7 +51,7 @@ class Red7Group(click.Group):
         except _FRIENDLY as exc:
             raise click.ClickException(str(exc)) from None
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
-            session = ctx.find_object(Session)
+            session = ctx.meta.get("red7.session")  # set by --url in the subcommand's context
             where = session.endpoint.url if session is not None and "endpoint" in session.__dict__ else "Redis"
             raise click.ClickException(f"lost the connection to Redis at {where}: {exc}") from None
         except redis.exceptions.ResponseError as exc:
@@ -71,7 +71,7 @@ def url_option(fn: F) -> F:
     @click.pass_context
     @functools.wraps(fn)
     def wrapper(ctx: click.Context, url: str | None, *args: Any, **kwargs: Any) -> Any:
-        ctx.obj = Session(url)
+        ctx.obj = ctx.meta["red7.session"] = Session(url)
         return ctx.invoke(fn, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]

@@ -131,7 +131,7 @@ def render_view(console: Console, view: dict[str, Any], *, you: int | None = Non
     console.print(rule)
     deck = Text(f"Deck: {view['deck_size']} card{'s' if view['deck_size'] != 1 else ''}")
     for depth, card in view.get("deck_known", []):
-        deck.append(f"   {'top' if depth == 0 else f'{depth + 1}th from top'}: ")
+        deck.append(f"   {'top' if depth == 0 else _ordinal(depth + 1) + ' from top'}: ")
         deck.append_text(card_text(card))
     console.print(deck)
 
@@ -176,6 +176,10 @@ def render_view(console: Console, view: dict[str, Any], *, you: int | None = Non
         if view.get("pending"):
             line.append(f" Owed: {view['pending']}.")
         console.print(line)
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def outcome_line(view: dict[str, Any]) -> str:

@@ -1,0 +1,1 @@
+"""Tests of the red7 command-line client."""

