@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 from typing import Any
 
 import click
@@ -33,7 +34,7 @@ HELP = """Type the number of a legal turn, or the turn itself in notation:
 @click.option(
     "--bots", default="greedy,greedy", show_default=True, help=f"Opponents, comma-separated: {', '.join(BOT_NAMES)}."
 )
-@click.option("--name", default="you", show_default=True, help="Your seat's name.")
+@click.option("--name", default=None, help="Your seat's name (default: your login name).")
 @variant_options
 @click.option("--seed", help="Seed text for a reproducible game.")
 @click.option("--game", "game_id", metavar="GAME", help="Play an existing game instead (one you joined).")
@@ -43,7 +44,7 @@ HELP = """Type the number of a legal turn, or the turn itself in notation:
 def play(
     session: Session,
     bots: str,
-    name: str,
+    name: str | None,
     scoring: bool,
     draw: bool,
     actions: bool,
@@ -63,6 +64,7 @@ def play(
         red7 play --bots greedy,random --scoring --draw --actions
         red7 play --game 3f9a2c1b --as bob
     """
+    name = name or default_name()
     session.ensure_worker()
     service = session.service
     out = console()
@@ -80,6 +82,16 @@ def play(
         _loop(out, service, game_id, name, token)
     except (KeyboardInterrupt, EOFError, click.Abort):  # click.prompt turns ^C and ^D into Abort
         out.print(f"\nLeft game {game_id}; it stays open: red7 play --game {game_id} --as {name}")
+
+
+def default_name() -> str:
+    """The login name, made a valid seat name (no spaces, at most 40 characters)."""
+    try:
+        login = getpass.getuser()
+    except (OSError, KeyError):
+        login = ""
+    cleaned = "".join(ch for ch in login if not ch.isspace())[:40]
+    return cleaned or "player"
 
 
 def _loop(out: Console, service: GameService, game_id: str, name: str, token: str) -> None:

@@ -63,14 +63,9 @@ class Session:
     @cached_property
     def connection(self) -> redis.Redis:
         try:
-            self.endpoint.connect().close()  # checks it answers; the message names the URL
+            return self.endpoint.connect()
         except UnreachableError as exc:
             raise click.ClickException(str(exc)) from None
-        # redis-py >= 6 times every read out after 5 s by default, which would cut the
-        # blocking waits of watch, play and answers short: let them block as asked.
-        return redis.Redis.from_url(
-            self.endpoint.url, socket_connect_timeout=5, socket_timeout=None, health_check_interval=30
-        )
 
     @cached_property
     def service(self) -> GameService:

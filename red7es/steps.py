@@ -89,9 +89,8 @@ class Step(int):
             return text
         if not isinstance(text, str):
             raise StepError(f"not a step: {text!r}")
-        token = text.strip().lower()
-        prefix, sep, card_text = token.partition(":")
-        kind = _BY_PREFIX.get(prefix)
+        prefix, sep, card_text = text.strip().partition(":")
+        kind = _BY_PREFIX.get(prefix.lower())
         if kind is None:
             raise StepError(f"not a step: {text!r} (steps are p:R7 c:B3 draw 7c:G2 7d:G2 1:O4 end fold)")
         if kind.takes_card != bool(sep):
@@ -100,6 +99,8 @@ class Step(int):
             raise StepError(f"step {text!r} takes no card")
         if not kind.takes_card:
             return STEPS[kind * 64 + NO_CARD]
+        if not card_text.strip():
+            raise StepError(f"step {text!r} needs a card, e.g. {kind.prefix}:R7")
         try:
             card = Card.parse(card_text)
         except CardError as exc:

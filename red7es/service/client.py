@@ -163,14 +163,33 @@ class GameService:
         except StepError as exc:
             raise Rejected(str(exc)) from None
         command_id = command_id or uuid.uuid4().hex
+        if command_id.startswith(("bot-", "create-")):
+            # the ids of bots' turns and of the create command: taking one would make
+            # this turn a "duplicate", dropped, and its answer someone else's
+            raise ServiceError(f"command id {command_id!r} is reserved (ids starting with bot- or create-)")
         try:
             signature = sign_turn(token, game_id, command_id, seat, text)
         except TokenError as exc:
             raise ServiceError(str(exc)) from None
         command = TurnCommand(command_id, seat, text, "person", signature)
-        _stream_id, duplicate = self.store.submit(game_id, command_id, encode_command(command, now_ms()))
+        stream_id, duplicate = self.store.submit(game_id, command_id, encode_command(command, now_ms()))
+        if duplicate:
+            self._check_same_command(game_id, stream_id, command)
         self.schedule(game_id)
         return command_id, duplicate
+
+    def _check_same_command(self, game_id: str, stream_id: str, command: TurnCommand) -> None:
+        """A resubmitted id must carry the same turn: otherwise say so instead of pretending."""
+        rows = self.redis.xrange(f"red7:{{{game_id}}}:commands", min=stream_id, max=stream_id)
+        if not rows:
+            return
+        try:
+            first, _at = decode_command(rows[0][1][b"c"])
+        except ValueError:
+            first = None
+        if not isinstance(first, TurnCommand) or (first.seat, first.turn) != (command.seat, command.turn):
+            shown = first.turn if isinstance(first, TurnCommand) else "another command"
+            raise Rejected(f"command id {command.id} was already used for '{shown}'; use a new id for a new turn")
 
     def play(
         self,

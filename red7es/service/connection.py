@@ -60,7 +60,10 @@ class Endpoint:
     def connect(self) -> redis.Redis:
         """A bytes connection (RQ needs bytes), checked with a PING."""
         try:
-            connection = redis.Redis.from_url(self.url, socket_connect_timeout=5, health_check_interval=30)
+            # No read timeout: watchers and workers block on streams for as long as they ask.
+            connection = redis.Redis.from_url(
+                self.url, socket_connect_timeout=5, socket_timeout=None, health_check_interval=30
+            )
             connection.ping()
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, ValueError) as exc:
             raise UnreachableError(f"cannot reach Redis at {self.url}: {_reason(exc)}") from None

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 __all__ = ["RedisServer", "redis_binary", "free_port", "ServerError"]
 
@@ -137,9 +139,20 @@ class RedisServer:
     def client(self) -> redis.Redis:
         return redis.Redis(unix_socket_path=str(self.socket_path))
 
+    def _quick_client(self, timeout: float) -> redis.Redis:
+        """A client that fails at once instead of retrying with backoff."""
+        return redis.Redis(
+            unix_socket_path=str(self.socket_path),
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            retry=Retry(NoBackoff(), 0),
+        )
+
     def ping(self) -> bool:
+        if not self.socket_path.exists():
+            return False
         try:
-            return bool(redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1).ping())
+            return bool(self._quick_client(1).ping())
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
             return False
 
@@ -151,8 +164,9 @@ class RedisServer:
 
     def stop(self, timeout: float = 10.0) -> None:
         """Shut down cleanly (the AOF is flushed), or kill it after ``timeout``."""
-        with contextlib.suppress(redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
-            redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=timeout).shutdown(nosave=True)
+        if self.socket_path.exists():
+            with contextlib.suppress(redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
+                self._quick_client(timeout).shutdown(nosave=True)
         if self.process is not None and not self.daemonize:
             try:
                 self.process.wait(timeout)

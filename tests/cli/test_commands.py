@@ -564,7 +564,7 @@ def test_move_with_a_wrong_token(alice: Red7, bob: Red7) -> None:
     [
         ("p:R9", "not a card"),
         ("p:X1", "not a card"),
-        ("p:", "not a card"),
+        ("p:", "needs a card"),
         ("c:B3:B4", "not a card"),
         ("x:I2", "not a step"),
         ("p:R1 jump", "not a step"),

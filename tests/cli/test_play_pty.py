@@ -64,7 +64,7 @@ def play_to_the_end(t: Transcript, answer: str = "1", limit: int = 200) -> None:
 
 
 def test_play_a_whole_game(tmp_path: Path, service_url: str) -> None:
-    child = spawn(tmp_path, service_url, "play", "--bots", "greedy", "--seed", "demo")
+    child = spawn(tmp_path, service_url, "play", "--bots", "greedy", "--seed", "demo", "--name", "you")
     t = Transcript(child)
     try:
         t.expect(r"New game ([0-9a-f]{8}): 2 players, basic\. Type \? for help\.")
@@ -119,7 +119,7 @@ def test_play_a_whole_game(tmp_path: Path, service_url: str) -> None:
 
 
 def test_no_color_on_a_terminal(tmp_path: Path, service_url: str) -> None:
-    child = spawn(tmp_path, service_url, "play", "--bots", "greedy", "--seed", "demo", no_color=True)
+    child = spawn(tmp_path, service_url, "play", "--bots", "greedy", "--seed", "demo", "--name", "you", no_color=True)
     t = Transcript(child)
     try:
         t.expect(PROMPT)
