@@ -110,10 +110,11 @@ def run_worker(
     context.max_idle = max_idle
     delay = 0.5
     while True:
-        worker = Red7Worker(
-            [Queue(QUEUE_NAME, connection=connection)], connection=connection, name=name, context=context
-        )
         try:
+            # inside the try: RQ's Worker() already talks to Redis (CLIENT SETNAME)
+            worker = Red7Worker(
+                [Queue(QUEUE_NAME, connection=connection)], connection=connection, name=name, context=context
+            )
             worker.work(logging_level=logging_level, max_jobs=1 if burst else None)
             if burst or context.stopping:
                 return

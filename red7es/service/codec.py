@@ -220,6 +220,19 @@ COMMAND_TYPES: dict[str, _Type] = {
     ),
 }
 
+# (attribute, field name in the data map, type) of command fields checked on decoding.
+_FIELD_TYPES: dict[str, tuple[tuple[str, str, type], ...]] = {
+    "Create": (("id", "id", str), ("commitment", "commitment", str)),
+    "Join": (("id", "id", str), ("seat", "seat", int), ("key", "key", str)),
+    "Turn": (
+        ("id", "id", str),
+        ("seat", "seat", int),
+        ("turn", "turn", str),
+        ("by", "by", str),
+        ("signature", "sig", str),
+    ),
+}
+
 _NAME_OF = {t.cls: name for name, t in EVENT_TYPES.items()}
 _COMMAND_NAME_OF = {t.cls: name for name, t in COMMAND_TYPES.items()}
 
@@ -232,15 +245,20 @@ def register_upcaster(type_name: str, from_version: int, fn: Callable[[dict[str,
     _UPCASTERS[(type_name, from_version)] = fn
 
 
-def _upcast(type_name: str, version: int, current: int, data: dict[str, Any]) -> dict[str, Any]:
+def _upcast(type_name: str, version: int, current: int, data: dict[str, Any], what: str = "event") -> dict[str, Any]:
+    where = f"{what} ({type_name})"
     while version < current:
         fn = _UPCASTERS.get((type_name, version))
         if fn is None:
-            raise CorruptEvent(f"{type_name} version {version} cannot be read (no upcaster to version {version + 1})")
-        data = fn(data)
+            raise CorruptEvent(f"{where} version {version} cannot be read (no upcaster to version {version + 1})")
+        try:
+            data = fn(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            detail = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
+            raise CorruptEvent(f"{where} version {version} cannot be upcast: {detail}") from None
         version += 1
     if version > current:
-        raise CorruptEvent(f"{type_name} version {version} is newer than this red7es understands ({current})")
+        raise CorruptEvent(f"{where} version {version} is newer than this red7es understands ({current})")
     return data
 
 
@@ -307,12 +325,21 @@ def _build(types: dict[str, _Type], obj: dict[str, Any], what: str) -> Any:
     data = obj.get("data")
     if not isinstance(version, int) or not isinstance(data, dict):
         raise CorruptEvent(f"{what} ({name}) lacks a version or data")
-    data = _upcast(name, version, t.version, data)
+    data = _upcast(name, version, t.version, data, what)
     try:
-        return t.from_data(data)
+        value = t.from_data(data)
     except (KeyError, TypeError, ValueError, CardError, StepError, VariantError) as exc:
         detail = f"missing field {exc}" if isinstance(exc, KeyError) else str(exc)
         raise CorruptEvent(f"{what} ({name}) is malformed: {detail}") from None
+    # Commands come from clients: a field of the wrong type must be refused here,
+    # not crash the referee later (e.g. a seat "0" or a signature that is a number).
+    for attr, wire, kind in _FIELD_TYPES.get(name, ()):
+        field = getattr(value, attr)
+        if not isinstance(field, kind) or isinstance(field, bool):
+            raise CorruptEvent(
+                f"{what} ({name}) is malformed: {wire} must be {kind.__name__}, not {type(field).__name__}"
+            )
+    return value
 
 
 def decode_event(raw: bytes, what: str = "event") -> Recorded:

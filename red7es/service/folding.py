@@ -18,12 +18,21 @@ from typing import Any
 
 import msgpack
 
-from .codec import GENESIS, CorruptEvent, decode_command, decode_event, encode_command, encode_event, event_hash
+from .codec import (
+    GENESIS,
+    CorruptEvent,
+    Recorded,
+    decode_command,
+    decode_event,
+    encode_command,
+    encode_event,
+    event_hash,
+)
 from .events import CommandRejected, CreateCommand, LogEvent, TurnCommand
 from .store import AppendConflict, Batch, GameStore, Keys, now_ms
 from .table import CreateRejected, Table, public_event
 
-__all__ = ["Folder", "Progress", "GameBroken"]
+__all__ = ["Folder", "Progress", "GameBroken", "decide"]
 
 log = logging.getLogger(__name__)
 
@@ -138,10 +147,16 @@ class Folder:
         raws = self.store.log(game_id)
         try:
             recorded = [decode_event(raw, f"event {i}") for i, raw in enumerate(raws)]
+            _check_chain(recorded)
         except CorruptEvent as exc:
             self._break(game_id, str(exc))
             raise GameBroken(f"game {game_id}: {exc}") from None
-        table = Table.rebuild([r.event for r in recorded], self.store.seed(game_id))
+        try:
+            table = Table.rebuild([r.event for r in recorded], self.store.seed(game_id))
+        except (ValueError, KeyError, IndexError, TypeError) as exc:  # IllegalStep is a ValueError
+            reason = f"the log cannot be replayed: {exc}"
+            self._break(game_id, reason)
+            raise GameBroken(f"game {game_id}: {reason}") from None
         table.version = len(recorded)
         table.head = recorded[-1].hash
         table.cursor = meta["cursor"]
@@ -167,16 +182,7 @@ class Folder:
         return table
 
     def _decide(self, table: Table, stream_id: str, raw: bytes) -> list[LogEvent]:
-        try:
-            command, _at = decode_command(raw, f"command {stream_id}")
-        except CorruptEvent as exc:
-            return [CommandRejected(stream_id, -1, "corrupt", "", str(exc))]
-        if isinstance(command, CreateCommand):
-            return [CommandRejected(command.id, -1, "create", "", "the game already exists")]
-        if isinstance(command, TurnCommand) and command.by != "person":
-            # bots' turns are only ever written by workers, together with their facts
-            return [CommandRejected(command.id, command.seat, "turn", command.turn, "only workers play for bots")]
-        return table.handle(command)
+        return decide(table, stream_id, raw)
 
     def _flush(self, table: Table, events: list[LogEvent], cursor: str, bot_commands: list[TurnCommand]) -> None:
         """Encode, chain and compare-and-append; on success the table moves on."""
@@ -230,6 +236,33 @@ class Folder:
     def _break(self, game_id: str, reason: str) -> None:
         log.error("game %s is broken: %s", game_id, reason)
         self.store.redis.hset(Keys(game_id).meta, "broken", reason)
+
+
+def decide(table: Table, stream_id: str, raw: bytes) -> list[LogEvent]:
+    """The log events a client's command causes (module level so the audit re-executes it)."""
+    try:
+        command, _at = decode_command(raw, f"command {stream_id}")
+    except CorruptEvent as exc:
+        return [CommandRejected(stream_id, -1, "corrupt", "", str(exc))]
+    if isinstance(command, CreateCommand):
+        return [CommandRejected(command.id, -1, "create", "", "the game already exists")]
+    if isinstance(command, TurnCommand) and command.by != "person":
+        # bots' turns are only ever written by workers, together with their facts
+        return [CommandRejected(command.id, command.seat, "turn", command.turn, "only workers play for bots")]
+    return table.handle(command)
+
+
+def _check_chain(recorded: list[Recorded]) -> None:
+    """Raise CorruptEvent unless the events are numbered 0, 1, ... and hash-chained."""
+    head = GENESIS
+    for i, r in enumerate(recorded):
+        if r.seq != i:
+            raise CorruptEvent(f"event {i} has sequence number {r.seq}")
+        if r.prev != head and i == 0:
+            raise CorruptEvent("event 0 does not start the hash chain: its prev is not 32 zero bytes")
+        if r.prev != head:
+            raise CorruptEvent(f"event {i} does not follow event {i - 1}: its prev is not the hash of event {i - 1}")
+        head = r.hash
 
 
 def _pack(view: dict[str, Any]) -> bytes:

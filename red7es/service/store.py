@@ -75,6 +75,7 @@ class Keys:
 
 INDEX = "red7:games"
 ACTIVE = "red7:active"
+_BLOCK_CHUNK_MS = 500  # longest single blocking read: below any sane socket timeout
 
 
 @dataclass
@@ -217,7 +218,14 @@ class GameStore:
             start = "-" if after == "0-0" else f"({after}"
             rows = self.redis.xrange(k.changes, min=start, max="+")
         else:
-            reply = self.redis.xread({k.changes: after}, block=block_ms)
+            # One long XREAD BLOCK would outlast the connection's socket timeout (5 s by
+            # default in redis-py) and fail with TimeoutError: wait in short blocking reads.
+            deadline = time.monotonic() + block_ms / 1000
+            while True:
+                left = int((deadline - time.monotonic()) * 1000)
+                reply = self.redis.xread({k.changes: after}, block=max(1, min(left, _BLOCK_CHUNK_MS)))
+                if reply or left <= _BLOCK_CHUNK_MS:
+                    break
             rows = reply[0][1] if reply else []
         return [(_text(i), int(fields[b"v"]), fields[b"p"]) for i, fields in rows]
 

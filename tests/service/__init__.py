@@ -1,0 +1,1 @@
+"""Tests of the event-sourced game service: codec, store, referee, races, workers."""

@@ -1,0 +1,294 @@
+"""Real worker processes on a real Redis: games to the end, killed workers, Redis restarts."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import fakeredis
+import pytest
+import redis
+
+from red7es.service.client import GameService
+from red7es.service.connection import Endpoint, UnreachableError
+from red7es.service.events import CommandApplied, SeatSpec, SeedRevealed
+from red7es.service.folding import Folder
+from red7es.service.redis_server import RedisServer, free_port, redis_binary
+from red7es.variant import Variant
+
+from .helpers import bot, check_game, events_of, fold, offline_service, person, wait_for
+
+pytestmark = pytest.mark.integration
+
+# Bots that think a little, so that games are still in flight when a worker or Redis dies.
+SLOW = [bot("a", "ismcts:iterations=200"), bot("b", "greedy"), bot("c", "ismcts:iterations=200")]
+SLOW_VARIANT = Variant(3, rounds=3)
+
+
+class Workers:
+    """`red7 worker` processes on any Redis URL (the conftest fixture serves the session's)."""
+
+    def __init__(self, url: str, log_dir: Path) -> None:
+        self.url = url
+        self.log_dir = log_dir
+        self.processes: list[subprocess.Popen[bytes]] = []
+
+    def start(self, count: int = 1, *, cli: bool = True) -> list[subprocess.Popen[bytes]]:
+        """``cli=False`` runs ``run_worker`` directly, without the CLI around it."""
+        code = (
+            "import redis; from red7es.workers.worker import run_worker; "
+            f"run_worker(redis.Redis.from_url({self.url!r}))"
+        )
+        argv = ["-m", "red7es.cli", "worker", "--url", self.url] if cli else ["-c", code]
+        new = []
+        for _ in range(count):
+            log = open(self.log_dir / f"worker{len(self.processes)}.log", "wb")  # noqa: SIM115
+            process = subprocess.Popen(
+                [sys.executable, *argv],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=dict(os.environ, REDIS_URL=self.url, PYTHONUNBUFFERED="1"),
+            )
+            log.close()
+            self.processes.append(process)
+            new.append(process)
+        return new
+
+    def alive(self) -> list[subprocess.Popen[bytes]]:
+        return [p for p in self.processes if p.poll() is None]
+
+    def stop_all(self) -> None:
+        for p in self.alive():
+            p.terminate()
+        deadline = time.monotonic() + 10
+        for p in self.processes:
+            try:
+                p.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def logs(self) -> str:
+        return "\n".join(p.read_text(errors="replace") for p in sorted(self.log_dir.glob("worker*.log")))
+
+
+@pytest.fixture
+def worker_factory(tmp_path: Path) -> Iterator[Any]:
+    pools: list[Workers] = []
+
+    def make(url: str) -> Workers:
+        directory = tmp_path / f"workers{len(pools)}"
+        directory.mkdir()
+        pools.append(Workers(url, directory))
+        return pools[-1]
+
+    yield make
+    for pool in pools:
+        pool.stop_all()
+
+
+def _reference(variant: Variant, seats: Sequence[SeatSpec], seed: str) -> list[Any]:
+    """The events of the same game folded by one worker in this process."""
+    svc = offline_service(fakeredis.FakeRedis())
+    svc.create(variant, seats, seed=seed, game_id="ref", wait=None)
+    fold(Folder(svc.store), "ref")
+    return events_of(check_game(svc.store, "ref"))
+
+
+def _wait_all_over(svc: GameService, games: Sequence[str], timeout: float, logs: Any) -> None:
+    def done() -> bool:
+        return all(svc.store.meta(g)["status"] == "over" for g in games)
+
+    try:
+        wait_for(done, timeout, "every game to finish", interval=0.2)
+    except AssertionError:
+        states = {g: svc.store.meta(g) for g in games}
+        raise AssertionError(f"games did not finish: {states}\n--- worker logs ---\n{logs()[-5000:]}") from None
+
+
+def _check_finished(svc: GameService, game_id: str, reference: list[Any] | None = None) -> None:
+    log = check_game(svc.store, game_id)  # gapless, chained, each command answered once, in order
+    assert isinstance(log[-1].event, SeedRevealed)
+    assert "broken" not in svc.store.meta(game_id)
+    assert game_id not in svc.store.active_games()
+    if reference is not None:
+        assert events_of(log) == reference, f"{game_id} played differently from an undisturbed run"
+
+
+def _lease_pid(svc: GameService, games: Sequence[str], pids: set[int]) -> int | None:
+    """The pid of one of our workers holding the lease of a game in play, if any."""
+    for g in games:
+        holder = svc.store.lease_holder(g)
+        if holder and svc.store.meta(g)["status"] != "over":
+            tail = holder.rsplit(":", 1)[-1]
+            if tail.isdigit() and int(tail) in pids:
+                return int(tail)
+    return None
+
+
+# ---------------------------------------------------------------------- a person and two bots
+
+
+def test_person_and_two_bots_play_to_the_end(workers: Any, real_redis: redis.Redis) -> None:
+    workers.start(2)
+    svc = GameService(real_redis)
+    created = svc.create(Variant(3), [person("ann"), bot("cy", "greedy"), bot("di", "random")], join=["ann"], wait=60)
+    gid, token = created.game_id, created.tokens["ann"]
+    applied = 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        mark = svc.store.last_change_id(gid)
+        view = svc.view(gid, 0)
+        if view["status"] == "over":
+            break
+        if view["to_move"] != 0:
+            svc.wait_change(gid, mark, timeout=30)  # blocks until the bots have moved
+            continue
+        if applied == 0:  # an illegal turn first: answered with the engine's reason
+            missing = next(c for c in ("R7", "V1", "B4", "G2") if c not in view["hand"])
+            answer = svc.play(gid, "ann", token, f"p:{missing}", wait=60)
+            assert not answer.applied and answer.reason and missing in answer.reason
+        answer = svc.play(gid, "ann", token, view["legal"][0], wait=60)
+        assert answer.applied, answer.reason
+        assert answer.events[0]["type"] == "CommandApplied" and answer.events[0]["turn"] == view["legal"][0]
+        applied += 1
+    else:
+        raise AssertionError(f"the game did not finish: {svc.store.meta(gid)}\n{workers.logs()[-3000:]}")
+    assert applied >= 1
+    _check_finished(svc, gid)
+    log = check_game(svc.store, gid)
+    people = [r.event for r in log if isinstance(r.event, CommandApplied) and r.event.by == "person"]
+    assert len(people) == applied
+    summary = next(s for s in svc.games() if s.game_id == gid)
+    assert summary.status == "over" and summary.winners
+    answer = svc.play(gid, "ann", token, "fold", wait=60)
+    assert not answer.applied and answer.reason == "the game is over"
+
+
+# ---------------------------------------------------------------------- a worker killed
+
+
+def test_sigkill_a_worker_mid_game(workers: Any, real_redis: redis.Redis) -> None:
+    svc = GameService(real_redis)
+    games = [f"kill{i}" for i in range(3)]
+    first = workers.start(2)
+    for g in games:
+        svc.create(SLOW_VARIANT, SLOW, seed=f"seed-{g}", game_id=g, wait=60)
+    pids = {p.pid for p in first}
+    victim = wait_for(lambda: _lease_pid(svc, games, pids), 60, "a worker to hold a game in play", interval=0.01)
+    os.kill(victim, signal.SIGKILL)
+    killed = next(p for p in first if p.pid == victim)
+    killed.wait(10)
+    assert killed.returncode == -signal.SIGKILL
+    workers.start(1)  # a replacement (the other worker keeps going too)
+    # the same games undisturbed, computed while the killed worker's lease runs out
+    references = {g: _reference(SLOW_VARIANT, SLOW, f"seed-{g}") for g in games}
+    _wait_all_over(svc, games, 150, workers.logs)
+    for g in games:
+        _check_finished(svc, g, references[g])
+
+
+# ---------------------------------------------------------------------- Redis restarted
+
+
+@pytest.mark.parametrize("how", ["shutdown", "kill"])
+def test_redis_restarted_with_aof_mid_game(private_redis: Any, worker_factory: Any, how: str) -> None:
+    server: RedisServer = private_redis(appendonly=True, appendfsync="always")
+    client = redis.Redis.from_url(server.url)
+    svc = GameService(client)
+    games = [f"aof{i}" for i in range(3)]
+    pool = worker_factory(server.url)
+    pool.start(2)
+    for g in games:
+        svc.create(SLOW_VARIANT, SLOW, seed=f"seed-{g}", game_id=g, wait=60)
+    wait_for(
+        lambda: any(int(svc.store.meta(g)["version"]) > 10 and svc.store.meta(g)["status"] != "over" for g in games),
+        60,
+        "a game in play",
+        interval=0.01,
+    )
+    before = {g: svc.store.log(g) for g in games}
+    if how == "shutdown":
+        server.stop()
+    else:
+        server.kill()
+    with pytest.raises(redis.exceptions.ConnectionError):
+        redis.Redis.from_url(server.url, socket_connect_timeout=2).ping()
+    server.start()
+    client.connection_pool.disconnect()
+    # nothing acknowledged before the restart is lost
+    for g in games:
+        assert svc.store.log(g)[: len(before[g])] == before[g]
+    references = {g: _reference(SLOW_VARIANT, SLOW, f"seed-{g}") for g in games}
+    _wait_all_over(svc, games, 150, pool.logs)
+    for g in games:
+        _check_finished(svc, g, references[g])
+    assert pool.alive(), "the workers should have survived the restart"
+
+
+# ---------------------------------------------------------------------- Redis unreachable
+
+
+def test_unreachable_redis_is_named() -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    with pytest.raises(UnreachableError) as info:
+        Endpoint(url, False).connect()
+    assert f"cannot reach Redis at {url}" in str(info.value)
+    with pytest.raises(UnreachableError, match="cannot reach Redis at not-a-url"):
+        Endpoint("not-a-url", False).connect()
+
+
+def test_service_on_a_dead_port_fails_fast(tmp_path: Path) -> None:
+    port = free_port()
+    svc = GameService(redis.Redis.from_url(f"redis://127.0.0.1:{port}/0", socket_connect_timeout=2))
+    started = time.monotonic()
+    with pytest.raises(redis.exceptions.ConnectionError, match=str(port)):
+        svc.create(Variant(2), [person("a"), person("b")], wait=1)
+    assert time.monotonic() - started < 60
+
+
+def _worker_meets_redis_late(tmp_path: Path, worker_factory: Any, cli: bool) -> None:
+    port = free_port()
+    url = f"redis://127.0.0.1:{port}/0"
+    pool = worker_factory(url)
+    (worker,) = pool.start(1, cli=cli)
+    server = RedisServer(tmp_path / "late-redis", port=port, binary=redis_binary(prefer_system=True))
+    try:
+        # let the worker meet the dead Redis first: wait until it says so or exits
+        # (a worker that retries silently gets 15 s to start up)
+        with contextlib.suppress(AssertionError):
+            wait_for(lambda: worker.poll() is not None or pool.logs().strip(), 15, "the worker to try Redis")
+        server.start()
+        svc = GameService(redis.Redis.from_url(url))
+        gid = svc.create(Variant(2), [bot("a", "greedy"), bot("b", "random")], seed="late", wait=None).game_id
+        wait_for(
+            lambda: worker.poll() is not None or svc.store.meta(gid)["status"] == "over",
+            90,
+            "the worker to play the game (or exit)",
+            interval=0.1,
+        )
+        assert worker.poll() is None, f"the worker exited:\n{pool.logs()}"
+        _check_finished(svc, gid)
+    finally:
+        pool.stop_all()
+        server.stop()
+
+
+def test_run_worker_started_while_redis_is_down_connects_once_it_is_up(tmp_path: Path, worker_factory: Any) -> None:
+    _worker_meets_redis_late(tmp_path, worker_factory, cli=False)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="`red7 worker` pings Redis (Session.connection) before run_worker's reconnect loop and exits 1 when down",
+)
+def test_cli_worker_started_while_redis_is_down_connects_once_it_is_up(tmp_path: Path, worker_factory: Any) -> None:
+    _worker_meets_redis_late(tmp_path, worker_factory, cli=True)

@@ -1,0 +1,190 @@
+"""Two workers folding the same game at once, on a real Redis: never both extend it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import redis
+
+from red7es.service.codec import encode_command
+from red7es.service.events import JoinCommand
+from red7es.service.folding import Folder
+from red7es.service.redis_server import RedisServer
+from red7es.service.store import GameStore
+from red7es.variant import Variant
+
+from .helpers import bot, check_game, events_of, fold, offline_service, person
+
+SEATS = [bot("a", "greedy"), bot("b", "random"), bot("c", "greedy")]
+
+
+def _run_threads(targets: list[Callable[[], None]], timeout: float = 120) -> None:
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(targets))
+
+    def wrap(target: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                start.wait()
+                target()
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        return run
+
+    threads = [threading.Thread(target=wrap(t), daemon=True) for t in targets]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    assert not any(t.is_alive() for t in threads), "a folding thread hung"
+    if errors:
+        raise errors[0]
+
+
+def _fold_until_over(url: str, game_ids: list[str], stats: dict[str, int], bot_batch: int) -> Callable[[], None]:
+    """A 'worker': its own connection and Folder, advancing games until they are over."""
+
+    def run() -> None:
+        folder = Folder(GameStore(redis.Redis.from_url(url)), bot_batch=bot_batch)
+        deadline = time.monotonic() + 90
+        left = list(game_ids)
+        while left:
+            assert time.monotonic() < deadline, f"games {left} never finished"
+            for gid in list(left):
+                if folder.store.meta(gid)["status"] == "over":
+                    left.remove(gid)
+                    continue
+                try:
+                    progress = folder.advance(gid, max_seconds=0.05)
+                except RuntimeError as exc:  # lost 20 races in a row: a designed give-up, try again
+                    assert "gave up after 20 conflicting appends" in str(exc)
+                    stats["gave_up"] = stats.get("gave_up", 0) + 1
+                    continue
+                stats["conflicts"] += progress.conflicts
+                stats["appends"] += progress.appends
+
+    return run
+
+
+def test_two_folders_race_on_the_same_games(real_redis: redis.Redis, redis_server: RedisServer) -> None:
+    svc = offline_service(real_redis)
+    games = [f"race{i}" for i in range(4)]
+    variants = [Variant(3, rounds=2), Variant(3, scoring=True, actions=True, draw=True, target=10)]
+    for i, gid in enumerate(games):
+        svc.create(variants[i % 2], SEATS, seed=f"race-seed-{i}", game_id=gid, wait=None)
+        svc.create(variants[i % 2], SEATS, seed=f"race-seed-{i}", game_id=f"ref{i}", wait=None)
+    # the reference: one worker alone
+    single = Folder(svc.store)
+    for i in range(len(games)):
+        fold(single, f"ref{i}")
+    stats = {"conflicts": 0, "appends": 0}
+    # two workers at once, many small batches so that they collide often
+    _run_threads([_fold_until_over(redis_server.url, games, stats, bot_batch=1) for _ in range(2)])
+    for i, gid in enumerate(games):
+        ref = check_game(svc.store, f"ref{i}")
+        raced = check_game(svc.store, gid)  # gapless, chained, every command answered once, in order
+        assert events_of(raced) == events_of(ref), f"{gid} differs from a single-worker run"
+        meta = svc.store.meta(gid)
+        assert meta["status"] == "over" and int(meta["version"]) == len(raced)
+        # versions are contiguous in the change notices too: each append starts where the last ended
+        versions = [v for _, v, _ in svc.store.changes(gid)]
+        assert versions == sorted(set(versions))
+    assert stats["appends"] > 0
+    print(f"race stats: {stats}")
+
+
+def test_racing_folders_with_commands_arriving(real_redis: redis.Redis, redis_server: RedisServer) -> None:
+    """While two workers fold a bot game, a client keeps submitting commands: each answered once, in order."""
+    svc = offline_service(real_redis)
+    gid = "busy"
+    svc.create(Variant(3, rounds=3), [person("p"), *SEATS[1:]], seed="busy", game_id=gid, wait=None)
+    stats = {"conflicts": 0, "appends": 0}
+    submitted: list[str] = []
+
+    def client() -> None:
+        store = GameStore(redis.Redis.from_url(redis_server.url))
+        for i in range(60):
+            if store.meta(gid).get("status") == "over":
+                break
+            cid = f"c{i}"
+            if i % 3 == 0:
+                store.submit(gid, cid, b"\xc1junk")
+            else:
+                store.submit(gid, cid, encode_command(JoinCommand(cid, i % 3, "ab" * 32), 1))
+            submitted.append(cid)
+            time.sleep(0.002)  # spread the commands over the game (pacing, not synchronisation)
+
+    def folders() -> None:
+        # fold until the client is done and nothing is pending
+        folder = Folder(GameStore(redis.Redis.from_url(redis_server.url)), bot_batch=1)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            progress = folder.advance(gid, max_seconds=0.05)
+            stats["conflicts"] += progress.conflicts
+            if not worker_client.is_alive() and not folder.pending(gid) and not progress.more:
+                return
+        raise AssertionError("never settled")
+
+    worker_client = threading.Thread(target=client, daemon=True)
+    worker_client.start()
+    _run_threads([folders, folders])
+    worker_client.join(30)
+    log = check_game(svc.store, gid)
+    assert submitted
+    # the person's seat was joined by exactly one of the join commands (the first one for seat 0)
+    assert sum(1 for r in log if r.type == "SeatJoined") <= 1
+
+
+@pytest.mark.parametrize("holder_first", [True, False])
+def test_a_stale_table_cannot_overwrite(real_redis: redis.Redis, holder_first: bool) -> None:
+    """A worker whose warm table fell behind is refused, rebuilds and redoes the work."""
+    svc = offline_service(real_redis)
+    svc.create(Variant(2), [person("p"), person("q")], seed="stale", game_id="g", join=["p"], wait=None)
+    a, b = Folder(GameStore(real_redis)), Folder(GameStore(real_redis))
+    a.advance("g")
+    b.advance("g")  # both warm at the same version
+    svc.store.submit("g", "j1", encode_command(JoinCommand("j1", 1, "ab" * 32), 1))
+    first, second = (a, b) if holder_first else (b, a)
+    assert first.advance("g").appends == 1
+    svc.store.submit("g", "j2", encode_command(JoinCommand("j2", 1, "cd" * 32), 1))
+    # the second folder's warm table is stale: it notices from meta and rebuilds, no conflict needed
+    progress: Any = second.advance("g")
+    assert progress.appends == 1
+    log = check_game(svc.store, "g")
+    assert [r.type for r in log[-2:]] == ["SeatJoined", "CommandRejected"]
+
+
+class _HookedStore(GameStore):
+    """A store that runs ``hook`` once, right after a log read: another worker acting in between."""
+
+    def __init__(self, connection: Any, hook: Callable[[], None]) -> None:
+        super().__init__(connection)
+        self.hook: Callable[[], None] | None = hook
+
+    def log(self, game_id: str, start: int = 0, end: int | None = None) -> list[bytes]:
+        events = super().log(game_id, start, end)
+        if self.hook is not None:
+            hook, self.hook = self.hook, None
+            hook()
+        return events
+
+
+def test_game_finished_by_another_worker_while_rebuilding(any_redis: redis.Redis) -> None:
+    """The other worker ends the game (and deletes its seed) between our log read and seed read.
+
+    Our rebuilt table is then a running game without its seed; the commands the other
+    worker wrote make our append conflict before any bot of ours would need the seed.
+    """
+    svc = offline_service(any_redis)
+    svc.create(Variant(3), SEATS, seed="late", game_id="g", wait=None)
+    other = Folder(GameStore(any_redis), bot_batch=1)
+    assert other.advance("g", max_seconds=0).more  # started, bots still to move
+    ours = Folder(_HookedStore(any_redis, lambda: fold(other, "g")))
+    ours.advance("g")
+    log = check_game(svc.store, "g")
+    assert svc.store.meta("g")["status"] == "over" and log[-1].type == "SeedRevealed"

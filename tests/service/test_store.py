@@ -1,0 +1,317 @@
+"""Contract tests of the event store's Lua scripts, on fakeredis and on a real Redis."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+import redis
+
+from red7es.service.client import ServiceError
+from red7es.service.codec import GENESIS
+from red7es.service.store import ACTIVE, INDEX, AppendConflict, Batch, GameStore, Keys, NoSuchGame, valid_game_id
+from red7es.variant import Variant
+
+from .helpers import offline_service, person
+
+GID = "g-1"
+
+
+def _snapshot(r: redis.Redis, game_id: str) -> dict[str, Any]:
+    """Everything stored for a game (to check that a refused write changed nothing)."""
+    out: dict[str, Any] = {}
+    for key in sorted(r.keys(f"red7:{{{game_id}}}:*")):
+        kind = r.type(key)
+        if kind == b"stream":
+            out[key] = r.xrange(key)
+        elif kind == b"hash":
+            out[key] = r.hgetall(key)
+        else:
+            out[key] = r.get(key)
+    return out
+
+
+def _created(r: redis.Redis) -> GameStore:
+    store = GameStore(r)
+    assert store.create(GID, "create-1", b"create-bytes", b"seed-bytes", 1000, GENESIS)
+    return store
+
+
+def _batch(store: GameStore, *, events: int = 2, bots: int = 0, cursor: str | None = None, **kw: Any) -> Batch:
+    meta = store.meta(GID)
+    k = Keys(GID)
+    values: dict[str, Any] = {
+        "expected_version": int(meta["version"]),
+        "expected_cursor": meta["cursor"],
+        "cursor": cursor if cursor is not None else store.last_command_id(GID),
+        "events": [f"event-{int(meta['version']) + i}".encode() for i in range(events)],
+        "bot_commands": [(f"bot-{i}", f"bot-command-{i}".encode()) for i in range(bots)],
+        "head": b"\x01" * 32,
+        "status": "playing",
+        "to_move": 1,
+        "bot_to_move": False,
+        "changes": b"change",
+        "views": {k.public_view: b"public", k.view(0): b"seat0", k.view(1): b"seat1"},
+    }
+    values.update(kw)
+    return Batch(**values)
+
+
+def test_game_ids() -> None:
+    assert valid_game_id("abc-123")
+    for bad in ("", "-a", "A", "a b", "a}b", "x" * 41, "a{b"):
+        assert not valid_game_id(bad)
+        with pytest.raises(NoSuchGame):
+            Keys(bad)
+
+
+def test_keys_share_one_hash_tag() -> None:
+    k = Keys("g7")
+    keys = [k.commands, k.log, k.changes, k.meta, k.secret, k.cmdids, k.lease, k.nudge, k.public_view, k.view(3)]
+    assert all(key.startswith("red7:{g7}:") for key in keys)
+    assert len(set(keys)) == len(keys)
+
+
+def test_create_once(any_redis: redis.Redis) -> None:
+    store = _created(any_redis)
+    meta = store.meta(GID)
+    assert meta["version"] == "0" and meta["cursor"] == "0-0" and meta["status"] == "new"
+    assert meta["head"] == GENESIS.hex() and meta["created"] == "1000"
+    assert store.seed(GID) == b"seed-bytes"
+    rows = store.commands(GID)
+    assert [raw for _, raw in rows] == [b"create-bytes"]
+    assert store.command_stream_id(GID, "create-1") == rows[0][0]
+    assert store.games() == [GID] and store.active_games() == [GID]
+    before = _snapshot(any_redis, GID)
+    assert not store.create(GID, "create-2", b"other", b"other-seed", 2000, GENESIS)
+    assert _snapshot(any_redis, GID) == before
+    assert any_redis.zcard(INDEX) == 1 and any_redis.scard(ACTIVE) == 1
+    assert store.exists(GID) and not store.exists("nope") and not store.exists("Not Valid")
+
+
+def test_no_such_game(any_redis: redis.Redis) -> None:
+    store = GameStore(any_redis)
+    with pytest.raises(NoSuchGame):
+        store.submit("ghost", "c1", b"x")
+    with pytest.raises(NoSuchGame):
+        store.meta("ghost")
+    assert store.commands("ghost") == [] and store.log("ghost") == [] and store.view("ghost") is None
+    assert not any_redis.exists(Keys("ghost").commands)  # a submit to no game writes nothing
+
+
+def test_submit_exactly_once(any_redis: redis.Redis) -> None:
+    store = _created(any_redis)
+    first, dup = store.submit(GID, "c1", b"one")
+    assert not dup
+    again, dup = store.submit(GID, "c1", b"one, retried with other bytes")
+    assert dup and again == first
+    assert len(store.commands(GID)) == 2
+    second, dup = store.submit(GID, "c2", b"two")
+    assert not dup and second != first
+    assert [raw for _, raw in store.commands(GID)] == [b"create-bytes", b"one", b"two"]
+    assert store.command_stream_id(GID, "c1") == first
+    assert store.command_stream_id(GID, "c3") is None
+    # the create command's id is taken too
+    assert store.submit(GID, "create-1", b"x")[1]
+
+
+def test_commands_after_is_exclusive(any_redis: redis.Redis) -> None:
+    store = _created(any_redis)
+    ids = [store.submit(GID, f"c{i}", f"{i}".encode())[0] for i in range(5)]
+    create_id = store.commands(GID)[0][0]
+    assert [i for i, _ in store.commands(GID, after=create_id)] == ids
+    assert [i for i, _ in store.commands(GID, after=ids[1])] == ids[2:]
+    assert store.commands(GID, after=ids[-1]) == []
+    assert [i for i, _ in store.commands(GID, after=ids[0], count=2)] == ids[1:3]
+    assert store.last_command_id(GID) == ids[-1]
+
+
+def test_append_writes_everything(any_redis: redis.Redis) -> None:
+    store = _created(any_redis)
+    k = Keys(GID)
+    cursor = store.last_command_id(GID)
+    version, new_cursor = store.append(GID, _batch(store, events=3, cursor=cursor))
+    assert (version, new_cursor) == (3, cursor)
+    assert store.log(GID) == [b"event-0", b"event-1", b"event-2"]
+    assert [e for _, e in store.log_entries(GID)] == store.log(GID)
+    assert store.log(GID, 1, 2) == [b"event-1"]
+    meta = store.meta(GID)
+    assert meta["version"] == "3" and meta["cursor"] == cursor and meta["head"] == "01" * 32
+    assert meta["status"] == "playing" and meta["to_move"] == "1" and meta["bot_to_move"] == "0"
+    assert "updated" in meta
+    assert store.view(GID) == b"public" and store.view(GID, 0) == b"seat0" and store.view(GID, 1) == b"seat1"
+    assert any_redis.get(k.view(1)) == b"seat1"
+    changes = store.changes(GID)
+    assert [(v, p) for _, v, p in changes] == [(3, b"change")]
+    assert store.last_change_id(GID) == changes[0][0]
+    # an append without a change notice adds none; to_move None is stored as ''
+    store.append(GID, _batch(store, events=1, changes=b"", to_move=None, status="over"))
+    assert len(store.changes(GID)) == 1
+    assert store.meta(GID)["to_move"] == "" and store.meta(GID)["status"] == "over"
+
+
+def test_append_refuses_a_stale_version(any_redis: redis.Redis) -> None:
+    store = _created(any_redis)
+    stale = _batch(store)
+    store.append(GID, _batch(store))
+    before = _snapshot(any_redis, GID)
+    with pytest.raises(AppendConflict, match="moved on to version 2"):
+        store.append(GID, stale)
+    assert _snapshot(any_redis, GID) == before
+
+
+def test_append_refuses_a_stale_cursor(any_redis: redis.Redis) -> None:
+    store = _created(any_redis)
+    store.append(GID, _batch(store))
+    store.submit(GID, "c1", b"turn")
+    store.append(GID, _batch(store))  # consumes c1: the cursor moves, and so does the version
+    meta = store.meta(GID)
+    wrong = _batch(store, expected_cursor="0-0")  # right version, stale cursor
+    assert wrong.expected_version == int(meta["version"])
+    before = _snapshot(any_redis, GID)
+    with pytest.raises(AppendConflict):
+        store.append(GID, wrong)
+    assert _snapshot(any_redis, GID) == before
+
+
+def test_append_to_no_game_is_refused(any_redis: redis.Redis) -> None:
+    store = GameStore(any_redis)
+    batch = Batch(0, "0-0", "0-0", [b"e"], [], GENESIS, "playing", None, False, b"c", {})
+    with pytest.raises(AppendConflict):
+        store.append("ghost", batch)
+    assert any_redis.keys("*") == []
+
+
+def test_bot_commands_are_written_with_their_events(any_redis: redis.Redis) -> None:
+    store = _created(any_redis)
+    store.append(GID, _batch(store))
+    version, cursor = store.append(GID, _batch(store, events=4, bots=2))
+    assert version == 6
+    rows = store.commands(GID)
+    assert [raw for _, raw in rows[-2:]] == [b"bot-command-0", b"bot-command-1"]
+    assert cursor == rows[-1][0] == store.meta(GID)["cursor"] == store.last_command_id(GID)
+    assert store.command_stream_id(GID, "bot-0") == rows[-2][0]
+    assert store.command_stream_id(GID, "bot-1") == rows[-1][0]
+
+
+def test_bot_commands_wait_for_unanswered_commands(any_redis: redis.Redis) -> None:
+    """A bot may not move while a command submitted before it is unanswered."""
+    store = _created(any_redis)
+    store.append(GID, _batch(store))
+    folded = _batch(store, bots=1)  # folded from the stream before c1 arrived
+    store.submit(GID, "c1", b"a person's turn")
+    before = _snapshot(any_redis, GID)
+    with pytest.raises(AppendConflict):
+        store.append(GID, folded)
+    assert _snapshot(any_redis, GID) == before
+    # once c1 is answered (the cursor covers it), the bot may move
+    version, _ = store.append(GID, _batch(store, bots=1))
+    assert version == 4 and store.meta(GID)["cursor"] == store.last_command_id(GID)
+
+
+def test_client_commands_may_arrive_after_the_fold(any_redis: redis.Redis) -> None:
+    """Without bot commands, an append only answers what it read: later commands wait."""
+    store = _created(any_redis)
+    folded_up_to = store.last_command_id(GID)
+    batch = _batch(store, cursor=folded_up_to)
+    late, _ = store.submit(GID, "late", b"x")
+    version, cursor = store.append(GID, batch)
+    assert (version, cursor) == (2, folded_up_to)
+    assert store.commands(GID, after=cursor) == [(late, b"x")]
+
+
+def test_changes_nonblocking_and_exclusive(any_redis: redis.Redis) -> None:
+    store = _created(any_redis)
+    assert store.changes(GID) == [] and store.last_change_id(GID) == "0-0"
+    store.append(GID, _batch(store, changes=b"a"))
+    first = store.last_change_id(GID)
+    store.append(GID, _batch(store, changes=b"b"))
+    assert [p for _, _, p in store.changes(GID)] == [b"a", b"b"]
+    assert [p for _, _, p in store.changes(GID, after=first)] == [b"b"]
+    assert [p for _, _, p in store.changes(GID, after=first, block_ms=1)] == [b"b"]
+    assert store.changes(GID, after=store.last_change_id(GID), block_ms=1) == []
+
+
+def test_changes_blocking_read_wakes_on_append(real_redis: redis.Redis) -> None:
+    store = _created(real_redis)
+    mark = store.last_change_id(GID)
+    got: list[Any] = []
+    reader = GameStore(redis.Redis(connection_pool=real_redis.connection_pool))
+
+    def read() -> None:
+        got.extend(reader.changes(GID, after=mark, block_ms=30_000))
+
+    thread = threading.Thread(target=read)
+    started = time.monotonic()
+    thread.start()
+    # make sure the reader is blocked before appending (no sleep: ask Redis)
+    deadline = time.monotonic() + 20
+    while int(real_redis.info("clients")["blocked_clients"]) < 1:
+        assert time.monotonic() < deadline, "the reader never blocked"
+        time.sleep(0.01)
+    store.append(GID, _batch(store, changes=b"woken"))
+    thread.join(30)
+    assert not thread.is_alive()
+    assert [p for _, _, p in got] == [b"woken"]
+    assert time.monotonic() - started < 29  # it returned on the append, not on the timeout
+
+
+def test_leases_and_nudges(any_redis: redis.Redis) -> None:
+    store = _created(any_redis)
+    assert store.acquire_lease(GID, "w1", 10_000)
+    assert not store.acquire_lease(GID, "w2", 10_000)
+    assert store.lease_holder(GID) == "w1"
+    assert not store.renew_lease(GID, "w2", 10_000) and store.renew_lease(GID, "w1", 10_000)
+    store.release_lease(GID, "w2")  # not ours: no effect
+    assert store.lease_holder(GID) == "w1"
+    store.release_lease(GID, "w1")
+    assert store.lease_holder(GID) is None
+    assert store.acquire_lease(GID, "w2", 10_000)
+    assert store.set_nudge(GID, 10_000) and not store.set_nudge(GID, 10_000)
+    store.clear_nudge(GID)
+    assert store.set_nudge(GID, 10_000)
+
+
+def test_finish_forgets_the_secret(any_redis: redis.Redis) -> None:
+    store = _created(any_redis)
+    store.finish(GID)
+    assert store.seed(GID) is None and store.active_games() == [] and store.games() == [GID]
+
+
+def test_metas_and_game_index(any_redis: redis.Redis) -> None:
+    store = GameStore(any_redis)
+    for i, gid in enumerate(["a", "b", "c"]):
+        assert store.create(gid, f"create-{gid}", b"x", b"s", 1000 + i, GENESIS)
+    assert store.games() == ["c", "b", "a"] and store.all_games() == ["a", "b", "c"]
+    assert store.games(limit=2) == ["c", "b"]
+    assert [m["created"] for m in store.metas(["a", "c"])] == ["1000", "1002"]
+
+
+def test_long_blocking_waits_survive_the_socket_timeout(redis_server: Any, real_redis: redis.Redis) -> None:
+    """A wait longer than the connection's socket timeout (redis-py's default is 5 s) is not cut short.
+
+    One XREAD BLOCK longer than the socket timeout raised redis TimeoutError ("Timeout
+    reading from socket") from GameService.play/answer/wait_change instead of waiting.
+    """
+    connection = redis.Redis.from_url(redis_server.url, socket_timeout=1)
+    svc = offline_service(connection)
+    svc.create(Variant(2), [person("a"), person("b")], game_id="idle", wait=None)
+    started = time.monotonic()
+    assert svc.wait_change("idle", "0-0", timeout=2.5) is None
+    assert time.monotonic() - started >= 2.4
+    with pytest.raises(ServiceError, match="no answer from a worker for game idle"):
+        svc.answer("idle", "c1", wait=2.5)
+    # and a change arriving in the middle of a long wait is still seen at once
+    store = GameStore(connection)
+    got: list[Any] = []
+    reader = threading.Thread(target=lambda: got.extend(store.changes("idle", after="0-0", block_ms=20_000)))
+    reader.start()
+    deadline = time.monotonic() + 20
+    while int(real_redis.info("clients")["blocked_clients"]) < 1:
+        assert time.monotonic() < deadline, "the reader never blocked"
+        time.sleep(0.01)
+    real_redis.xadd(Keys("idle").changes, {"v": 1, "p": b"x"})
+    reader.join(20)
+    assert [p for _, _, p in got] == [b"x"]

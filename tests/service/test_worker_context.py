@@ -1,0 +1,137 @@
+"""The worker's context in-process: leases, slices, nudges, the inbox and the sweep."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import redis
+from red7es.workers import context as context_module
+from red7es.workers.context import WorkerContext
+
+from red7es.service.codec import encode_command
+from red7es.service.events import JoinCommand
+from red7es.service.inbox import INBOX_KEY
+from red7es.service.store import GameStore, Keys
+from red7es.variant import Variant
+
+from .helpers import all_bot_game, bot, check_game, offline_service, person
+
+
+def _posts(r: redis.Redis) -> list[str]:
+    return [fields[b"g"].decode() for _, fields in r.xrange(INBOX_KEY)]
+
+
+def test_advance_folds_releases_and_clears(fake_redis: Any) -> None:
+    svc = offline_service(fake_redis)
+    all_bot_game(svc, "g1")
+    assert svc.store.set_nudge("g1", 10_000) is False  # create set it
+    ctx = WorkerContext(fake_redis, owner="me")
+    result = ctx.advance("g1")
+    assert result["game"] == "g1" and result["commands"] == 1 and result["bot_moves"] > 0
+    assert svc.store.lease_holder("g1") is None
+    assert svc.store.set_nudge("g1", 10_000)  # cleared by the worker
+    assert svc.store.meta("g1")["status"] == "over"
+    check_game(svc.store, "g1")
+
+
+def test_advance_skips_a_game_someone_else_holds(fake_redis: Any) -> None:
+    svc = offline_service(fake_redis)
+    all_bot_game(svc, "g1")
+    svc.store.acquire_lease("g1", "other", 10_000)
+    result = WorkerContext(fake_redis, owner="me").advance("g1")
+    assert result == {"game": "g1", "skipped": "another worker holds the game"}
+    assert svc.store.meta("g1")["version"] == "0"
+    assert svc.store.lease_holder("g1") == "other"
+
+
+def test_advance_hands_back_unfinished_work(fake_redis: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A game cut off by the time slice is posted again for the next worker."""
+    monkeypatch.setattr(context_module, "SLICE_SECONDS", 0.0)
+    svc = offline_service(fake_redis)
+    all_bot_game(svc, "g1", rounds=3)
+    ctx = WorkerContext(fake_redis, owner="me")
+    ctx.advance("g1")
+    assert svc.store.meta("g1")["status"] == "playing"
+    assert _posts(fake_redis) == ["g1"]
+    assert not svc.store.set_nudge("g1", 10_000)  # the nudge is set again: clients will not post twice
+    for _ in range(500):
+        if svc.store.meta("g1")["status"] == "over":
+            break
+        ctx.advance("g1")
+    check_game(svc.store, "g1")
+
+
+class _SubmitDuringAppend(GameStore):
+    """A client command (and its schedule) lands while the worker is writing."""
+
+    def __init__(self, connection: Any, client: Any) -> None:
+        super().__init__(connection)
+        self.client = client
+        self.fired = False
+
+    def append(self, game_id: str, batch: Any) -> Any:
+        result = super().append(game_id, batch)
+        if not self.fired:
+            self.fired = True
+            cmd = JoinCommand("late", 1, "ab" * 32)
+            self.client.store.submit(game_id, cmd.id, encode_command(cmd, 1))
+            self.client.schedule(game_id)  # the nudge is still set: this posts nothing
+        return result
+
+
+def test_a_command_arriving_during_a_slice_is_not_lost(fake_redis: Any) -> None:
+    svc = offline_service(fake_redis)
+    svc.create(Variant(2), [person("a"), person("b")], game_id="g1", join=["a"], wait=None)
+    ctx = WorkerContext(fake_redis, owner="me")
+    store = _SubmitDuringAppend(fake_redis, svc)
+    ctx.store = ctx.folder.store = store
+    ctx.advance("g1")
+    assert store.fired and svc.wake.games == ["g1"]  # only the create's wake
+    # the worker looked again after clearing the nudge, and woke someone for "late"
+    assert _posts(fake_redis) == ["g1"]
+    ctx.advance("g1")
+    log = check_game(svc.store, "g1")
+    assert log[-1].type == "SeatJoined"
+
+
+def test_sweep_reposts_lost_work(fake_redis: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    svc = offline_service(fake_redis)
+    all_bot_game(svc, "held")
+    all_bot_game(svc, "lost")
+    all_bot_game(svc, "nudged")
+    svc.create(Variant(2), [person("a"), person("b")], game_id="idle", wait=None)
+    ctx = WorkerContext(fake_redis, owner="me")
+    ctx.advance("idle")  # started; waits for people: nothing pending
+    for g in ("held", "lost", "nudged"):
+        svc.store.clear_nudge(g)
+    svc.store.acquire_lease("held", "other", 10_000)  # someone is on it
+    svc.store.set_nudge("nudged", 10_000)  # a post is on its way (or was lost)
+    assert ctx.sweep() == 1
+    assert _posts(fake_redis) == ["lost"]
+    assert not svc.store.set_nudge("lost", 10_000)
+    # a nudge that nobody acted on for STALL_SECONDS: its post was lost
+    monkeypatch.setattr(context_module, "STALL_SECONDS", 0.0)
+    assert ctx.sweep() == 2
+    assert sorted(_posts(fake_redis)[1:]) == ["lost", "nudged"]
+    # finished and broken games are left alone
+    ctx.advance("lost")
+    fake_redis.hset(Keys("nudged").meta, "broken", "test")
+    svc.store.release_lease("held", "other")
+    ctx.advance("held")
+    before = len(_posts(fake_redis))
+    assert ctx.sweep() == 0 and len(_posts(fake_redis)) == before
+
+
+def test_shift_serves_the_inbox(real_redis: redis.Redis) -> None:
+    svc = offline_service(real_redis)
+    ctx = WorkerContext(real_redis, owner="me")
+    ctx.inbox.ensure_group()
+    for g in ("s1", "s2"):
+        svc.create(Variant(3), [bot("a"), bot("b", "random"), bot("c")], seed=g, game_id=g, wait=None)
+        ctx.inbox.post(g)
+    result = ctx.shift(0.5, "consumer-1")
+    assert result["games_served"] >= 2
+    for g in ("s1", "s2"):
+        assert svc.store.meta(g)["status"] == "over"
+        check_game(svc.store, g)
