@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 import click
+import redis
 
 from red7es.service.client import QUEUE_NAME
 from red7es.service.connection import embedded_server
@@ -40,7 +41,9 @@ def worker(session: Session, burst: bool, max_idle: int | None, name: str | None
 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s")
     run_worker(
-        session.connection,
+        # Not session.connection, which refuses to start while Redis is down: a worker
+        # started before its Redis waits for it (run_worker reconnects).
+        redis.Redis.from_url(session.endpoint.url, socket_connect_timeout=5, socket_timeout=None),
         burst=burst,
         max_idle=max_idle,
         name=name,

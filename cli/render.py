@@ -248,7 +248,8 @@ def describe_event(event: dict[str, Any], names: Sequence[str]) -> Text | None:
         text = Text(f"Rejected {subject}")
         if event.get("text"):
             text.append(f" '{event['text']}'")
-        text.append(f": {event['reason']}", style="bold")
+        if event.get("reason"):
+            text.append(f": {event['reason']}", style="bold")
         return text
     return None
 

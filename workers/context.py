@@ -21,7 +21,7 @@ __all__ = ["WorkerContext", "current_context", "use_context"]
 
 log = logging.getLogger(__name__)
 
-LEASE_MS = 30_000
+LEASE_MS = 5_000  # renewed between batches; a dead worker's games wait at most this long
 SLICE_SECONDS = 0.5
 STALL_SECONDS = 3.0
 SWEEP_SECONDS = 2.0
@@ -62,7 +62,14 @@ class WorkerContext:
             if time.monotonic() - self.last_sweep >= SWEEP_SECONDS:
                 self.sweep()
             for game_id in self.inbox.take(consumer, block_ms=max(1, int(min(left, 0.5) * 1000))):
-                self.advance(game_id)
+                try:
+                    self.advance(game_id)
+                except redis.exceptions.ConnectionError:
+                    raise  # Redis is gone: the worker reconnects, the sweep recovers the games
+                except Exception:
+                    # One game's failure must not cost the others taken with it: log it;
+                    # the sweep re-posts the game, which is retried later.
+                    log.exception("game %s failed", game_id)
                 served += 1
                 self.last_work = time.monotonic()
             if self.max_idle is not None and time.monotonic() - self.last_work > self.max_idle:
@@ -75,7 +82,11 @@ class WorkerContext:
         if not self.store.acquire_lease(game_id, self.owner, LEASE_MS):
             return {"game": game_id, "skipped": "another worker holds the game"}
         try:
-            progress = self.folder.advance(game_id, max_seconds=SLICE_SECONDS)
+            progress = self.folder.advance(
+                game_id,
+                max_seconds=SLICE_SECONDS,
+                keepalive=lambda: self.store.renew_lease(game_id, self.owner, LEASE_MS),
+            )
         except (GameBroken, NoSuchGame) as exc:
             log.error("%s", exc)
             self.store.release_lease(game_id, self.owner)
@@ -104,7 +115,15 @@ class WorkerContext:
         woken = 0
         now = time.monotonic()
         active = self.store.active_games()
+        metas = dict(zip(active, self.store.metas(active), strict=True))
         for game_id in active:
+            meta = metas[game_id]
+            if not meta or meta.get("status") == "over":
+                self.store.finish(game_id)  # its worker died between the last append and tidying up
+                continue
+            if meta.get("broken"):
+                self.store.deactivate(game_id)  # its log needs a human, not a retry every sweep
+                continue
             try:
                 if self.store.lease_holder(game_id) is not None or not self.folder.pending(game_id):
                     self._stalled_since.pop(game_id, None)

@@ -110,6 +110,7 @@ def run_worker(
     context.max_idle = max_idle
     delay = 0.5
     while True:
+        started = time.monotonic()
         try:
             # inside the try: RQ's Worker() already talks to Redis (CLIENT SETNAME)
             worker = Red7Worker(
@@ -122,6 +123,8 @@ def run_worker(
             log.warning("Redis unreachable (%s); retrying in %.1fs", exc, delay)
         if context.stopping:
             return
+        if time.monotonic() - started > 30:
+            delay = 0.5  # it had been working: this is a new outage, start the backoff over
         time.sleep(delay)
         delay = min(delay * 2, 5.0)
         name = None  # a fresh registration after a restart

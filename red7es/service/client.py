@@ -21,7 +21,7 @@ from ..deal import commitment, make_seed
 from ..steps import StepError, Turn
 from ..variant import Variant
 from .codec import GENESIS, Recorded, decode_command, decode_event, encode_command
-from .events import CreateCommand, JoinCommand, SeatSpec, TurnCommand
+from .events import CommandRejected, CreateCommand, JoinCommand, SeatSpec, TurnCommand
 from .inbox import Inbox
 from .store import GameStore, NoSuchGame, now_ms, valid_game_id
 from .table import CreateRejected, validate_seats
@@ -224,12 +224,26 @@ class GameService:
                             return Answer(command_id, True, None, events)
                         events.append(event)
                     elif kind == "CommandRejected" and event.get("id") == command_id:
-                        return Answer(command_id, False, str(event.get("reason")), [event])
+                        reason = event.get("reason") or self._rejection_reason(game_id, command_id, event.get("seat"))
+                        return Answer(command_id, False, reason, [dict(event, reason=reason)])
                     elif kind == "CommandApplied" and event.get("id") == command_id:
                         collecting = True
                         events.append(event)
                 if collecting:
                     return Answer(command_id, True, None, events)
+
+    def _rejection_reason(self, game_id: str, command_id: str, seat: Any) -> str:
+        """Why a turn was refused: public notices leave it out, the seat's view has it."""
+        if isinstance(seat, int):
+            rejected = self.view(game_id, seat).get("rejected") or {}
+            if rejected.get("id") == command_id:
+                return str(rejected["reason"])
+        # An older rejection of this command (a resubmitted id): find it in the log.
+        for recorded in reversed(self.log(game_id)):
+            event = recorded.event
+            if isinstance(event, CommandRejected) and event.id == command_id:
+                return event.reason
+        return "rejected"
 
     def schedule(self, game_id: str) -> None:
         """Wake a worker for this game, unless one is already on its way."""

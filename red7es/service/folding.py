@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,13 +65,15 @@ class Folder:
 
     # ------------------------------------------------------------------ public
 
-    def advance(self, game_id: str, *, max_seconds: float = 1.0) -> Progress:
+    def advance(
+        self, game_id: str, *, max_seconds: float = 1.0, keepalive: Callable[[], object] | None = None
+    ) -> Progress:
         """Fold everything pending for a game (or until ``max_seconds``)."""
         progress = Progress()
         deadline = time.monotonic() + max_seconds
         for _attempt in range(20):
             try:
-                self._advance(game_id, progress, deadline)
+                self._advance(game_id, progress, deadline, keepalive or (lambda: None))
                 return progress
             except AppendConflict:
                 progress.conflicts += 1
@@ -92,7 +95,7 @@ class Folder:
 
     # ------------------------------------------------------------------ folding
 
-    def _advance(self, game_id: str, progress: Progress, deadline: float) -> None:
+    def _advance(self, game_id: str, progress: Progress, deadline: float, keepalive: Callable[[], object]) -> None:
         table = self._table(game_id)
         while True:
             rows = self.store.commands(game_id, after=table.cursor if table else "0-0", count=200)
@@ -128,6 +131,7 @@ class Folder:
                 events.extend(produced)
                 bot_commands.append(command)
             self._flush(table, events, table.cursor, bot_commands)
+            keepalive()  # e.g. renew the worker's lease between batches
             progress.bot_moves += len(bot_commands)
             progress.events += len(events)
             progress.appends += 1
@@ -236,6 +240,7 @@ class Folder:
     def _break(self, game_id: str, reason: str) -> None:
         log.error("game %s is broken: %s", game_id, reason)
         self.store.redis.hset(Keys(game_id).meta, "broken", reason)
+        self.store.deactivate(game_id)
 
 
 def decide(table: Table, stream_id: str, raw: bytes) -> list[LogEvent]:

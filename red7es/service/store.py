@@ -167,6 +167,10 @@ class GameStore:
         self.redis.delete(k.secret)
         self.redis.srem(ACTIVE, game_id)
 
+    def deactivate(self, game_id: str) -> None:
+        """Stop sweeping a game (it is broken: its log needs a human)."""
+        self.redis.srem(ACTIVE, game_id)
+
     # ------------------------------------------------------------------ reading
 
     def exists(self, game_id: str) -> bool:
@@ -251,7 +255,10 @@ class GameStore:
     # ------------------------------------------------------------------ coordination
 
     def acquire_lease(self, game_id: str, owner: str, ttl_ms: int) -> bool:
-        return bool(self.redis.set(Keys(game_id).lease, owner, nx=True, px=ttl_ms))
+        """Take the game's lease, or extend it if this owner already holds it."""
+        if self.redis.set(Keys(game_id).lease, owner, nx=True, px=ttl_ms):
+            return True
+        return self.renew_lease(game_id, owner, ttl_ms)
 
     def renew_lease(self, game_id: str, owner: str, ttl_ms: int) -> bool:
         return bool(self._renew(keys=[Keys(game_id).lease], args=[owner, ttl_ms]))

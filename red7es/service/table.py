@@ -90,6 +90,7 @@ class Table:
     head: bytes = GENESIS
     cursor: str = "0-0"
     seed_revealed: str | None = None
+    rejections: dict[int, dict[str, str]] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ building
 
@@ -132,9 +133,17 @@ class Table:
             game._deal(game.round)  # the log ended between a round and the next deal
         return table
 
+    def _remember_rejection(self, event: CommandRejected) -> None:
+        """A seat's last refused turn is shown in that seat's view only: the turn and
+        the reason can reveal its cards ("you would not lead" after p:R7)."""
+        if event.kind == "turn" and 0 <= event.seat < len(self.seats):
+            self.rejections[event.seat] = {"id": event.id, "turn": event.text, "reason": event.reason}
+
     def fold(self, event: LogEvent) -> None:
         """Apply one recorded event to this table (no checks beyond the rules)."""
-        if isinstance(event, SeatJoined):
+        if isinstance(event, CommandRejected):
+            self._remember_rejection(event)
+        elif isinstance(event, SeatJoined):
             self.keys[event.seat] = event.key
         elif isinstance(event, SeedRevealed):
             self.seed_revealed = event.seed
@@ -196,8 +205,8 @@ class Table:
             reason = f"seat {name} is played by a bot"
         elif self.keys[seat] is not None:
             reason = f"seat {name} has already been taken"
-        elif len(key) != 64:
-            reason = "a seat key is 64 hex digits"
+        elif len(key) != 64 or any(ch not in "0123456789abcdef" for ch in key):
+            reason = "a seat key is 64 lower-case hex digits"
         if reason:
             return [CommandRejected(command_id, seat, "join", name, reason)]
         self.keys[seat] = key
@@ -205,17 +214,21 @@ class Table:
 
     def _turn(self, command: TurnCommand) -> list[LogEvent]:
         reason = self._turn_refusal(command)
+        if reason is None:
+            try:
+                turn = Turn.parse(command.turn)
+                facts = self.game.apply(turn)
+            except (StepError, IllegalStep) as exc:
+                reason = str(exc)
         if reason is not None:
-            return [CommandRejected(command.id, command.seat, "turn", command.turn, reason)]
-        try:
-            turn = Turn.parse(command.turn)
-            facts = self.game.apply(turn)
-        except (StepError, IllegalStep) as exc:
-            return [CommandRejected(command.id, command.seat, "turn", command.turn, str(exc))]
+            rejection = CommandRejected(command.id, command.seat, "turn", command.turn, reason)
+            self._remember_rejection(rejection)
+            return [rejection]
         events: list[LogEvent] = [CommandApplied(command.id, command.seat, str(turn), command.by)]
         events.extend(facts)
         if any(isinstance(f, GameOver) for f in facts) and self.game.seed is not None:
-            events.append(SeedRevealed(self.game.seed.hex()))
+            self.seed_revealed = self.game.seed.hex()  # as fold() would: the final view shows it
+            events.append(SeedRevealed(self.seed_revealed))
         return events
 
     def _turn_refusal(self, command: TurnCommand) -> str | None:
@@ -255,7 +268,8 @@ class Table:
         view = self._view(obs, version)
         view["seat"] = seat
         view["hand"] = [str(c) for c in obs.hand]
-        if obs.my_turn:
+        view["rejected"] = self.rejections.get(seat)
+        if obs.my_turn and not self.seats[seat].is_bot:
             view["legal"] = [str(t) for t in self.game.legal_turns()]
         return view
 
@@ -348,6 +362,9 @@ def public_event(event: LogEvent) -> dict[str, Any] | None:
         if event.public:
             data["card"] = str(event.card)
         return data
+    if isinstance(event, CommandRejected) and event.kind == "turn":
+        # what was tried and why it failed stay in the seat's own view
+        return {"type": name, "id": event.id, "seat": event.seat, "kind": event.kind}
     data = EVENT_TYPES[name].to_data(event)
     data["type"] = name
     return data

@@ -286,9 +286,5 @@ def test_run_worker_started_while_redis_is_down_connects_once_it_is_up(tmp_path:
     _worker_meets_redis_late(tmp_path, worker_factory, cli=False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`red7 worker` pings Redis (Session.connection) before run_worker's reconnect loop and exits 1 when down",
-)
 def test_cli_worker_started_while_redis_is_down_connects_once_it_is_up(tmp_path: Path, worker_factory: Any) -> None:
     _worker_meets_redis_late(tmp_path, worker_factory, cli=True)

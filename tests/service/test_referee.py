@@ -166,7 +166,7 @@ def test_join_refusals(svc: GameService, folder: Folder) -> None:
     assert reasons == {
         "j-bot": "seat cy is played by a bot",
         "j-none": "there is no seat 5",
-        "j-key": "a seat key is 64 hex digits",
+        "j-key": "a seat key is 64 lower-case hex digits",
     }
     check_game(svc.store, "g1")
 
