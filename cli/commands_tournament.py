@@ -1,3 +1,590 @@
-"""Tournaments."""
+"""Tournaments: create, run, standings, report, audit, list, show (``red7 tournament ...``).
 
-COMMANDS: list = []
+The tournament package is imported inside each command, not here: every ``red7``
+command loads this module, and none but these needs the tournament code (or openskill).
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+import redis
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+from rich.text import Text
+
+from .commands_game import seat_specs, variant_from, variant_options
+from .options import Red7Group, console, emit_json, json_option, pass_session, url_option
+from .session import Session
+
+if TYPE_CHECKING:
+    from red7es.tournament import RoundPaired, TournamentState
+
+__all__ = ["COMMANDS", "FORMATS"]
+
+FORMATS = ("round-robin", "swiss")  # red7es.tournament.events.FORMATS (a test keeps them equal)
+
+
+class TournamentGroup(Red7Group):
+    """Tournament errors as one line and exit code 1, like every other red7 error."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            from red7es.service.codec import CorruptEvent
+            from red7es.tournament import NoSuchTournament, TournamentCorrupt, TournamentError
+
+            if isinstance(exc, NoSuchTournament):
+                raise click.ClickException(
+                    f"no tournament {exc.tournament!r} (list them with: red7 tournament list)"
+                ) from None
+            if isinstance(exc, TournamentError | TournamentCorrupt | CorruptEvent):
+                raise click.ClickException(str(exc)) from None
+            raise
+
+
+@click.group(cls=TournamentGroup)
+def tournament() -> None:
+    """Round-robin and Swiss tournaments of people and bots, played on the workers.
+
+    \b
+    Example:
+        red7 tournament create cup -b greedy -b random -b ismcts -p alice --format swiss
+        red7 tournament run cup          # Ctrl-C is safe: run it again to resume
+        red7 tournament standings cup
+        red7 tournament report cup -o cup.html
+        red7 tournament audit cup
+
+    The pairing, points and tie-break rules are in docs/tournaments.md.
+    """
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _state(session: Session, name: str) -> TournamentState:
+    from red7es.tournament import load
+
+    return load(session.connection, name)
+
+
+def _rounds(state: TournamentState) -> list[RoundPaired]:
+    return [state.rounds[r] for r in sorted(state.rounds)]
+
+
+# ---------------------------------------------------------------------------- create
+
+
+@tournament.command()
+@click.argument("name", metavar="TOURNAMENT")
+@click.option("--title", help="A title for standings and reports (default: the id).")
+@click.option("--player", "-p", "people", multiple=True, metavar="NAME", help="A person entrant (repeatable).")
+@click.option(
+    "--bot",
+    "-b",
+    "bots",
+    multiple=True,
+    metavar="[NAME=]BOT",
+    help="A bot entrant: random, greedy, ismcts or any bot spec (repeatable).",
+)
+@click.option("--table-size", "-k", type=click.IntRange(2, 4), default=2, show_default=True, help="Players per game.")
+@variant_options
+@click.option(
+    "--format",
+    "-f",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="round-robin",
+    show_default=True,
+    help="Round robin: every group of TABLE-SIZE entrants meets once. Swiss: tables within score groups.",
+)
+@click.option(
+    "--tournament-rounds",
+    "-n",
+    "rounds_count",
+    type=click.IntRange(1, 999),
+    metavar="N",
+    help="Rounds to play (default: one full round-robin cycle; Swiss: max(3, ceil(log2 entrants))).",
+)
+@click.option("--seed", help="Seed text: the same seed gives the same pairings and deals (default: random).")
+@json_option
+@url_option
+@pass_session
+def create(
+    session: Session,
+    name: str,
+    title: str | None,
+    people: tuple[str, ...],
+    bots: tuple[str, ...],
+    table_size: int,
+    scoring: bool,
+    draw: bool,
+    actions: bool,
+    rounds: int,
+    target: int | None,
+    fmt: str,
+    rounds_count: int | None,
+    seed: str | None,
+    as_json: bool,
+) -> None:
+    """Create tournament TOURNAMENT (an id: lower-case letters, digits, dashes).
+
+    Entrants are people (-p NAME) and bots (-b SPEC, named after the bot unless
+    given as NAME=SPEC). --rounds is the variant's round wins per game; the
+    number of tournament rounds is --tournament-rounds.
+
+    \b
+    Example:
+        red7 tournament create cup -b greedy -b random -b g2=greedy -b ismcts:iterations=200 -n 3 --format swiss
+    """
+    from red7es.tournament import create_tournament
+    from red7es.tournament.pairing import total_games
+
+    entrants = seat_specs(people, bots)
+    variant = variant_from(table_size, scoring, draw, actions, rounds, target)
+    created = create_tournament(
+        session.connection, name, entrants, variant, fmt, rounds=rounds_count, seed=seed, name=title
+    ).event
+    games = total_games(created)
+    if as_json:
+        emit_json(
+            {
+                "tournament": created.tournament,
+                "name": created.name,
+                "format": created.format,
+                "table_size": created.table_size,
+                "variant": created.variant.to_dict(),
+                "rounds": created.rounds,
+                "games": games,
+                "entrants": [{"name": e.name, "kind": e.kind, "bot": e.bot} for e in created.entrants],
+                "commitment": created.commitment,
+            }
+        )
+        return
+    out = console()
+    out.print(
+        Text(
+            f"Tournament {created.tournament} created: {created.format}, {len(created.entrants)} entrants, "
+            f"{_count(created.rounds, 'round')}, {_count(games, 'game')} of {created.variant.describe()}.",
+            style="bold",
+        )
+    )
+    out.print(f"Seed commitment (SHA-256): {created.commitment}")
+    out.print(f"Run it: red7 tournament run {created.tournament}")
+
+
+# ---------------------------------------------------------------------------- run
+
+
+class _ProgressReporter:
+    """Draws the run on a rich progress bar and says which people must play where."""
+
+    def __init__(self, bar: Progress, names: list[str]) -> None:
+        self.bar = bar
+        self.names = names
+        self.task = bar.add_task("starting", total=None)
+
+    def paired(self, paired: RoundPaired) -> None:
+        byes = ", ".join(self.names[e] for e in paired.byes)
+        self.bar.console.print(
+            f"Round {paired.round} paired: {len(paired.tables)} table(s)" + (f", bye: {byes}" if byes else "")
+        )
+
+    def progress(self, done: int, total: int, round_number: int) -> None:
+        self.bar.update(self.task, completed=done, total=total, description=f"round {round_number}")
+
+    def needs_people(self, game: str, people: list[str]) -> None:
+        for person in people:
+            self.bar.console.print(
+                f"{person} plays game {game}: red7 join {game} {person} && red7 play --game {game} --as {person}"
+            )
+
+
+@tournament.command()
+@click.argument("name", metavar="TOURNAMENT")
+@click.option(
+    "--parallel",
+    type=click.IntRange(1, 1000),
+    default=32,
+    show_default=True,
+    help="All-bot games in flight at once (people's games always start when paired).",
+)
+@click.option("--wait/--no-wait", default=True, show_default=True, help="--no-wait: start what can start, then exit.")
+@json_option
+@url_option
+@pass_session
+def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -> None:
+    """Play TOURNAMENT: pair rounds, start their games on the workers, record results.
+
+    Safe to stop (Ctrl-C) and to run again: it resumes where the tournament is,
+    never replays or double-counts a game. Swiss rounds are paired when the round
+    before is complete. People's games wait for their moves; the command prints
+    how to join and play them.
+
+    \b
+    Example:
+        red7 tournament run cup --parallel 64
+    """
+    from red7es.tournament import TournamentRunner, load
+
+    connection = session.connection
+    session.ensure_worker()
+    err = Console(stderr=True)
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("games"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    runner: TournamentRunner | None = None
+    try:
+        with Progress(*columns, console=err, disable=as_json) as progress:
+            state = load(connection, name)
+            reporter = _ProgressReporter(progress, [e.name for e in state.spec.entrants])
+            runner = TournamentRunner(session.service, name, parallel=parallel, reporter=reporter)
+            report = runner.run(wait=wait)
+    except KeyboardInterrupt:
+        done = len(runner.state.results) if runner else 0
+        click.echo(f"Stopped with {done} games recorded. Resume with: red7 tournament run {name}", err=True)
+        raise SystemExit(130) from None
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+        raise click.ClickException(
+            f"lost the connection to Redis at {session.endpoint.url}: {str(exc).splitlines()[0]}; "
+            f"nothing is lost, resume with: red7 tournament run {name}"
+        ) from None
+    if as_json:
+        emit_json(
+            {
+                "tournament": name,
+                "finished": report.finished,
+                "done": report.done,
+                "total": report.total,
+                "waiting_for_people": report.waiting_for_people,
+            }
+        )
+        return
+    if report.finished:
+        click.echo(f"Tournament {name} finished: {report.done} games. Standings: red7 tournament standings {name}")
+    else:
+        click.echo(f"Tournament {name}: {report.done} of {report.total} games recorded.")
+        for game, people in report.waiting_for_people.items():
+            click.echo(f"  game {game} waits for {', '.join(people)}")
+        click.echo(f"Continue with: red7 tournament run {name}")
+
+
+# ---------------------------------------------------------------------------- standings
+
+
+@tournament.command("standings")
+@click.argument("name", metavar="TOURNAMENT")
+@click.option("--csv", "csv_path", metavar="FILE", help="Also write the standings as CSV to FILE ('-': stdout).")
+@json_option
+@url_option
+@pass_session
+def standings_command(session: Session, name: str, csv_path: str | None, as_json: bool) -> None:
+    """Show the standings: points, rounds won, tie-breaks, OpenSkill rating.
+
+    Points per game are the share of the other players at the table an entrant
+    finished ahead of (ties count half); ties in the standings are broken by
+    Buchholz (Swiss), head-to-head, rounds won, then rating (docs/tournaments.md).
+
+    \b
+    Example:
+        red7 tournament standings cup --csv cup.csv
+    """
+    from red7es.tournament import SWISS, standings
+    from red7es.tournament.pairing import total_games
+
+    state = _state(session, name)
+    spec = state.spec
+    rows = standings(spec, _rounds(state), state.results)
+    lines = [r.as_dict() for r in rows]
+    if csv_path:
+        _write_csv(csv_path, lines)
+    if as_json:
+        emit_json(
+            {
+                "tournament": spec.tournament,
+                "name": spec.name,
+                "format": spec.format,
+                "finished": state.finished is not None,
+                "rounds_paired": state.current_round,
+                "rounds": spec.rounds,
+                "games_played": len(state.results),
+                "games_total": total_games(spec),
+                "standings": lines,
+            }
+        )
+        return
+    if csv_path == "-":
+        return
+    out = console()
+    status = "finished" if state.finished else f"{len(state.results)} of {total_games(spec)} games played"
+    out.print(Text(f"{spec.name} ({spec.format}, {status})", style="bold"))
+    table = Table(box=None, pad_edge=False)
+    swiss = spec.format == SWISS
+    headers = ["#", "entrant", "games", "wins", "points", "round wins", "byes"]
+    headers += ["buchholz"] if swiss else []
+    headers += ["h2h", "mu", "sigma", "ordinal"]
+    for h in headers:
+        table.add_column(h, justify="left" if h == "entrant" else "right")
+    for r in rows:
+        cells = [str(r.rank), r.name, str(r.games), str(r.wins), f"{float(r.points):g}", str(r.round_wins), str(r.byes)]
+        cells += [f"{float(r.buchholz or 0):g}"] if swiss else []
+        cells += [
+            f"{float(r.head_to_head):g}",
+            f"{r.rating.mu:.2f}",
+            f"{r.rating.sigma:.2f}",
+            f"{r.rating.ordinal:.2f}",
+        ]
+        table.add_row(*cells)
+    out.print(table)
+
+
+def _write_csv(path: str, lines: list[dict[str, Any]]) -> None:
+    fields = list(lines[0]) if lines else []
+    if path == "-":
+        writer = csv.DictWriter(sys.stdout, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(lines)
+        return
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(lines)
+
+
+# ---------------------------------------------------------------------------- report
+
+
+@tournament.command()
+@click.argument("name", metavar="TOURNAMENT")
+@click.option("--output", "-o", metavar="FILE", help="The HTML file to write (default: TOURNAMENT.html).")
+@url_option
+@pass_session
+def report(session: Session, name: str, output: str | None) -> None:
+    """Write a self-contained HTML page: standings, rating chart, every game.
+
+    No external resources (inline CSS and SVG): open it anywhere, offline.
+
+    \b
+    Example:
+        red7 tournament report cup -o cup.html
+    """
+    from red7es.tournament import standings
+    from red7es.tournament.rating import rating_history
+    from red7es.tournament.report import render_report
+
+    state = _state(session, name)
+    spec = state.spec
+    rounds = _rounds(state)
+    page = render_report(
+        spec,
+        standings(spec, rounds, state.results),
+        rating_history(spec, rounds, state.results),
+        rounds,
+        state.results,
+        finished=state.finished is not None,
+    )
+    path = Path(output or f"{spec.tournament}.html")
+    path.write_text(page, encoding="utf-8")
+    click.echo(f"Wrote {path} ({len(spec.entrants)} entrants, {len(state.results)} games).")
+
+
+# ---------------------------------------------------------------------------- audit
+
+
+@tournament.command()
+@click.argument("name", metavar="TOURNAMENT")
+@json_option
+@url_option
+@pass_session
+def audit(session: Session, name: str, as_json: bool) -> None:
+    """Audit every game, re-derive every pairing, recompute the standings from the logs.
+
+    Prints PASS, or the first divergence in one line. Exit code 0 on PASS, 1 otherwise.
+
+    \b
+    Example:
+        red7 tournament audit cup
+    """
+    from red7es.tournament.audit import audit_tournament
+
+    err = Console(stderr=True)
+    show = not as_json and err.is_terminal
+    with Progress(console=err, transient=True, disable=not show) as progress:
+        task = progress.add_task("auditing games", total=None)
+        result = audit_tournament(
+            session.service, name, progress=lambda done, total: progress.update(task, completed=done, total=total)
+        )
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        click.echo(result.line())
+    if not result.ok:
+        raise SystemExit(1)
+
+
+# ---------------------------------------------------------------------------- list
+
+
+@tournament.command("list")
+@click.option("--limit", default=50, show_default=True, help="How many tournaments, newest first.")
+@json_option
+@url_option
+@pass_session
+def list_command(session: Session, limit: int, as_json: bool) -> None:
+    """List tournaments, newest first, with their progress.
+
+    \b
+    Example:
+        red7 tournament list
+    """
+    from red7es.service.codec import CorruptEvent
+    from red7es.tournament import NoSuchTournament, TournamentCorrupt, load
+    from red7es.tournament.pairing import total_games
+    from red7es.tournament.store import TournamentStore
+
+    store = TournamentStore(session.connection)
+    items: list[dict[str, Any]] = []
+    for tid in store.tournaments(limit):
+        try:
+            state = load(session.connection, tid)
+        except (NoSuchTournament, TournamentCorrupt, CorruptEvent) as exc:
+            items.append({"tournament": tid, "error": str(exc)})
+            continue
+        spec = state.spec
+        items.append(
+            {
+                "tournament": tid,
+                "name": spec.name,
+                "format": spec.format,
+                "entrants": len(spec.entrants),
+                "table_size": spec.table_size,
+                "rounds": spec.rounds,
+                "games_played": len(state.results),
+                "games_total": total_games(spec),
+                "finished": state.finished is not None,
+                "created": spec.created,
+            }
+        )
+    if as_json:
+        emit_json(items)
+        return
+    if not items:
+        click.echo("No tournaments yet. Create one: red7 tournament create cup -b greedy -b random")
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("tournament", "created", "format", "entrants", "games", "status"):
+        table.add_column(column)
+    for item in items:
+        if "error" in item:
+            table.add_row(item["tournament"], "", "", "", "", f"unreadable: {item['error']}")
+            continue
+        when = datetime.datetime.fromtimestamp(item["created"] / 1000).strftime("%Y-%m-%d %H:%M")
+        status = "finished" if item["finished"] else "in progress"
+        games = f"{item['games_played']}/{item['games_total']}"
+        table.add_row(item["tournament"], when, item["format"], str(item["entrants"]), games, status)
+    console().print(table)
+
+
+# ---------------------------------------------------------------------------- show
+
+
+@tournament.command()
+@click.argument("name", metavar="TOURNAMENT")
+@json_option
+@url_option
+@pass_session
+def show(session: Session, name: str, as_json: bool) -> None:
+    """Show a tournament: its entrants and every round's tables, games and results.
+
+    \b
+    Example:
+        red7 tournament show cup
+    """
+    from red7es.service.store import Keys
+    from red7es.tournament.pairing import total_games
+
+    state = _state(session, name)
+    spec = state.spec
+    names = [e.name for e in spec.entrants]
+    games = [t for _r, t in state.paired_games]
+    pipe = session.connection.pipeline(transaction=False)
+    for t in games:
+        pipe.hget(Keys(t.game).meta, "status")
+    statuses = {t.game: (s.decode() if isinstance(s, bytes) else s) for t, s in zip(games, pipe.execute(), strict=True)}
+
+    def status_of(game: str) -> str:
+        result = state.results.get(game)
+        if result is not None:
+            return "recorded"
+        return statuses.get(game) or "not created"
+
+    rounds: list[dict[str, Any]] = [
+        {
+            "round": p.round,
+            "byes": [names[e] for e in p.byes],
+            "tables": [
+                {
+                    "table": t.table,
+                    "game": t.game,
+                    "seats": [names[e] for e in t.seats],
+                    "status": status_of(t.game),
+                    "winners": (
+                        [names[t.seats[w]] for w in state.results[t.game].winners] if t.game in state.results else None
+                    ),
+                }
+                for t in p.tables
+            ],
+        }
+        for p in _rounds(state)
+    ]
+    if as_json:
+        emit_json(
+            {
+                "tournament": spec.tournament,
+                "name": spec.name,
+                "format": spec.format,
+                "variant": spec.variant.to_dict(),
+                "table_size": spec.table_size,
+                "rounds": spec.rounds,
+                "entrants": [{"name": e.name, "kind": e.kind, "bot": e.bot} for e in spec.entrants],
+                "commitment": spec.commitment,
+                "seed": state.finished.seed if state.finished else None,
+                "finished": state.finished is not None,
+                "games_played": len(state.results),
+                "games_total": total_games(spec),
+                "paired": rounds,
+            }
+        )
+        return
+    out = console()
+    out.print(Text(f"{spec.name} [{spec.tournament}]", style="bold"))
+    out.print(
+        f"{spec.format}, {len(spec.entrants)} entrants, {spec.rounds} rounds, {spec.variant.describe()}; "
+        f"{len(state.results)} of {total_games(spec)} games played" + ("; finished" if state.finished else "")
+    )
+    out.print("Entrants: " + ", ".join(e.name + (f" ({e.bot})" if e.is_bot else " (person)") for e in spec.entrants))
+    for r in rounds:
+        out.print(Text(f"Round {r['round']}", style="bold"))
+        for t in r["tables"]:
+            result = f"won by {' and '.join(t['winners'])}" if t["winners"] else t["status"]
+            out.print(f"  {t['game']}: {', '.join(t['seats'])} — {result}")
+        if r["byes"]:
+            out.print(f"  bye: {', '.join(r['byes'])}")
+    if state.current_round < spec.rounds:
+        out.print(f"Rounds {state.current_round + 1}-{spec.rounds} not paired yet.")
+
+
+COMMANDS = [tournament]

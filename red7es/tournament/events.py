@@ -1,0 +1,103 @@
+"""The events of a tournament: what was decided, in the order it was decided.
+
+A tournament is nothing but its own event stream (``red7:t:{T}:events``): every
+standing, rating and report is folded from these events plus the games' own logs.
+They are plain frozen dataclasses; :mod:`red7es.tournament.codec` turns them into bytes.
+
+Entrants are referred to by their index in ``TournamentCreated.entrants`` and seats by
+their position in a table, so a rename can never make two events disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..service.events import SeatSpec
+from ..variant import Variant
+
+__all__ = [
+    "ROUND_ROBIN",
+    "SWISS",
+    "FORMATS",
+    "TournamentCreated",
+    "Seating",
+    "RoundPaired",
+    "GameFinished",
+    "TournamentFinished",
+    "TournamentEvent",
+]
+
+ROUND_ROBIN = "round-robin"
+SWISS = "swiss"
+FORMATS = (ROUND_ROBIN, SWISS)
+
+
+@dataclass(frozen=True)
+class TournamentCreated:
+    """Event 0: who plays, under which rules, in which format, and the seed's commitment.
+
+    The seed itself stays secret (it derives every game's seed) until
+    :class:`TournamentFinished` reveals it; ``commitment`` is its SHA-256, public from
+    the start, and also keys the draw of lots used by pairing (so anyone can re-derive
+    the pairings without the seed).
+    """
+
+    tournament: str
+    name: str
+    entrants: tuple[SeatSpec, ...]
+    variant: Variant  # variant.players is the table size
+    format: str
+    rounds: int
+    commitment: str
+    created: int  # milliseconds since the epoch
+
+    @property
+    def table_size(self) -> int:
+        return self.variant.players
+
+
+@dataclass(frozen=True)
+class Seating:
+    """One table of a round: its game id and the entrants (by index) in seat order."""
+
+    table: int  # 1-based within the round
+    game: str
+    seats: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class RoundPaired:
+    """A round's tables and byes, written before any of its games is created."""
+
+    round: int  # 1-based
+    tables: tuple[Seating, ...]
+    byes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class GameFinished:
+    """A game of the tournament ended: its outcome (by seat) and where its log stood.
+
+    ``version`` and ``head`` pin the result to the game's hash-chained log: event
+    ``version - 1`` of that log hashes to ``head``, so the audit can prove which log the
+    result was read from.
+    """
+
+    round: int
+    game: str
+    winners: tuple[int, ...]
+    scores: tuple[int, ...]
+    round_wins: tuple[int, ...]
+    reason: str
+    version: int
+    head: str  # hex SHA-256
+
+
+@dataclass(frozen=True)
+class TournamentFinished:
+    """Every round was played and recorded; the seed is revealed for the audit."""
+
+    seed: str  # hex; SHA-256 of it equals TournamentCreated.commitment
+
+
+TournamentEvent = TournamentCreated | RoundPaired | GameFinished | TournamentFinished

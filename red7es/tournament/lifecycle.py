@@ -1,0 +1,108 @@
+"""Creating a tournament and reading one back: the entry points the CLI uses.
+
+Creation validates everything a run could later trip over (entrant names usable as
+seat names, bot specs that build, a format and number of rounds that make sense), so
+a tournament that exists can always be run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import comb
+
+import redis
+
+from ..bots.base import BotError, make_bot
+from ..deal import commitment, make_seed
+from ..service.codec import GENESIS
+from ..service.events import BOT, PERSON, SeatSpec
+from ..service.store import now_ms
+from ..variant import Variant
+from .codec import decode, encode
+from .events import FORMATS, ROUND_ROBIN, TournamentCreated
+from .ids import TournamentError, check_tournament_id
+from .pairing import default_rounds
+from .state import TournamentState
+from .store import TournamentStore
+
+__all__ = ["MAX_CYCLE_GAMES", "MAX_ENTRANTS", "MAX_ROUNDS", "Created", "create_tournament", "load", "check_entrants"]
+
+MAX_ENTRANTS = 64
+MAX_ROUNDS = 999
+MAX_CYCLE_GAMES = 2500  # a round robin plays every group of k entrants: C(n, k) games
+
+
+@dataclass(frozen=True)
+class Created:
+    event: TournamentCreated
+    seed: bytes  # the secret seed (shown to whoever created it, never stored in the stream)
+
+
+def check_entrants(entrants: Sequence[SeatSpec], table_size: int) -> None:
+    """Raise TournamentError unless every entrant can take a seat in a game."""
+    if len(entrants) < table_size:
+        raise TournamentError(f"a table of {table_size} needs at least {table_size} entrants, got {len(entrants)}")
+    if len(entrants) > MAX_ENTRANTS:
+        raise TournamentError(f"at most {MAX_ENTRANTS} entrants, got {len(entrants)}")
+    names = [e.name for e in entrants]
+    for e in entrants:
+        if not e.name or len(e.name) > 40 or any(ch.isspace() for ch in e.name):
+            raise TournamentError(f"entrant name {e.name!r} must be 1-40 characters without spaces")
+        if e.kind not in (PERSON, BOT):
+            raise TournamentError(f"entrant {e.name!r} must be a person or a bot")
+        if e.kind == BOT:
+            try:
+                make_bot(e.bot or "")
+            except BotError as exc:
+                raise TournamentError(f"entrant {e.name}: {exc}") from None
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise TournamentError(f"entrant names must be different ({', '.join(duplicates)} appears twice)")
+
+
+def create_tournament(
+    connection: redis.Redis,
+    tournament: str,
+    entrants: Sequence[SeatSpec],
+    variant: Variant,
+    format: str,
+    *,
+    rounds: int | None = None,
+    seed: bytes | str | None = None,
+    name: str | None = None,
+) -> Created:
+    """Write a new tournament's first event (its games are created by the runner)."""
+    check_tournament_id(tournament)
+    if format not in FORMATS:
+        raise TournamentError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+    check_entrants(entrants, variant.players)
+    n = len(entrants)
+    if format == ROUND_ROBIN and comb(n, variant.players) > MAX_CYCLE_GAMES:
+        raise TournamentError(
+            f"a round robin of {n} entrants at tables of {variant.players} is {comb(n, variant.players)} games: "
+            f"at most {MAX_CYCLE_GAMES}; play a Swiss tournament instead"
+        )
+    if rounds is None:
+        rounds = default_rounds(format, n, variant.players)
+    if not 1 <= rounds <= MAX_ROUNDS:
+        raise TournamentError(f"rounds must be 1-{MAX_ROUNDS}, not {rounds}")
+    title = (name or tournament).strip()
+    if not title or len(title) > 80 or "\n" in title:
+        raise TournamentError("a tournament name is 1-80 characters on one line")
+    secret = make_seed(seed)
+    created = now_ms()
+    event = TournamentCreated(tournament, title, tuple(entrants), variant, format, rounds, commitment(secret), created)
+    store = TournamentStore(connection)
+    if not store.create(tournament, secret, encode(event, 0, GENESIS, created), created):
+        raise TournamentError(f"a tournament {tournament!r} already exists")
+    return Created(event, secret)
+
+
+def load(connection: redis.Redis, tournament: str) -> TournamentState:
+    """Fold a tournament's whole stream (raises NoSuchTournament, CorruptEvent, TournamentCorrupt)."""
+    check_tournament_id(tournament)
+    state = TournamentState()
+    for i, (stream_id, raw) in enumerate(TournamentStore(connection).read(tournament)):
+        state.fold(decode(raw, f"tournament event {i}"), stream_id)
+    return state

@@ -1,0 +1,307 @@
+"""Running a tournament: pair rounds, create their games, record results — resumably.
+
+Everything the runner knows it folds from the tournament's stream and the games
+themselves, and every write is idempotent:
+
+* a round is paired by a compare-and-append of ``RoundPaired`` *before* any of its games
+  is created, so a run stopped in between finds the pairing and creates the games;
+* games have fixed ids and derived seeds; creating one that exists fails, and that is
+  taken as "already created" (after checking it is this tournament's game);
+* a finished game is recorded by a compare-and-append of ``GameFinished``; a second run
+  process racing for it loses the append, re-reads, and finds it recorded.
+
+So ``red7 tournament run`` can be stopped (Ctrl-C, a crash, Redis going away) and run
+again any number of times — even twice at once — and every game is played once and
+counted once.  Bots' games are played by the worker pool; the runner only waits on the
+games' change streams (a blocking XREAD, no polling).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import msgpack  # type: ignore[import-untyped,unused-ignore]
+
+from ..deal import commitment
+from ..service.client import GameService, ServiceError
+from ..service.store import Keys, now_ms
+from .codec import decode, encode
+from .events import SWISS, GameFinished, RoundPaired, Seating, TournamentEvent, TournamentFinished
+from .ids import TournamentError, game_seed
+from .pairing import pair_round, total_games
+from .state import TournamentState
+from .store import TournamentStore
+
+__all__ = ["TournamentRunner", "RunReport", "Reporter", "NullReporter"]
+
+
+class Reporter(Protocol):
+    """What a run tells its user (the CLI draws a progress bar from it)."""
+
+    def paired(self, paired: RoundPaired) -> None: ...
+
+    def progress(self, done: int, total: int, round_number: int) -> None: ...
+
+    def needs_people(self, game: str, people: list[str]) -> None: ...
+
+
+class NullReporter:
+    def paired(self, paired: RoundPaired) -> None:
+        pass
+
+    def progress(self, done: int, total: int, round_number: int) -> None:
+        pass
+
+    def needs_people(self, game: str, people: list[str]) -> None:
+        pass
+
+
+@dataclass
+class RunReport:
+    """Where a run left the tournament."""
+
+    done: int
+    total: int
+    finished: bool
+    waiting_for_people: dict[str, list[str]] = field(default_factory=dict)  # game -> people to play
+
+
+class TournamentRunner:
+    """Drives one tournament to its end on a :class:`GameService`.
+
+    ``parallel`` caps the all-bot games in flight (people's games are always created
+    as soon as they are paired).  ``driver``, if given, is called with a game id instead
+    of waiting for workers (tests fold games in-process with it).
+    """
+
+    def __init__(
+        self,
+        service: GameService,
+        tournament: str,
+        *,
+        parallel: int = 32,
+        reporter: Reporter | None = None,
+        driver: Callable[[str], Any] | None = None,
+        poll: float = 1.0,
+    ) -> None:
+        self.service = service
+        self.redis = service.redis
+        self.tournament = tournament
+        self.store = TournamentStore(service.redis)
+        self.parallel = max(1, parallel)
+        self.reporter: Reporter = reporter or NullReporter()
+        self.driver = driver
+        self.poll = poll
+        self.state = TournamentState()
+        self.refresh()
+        seed = self.store.seed(tournament)
+        if seed is None or commitment(seed) != self.state.spec.commitment:
+            raise TournamentError(f"tournament {tournament} has lost its secret seed: its games cannot be created")
+        self.seed = seed
+        self.total = total_games(self.state.spec)
+        self.known: set[str] = set()  # games known to exist
+        self.cursors: dict[str, str] = {}  # game -> last change id seen
+        self.announced: set[str] = set()  # games whose people were told to play
+        self._discovered = False
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self, *, wait: bool = True) -> RunReport:
+        """Run until the tournament is finished (or, without ``wait``, until it would wait)."""
+        last_done = -1
+        while True:
+            self.refresh()
+            done, total = len(self.state.results), self.total
+            if done != last_done:
+                self.reporter.progress(done, total, self.state.current_round)
+                last_done = done
+            if self.state.finished is not None:
+                return RunReport(done, total, True)
+            if self._pair_next() or self._record_finished():
+                continue
+            if self.state.complete:
+                self._append([TournamentFinished(self.seed.hex())])
+                continue
+            self._ensure_games()
+            if self._record_finished():
+                continue
+            if self.driver is not None:
+                if self._drive():
+                    continue
+                return self._report()
+            if not wait:
+                return self._report()
+            self._wait()
+
+    def refresh(self) -> None:
+        """Fold the events written since the last refresh (by this run or any other)."""
+        for stream_id, raw in self.store.read(self.tournament, after=self.state.last_id):
+            self.state.fold(decode(raw, f"tournament event {self.state.length}"), stream_id)
+
+    # ------------------------------------------------------------------ steps
+
+    def _append(self, events: list[TournamentEvent]) -> bool:
+        """Compare-and-append after the folded state; False if someone else wrote first."""
+        raws, head, at = [], self.state.head, now_ms()
+        for i, event in enumerate(events):
+            raw = encode(event, self.state.length + i, head, at)
+            head = decode(raw).hash
+            raws.append(raw)
+        return self.store.append(self.tournament, self.state.length, raws)
+
+    def _pair_next(self) -> bool:
+        """Pair what can be paired now: every remaining round-robin round, or the next Swiss round."""
+        spec, state = self.state.spec, self.state
+        r = state.current_round
+        if r >= spec.rounds or (spec.format == SWISS and r and not state.round_complete(r)):
+            return False
+        previous = [state.rounds[i] for i in range(1, r + 1)]
+        new: list[RoundPaired] = []
+        while len(previous) < spec.rounds:
+            paired = pair_round(spec, previous, state.results)
+            previous.append(paired)
+            new.append(paired)
+            if spec.format == SWISS:
+                break
+        if self._append(list(new)):
+            for paired in new:
+                self.reporter.paired(paired)
+        return True
+
+    def _unrecorded(self) -> list[tuple[int, Seating]]:
+        return [(r, t) for r, t in self.state.paired_games if t.game not in self.state.results]
+
+    def _ensure_games(self) -> None:
+        """Create the paired games not created yet (all-bot ones up to ``parallel`` in flight)."""
+        pending = self._unrecorded()
+        if not self._discovered:  # a resumed run: find the games an earlier run created
+            pipe = self.redis.pipeline(transaction=False)
+            for _r, t in pending:
+                pipe.exists(Keys(t.game).meta)
+            for (_r, t), exists in zip(pending, pipe.execute(), strict=True):
+                if exists:
+                    self._know(t.game)
+            self._discovered = True
+        in_flight = sum(1 for _r, t in pending if t.game in self.known and not self._has_people(t))
+        for r, t in pending:
+            if t.game in self.known:
+                continue
+            people = self._has_people(t)
+            if not people and in_flight >= self.parallel:
+                continue
+            self._create(r, t)
+            in_flight += not people
+        for _r, t in pending:
+            if t.game in self.known and self._has_people(t) and t.game not in self.announced:
+                self.announced.add(t.game)
+                self.reporter.needs_people(t.game, self._people(t))
+
+    def _create(self, round_number: int, t: Seating) -> None:
+        spec = self.state.spec
+        seats = [spec.entrants[e] for e in t.seats]
+        try:
+            self.service.create(spec.variant, seats, seed=game_seed(self.seed, t.game), game_id=t.game, wait=None)
+            self.cursors[t.game] = "0-0"
+        except ServiceError:
+            if not self.service.store.exists(t.game):
+                raise
+        self._know(t.game)
+
+    def _know(self, game: str) -> None:
+        if game not in self.known:
+            self.known.add(game)
+            self.cursors.setdefault(game, self.service.store.last_change_id(game))
+
+    def _record_finished(self) -> bool:
+        """Record every known game that is over; True if the stream changed."""
+        candidates = [(r, t) for r, t in self._unrecorded() if t.game in self.known]
+        if not candidates:
+            return False
+        pipe = self.redis.pipeline(transaction=False)
+        for _r, t in candidates:
+            keys = Keys(t.game)
+            pipe.hgetall(keys.meta)
+            pipe.get(keys.public_view)
+        replies = pipe.execute()
+        finished: list[TournamentEvent] = []
+        for i, (r, t) in enumerate(candidates):
+            meta = {_text(a): _text(b) for a, b in replies[2 * i].items()}
+            if meta.get("broken"):
+                raise TournamentError(f"game {t.game} is broken ({meta['broken']}): the tournament cannot finish")
+            if meta.get("status") != "over" or not replies[2 * i + 1]:
+                continue
+            view = msgpack.unpackb(replies[2 * i + 1], raw=False)
+            self._check_identity(t, view)
+            outcome = view.get("outcome")
+            if not outcome:
+                continue
+            finished.append(
+                GameFinished(
+                    r,
+                    t.game,
+                    tuple(outcome["winners"]),
+                    tuple(outcome["scores"]),
+                    tuple(outcome["round_wins"]),
+                    str(outcome["reason"]),
+                    int(meta["version"]),
+                    meta["head"],
+                )
+            )
+        if not finished:
+            return False
+        self._append(finished)
+        return True
+
+    def _check_identity(self, t: Seating, view: dict[str, Any]) -> None:
+        """A game with this id must be the one this tournament created (same seed, same seats)."""
+        spec = self.state.spec
+        expected = commitment(game_seed(self.seed, t.game))
+        names = [s.get("name") for s in view.get("seats", [])]
+        if view.get("commitment") != expected or names != [spec.entrants[e].name for e in t.seats]:
+            raise TournamentError(
+                f"game {t.game} exists but is not this tournament's game (another seed or other seats)"
+            )
+
+    def _drive(self) -> bool:
+        """Fold the all-bot games in flight with the driver; True if any was driven."""
+        driven = False
+        for _r, t in self._unrecorded():
+            if t.game in self.known and not self._has_people(t):
+                self.driver(t.game)  # type: ignore[misc]
+                driven = True
+        return driven
+
+    def _wait(self) -> None:
+        """Block until a game in flight changes (or ``poll`` seconds pass)."""
+        games = [t.game for _r, t in self._unrecorded() if t.game in self.known]
+        if not games:
+            time.sleep(self.poll)
+            return
+        streams = {Keys(g).changes: self.cursors.get(g, "0-0") for g in games}
+        reply: Any = self.redis.xread(streams, block=max(1, int(self.poll * 1000)), count=100)  # type: ignore[arg-type]
+        for key, rows in reply or []:
+            stream = _text(key)
+            game = stream[len("red7:{") : stream.index("}")]
+            if rows:
+                self.cursors[game] = _text(rows[-1][0])
+
+    # ------------------------------------------------------------------ helpers
+
+    def _has_people(self, t: Seating) -> bool:
+        return any(not self.state.spec.entrants[e].is_bot for e in t.seats)
+
+    def _people(self, t: Seating) -> list[str]:
+        return [self.state.spec.entrants[e].name for e in t.seats if not self.state.spec.entrants[e].is_bot]
+
+    def _report(self) -> RunReport:
+        waiting = {
+            t.game: self._people(t) for _r, t in self._unrecorded() if t.game in self.known and self._has_people(t)
+        }
+        return RunReport(len(self.state.results), self.total, False, waiting)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

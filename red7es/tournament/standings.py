@@ -1,0 +1,130 @@
+"""The standings: points, rounds won, tie-breaks and rating of every entrant.
+
+Entrants are ordered by points, then (Swiss only) Buchholz, then head-to-head among
+the entrants still tied, then rounds won, then rating (OpenSkill ordinal), then name;
+entrants equal on everything but the name share a rank (docs/tournaments.md).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .events import SWISS, GameFinished, RoundPaired, TournamentCreated
+from .points import entrant_points, places
+from .rating import Rating, rating_history
+
+__all__ = ["Standing", "standings"]
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One entrant's line in the standings."""
+
+    rank: int
+    entrant: int
+    name: str
+    kind: str
+    bot: str | None
+    games: int
+    wins: int  # games won (a shared win counts)
+    points: Fraction
+    round_wins: int
+    byes: int
+    buchholz: Fraction | None  # Swiss only: sum of the points of every opponent met, per game
+    head_to_head: Fraction  # points against the entrants tied with it on the earlier criteria
+    rating: Rating
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain values for JSON and CSV (points as decimals, rounded to 4 places)."""
+        return {
+            "rank": self.rank,
+            "name": self.name,
+            "kind": self.kind,
+            "bot": self.bot,
+            "games": self.games,
+            "wins": self.wins,
+            "points": _num(self.points),
+            "round_wins": self.round_wins,
+            "byes": self.byes,
+            "buchholz": None if self.buchholz is None else _num(self.buchholz),
+            "head_to_head": _num(self.head_to_head),
+            "mu": round(self.rating.mu, 4),
+            "sigma": round(self.rating.sigma, 4),
+            "ordinal": round(self.rating.ordinal, 4),
+        }
+
+
+def _num(value: Fraction) -> float:
+    return round(float(value), 4)
+
+
+def standings(
+    spec: TournamentCreated, rounds: Sequence[RoundPaired], results: Mapping[str, GameFinished]
+) -> list[Standing]:
+    """The standings over the recorded games of ``rounds``, best first."""
+    n = len(spec.entrants)
+    rounds = sorted(rounds, key=lambda r: r.round)
+    points = entrant_points(spec, rounds, results)
+    games, wins, round_wins, byes = [0] * n, [0] * n, [0] * n, [0] * n
+    opponents: list[list[int]] = [[] for _ in range(n)]
+    duel: Counter[tuple[int, int]] = Counter()  # (a, b) -> a's head-to-head points against b, in halves
+    for paired in rounds:
+        for e in paired.byes:
+            byes[e] += 1
+        for t in paired.tables:
+            result = results.get(t.game)
+            if result is None:
+                continue
+            p = places(result)
+            for seat, e in enumerate(t.seats):
+                games[e] += 1
+                wins[e] += seat in result.winners
+                round_wins[e] += result.round_wins[seat]
+                for other_seat, other in enumerate(t.seats):
+                    if other != e:
+                        opponents[e].append(other)
+                        duel[(e, other)] += 2 if p[seat] < p[other_seat] else 1 if p[seat] == p[other_seat] else 0
+    swiss = spec.format == SWISS
+    buchholz = [sum((points[o] for o in opponents[e]), Fraction(0)) for e in range(n)]
+    final = rating_history(spec, rounds, results)[-1]
+
+    def primary(e: int) -> tuple[Fraction, Fraction]:
+        return points[e], buchholz[e] if swiss else Fraction(0)
+
+    groups: dict[tuple[Fraction, Fraction], list[int]] = {}
+    for e in range(n):
+        groups.setdefault(primary(e), []).append(e)
+    h2h = [Fraction(0)] * n
+    for members in groups.values():
+        for a in members:
+            h2h[a] = Fraction(sum(duel[(a, b)] for b in members if b != a), 2)
+
+    def key(e: int) -> tuple[object, ...]:
+        return (-points[e], -(buchholz[e] if swiss else 0), -h2h[e], -round_wins[e], -final[e].ordinal)
+
+    order = sorted(range(n), key=lambda e: (key(e), spec.entrants[e].name))
+    out: list[Standing] = []
+    for i, e in enumerate(order):
+        rank = out[-1].rank if out and key(out[-1].entrant) == key(e) else i + 1
+        s = spec.entrants[e]
+        out.append(
+            Standing(
+                rank,
+                e,
+                s.name,
+                s.kind,
+                s.bot,
+                games[e],
+                wins[e],
+                points[e],
+                round_wins[e],
+                byes[e],
+                buchholz[e] if swiss else None,
+                h2h[e],
+                final[e],
+            )
+        )
+    return out

@@ -1,0 +1,207 @@
+"""``red7 tournament ...`` end to end with CliRunner, on the test Redis with two real workers."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from click.testing import CliRunner, Result
+from red7es.cli.main import cli
+
+from red7es.service.redis_server import free_port
+
+from .conftest import wait_for
+
+
+def new_id() -> str:
+    return f"c{uuid.uuid4().hex[:8]}"
+
+
+class Red7:
+    def __init__(self, url: str, home: Path) -> None:
+        self.url = url
+        self.home = home
+
+    def __call__(self, *args: str) -> Result:
+        env = {"REDIS_URL": self.url, "RED7_HOME": str(self.home), "NO_COLOR": "1", "COLUMNS": "160"}
+        return CliRunner().invoke(cli, ["tournament", *args], env=env, prog_name="red7")
+
+    def ok(self, *args: str) -> Result:
+        result = self(*args)
+        assert result.exit_code == 0, (args, result.output, result.exception)
+        return result
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.ok(*args, "--json").stdout)
+
+
+def one_line_error(result: Result) -> str:
+    assert result.exit_code == 1, (result.exit_code, result.output, result.exception)
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def red7(pool_url: str, tmp_path: Path) -> Red7:
+    return Red7(pool_url, tmp_path / "home")
+
+
+def test_create_run_standings_show_list(red7: Red7) -> None:
+    t = new_id()
+    out = red7.ok("create", t, "-b", "greedy", "-b", "random", "-b", "g2=greedy", "-b", "random", "--seed", "cli")
+    assert f"Tournament {t} created: round-robin, 4 entrants, 3 rounds, 6 games" in out.stdout
+    assert f"red7 tournament run {t}" in out.stdout
+    run = red7.ok("run", t)
+    assert f"Tournament {t} finished: 6 games." in run.stdout
+    assert "Round 1 paired: 2 table(s)" in run.stderr
+
+    data = red7.json("standings", t)
+    assert data["finished"] and data["games_played"] == data["games_total"] == 6
+    rows = data["standings"]
+    assert [r["name"] for r in rows] and sorted(r["name"] for r in rows) == ["g2", "greedy", "random", "random2"]
+    assert sum(r["points"] for r in rows) == 6 * 1.0  # a two-player game hands out one point
+    assert all(r["games"] == 3 for r in rows) and rows[0]["rank"] == 1
+    assert {"mu", "sigma", "ordinal", "head_to_head", "round_wins", "buchholz"} <= set(rows[0])
+
+    text = red7.ok("standings", t).stdout
+    assert "entrant" in text and rows[0]["name"] in text and "ordinal" in text
+
+    shown = red7.json("show", t)
+    assert shown["finished"] and shown["seed"] and len(shown["paired"]) == 3
+    assert all(tb["status"] == "recorded" for r in shown["paired"] for tb in r["tables"])
+    assert f"t-{t}-r1-1" in red7.ok("show", t).stdout
+
+    listed = red7.json("list")
+    mine = next(x for x in listed if x["tournament"] == t)
+    assert mine["finished"] and mine["games_played"] == 6
+    assert t in red7.ok("list").stdout
+
+
+def test_csv_to_file_and_stdout(red7: Red7, tmp_path: Path) -> None:
+    t = new_id()
+    red7.ok("create", t, "-b", "greedy", "-b", "random", "-b", "random", "-f", "swiss", "-n", "2", "--seed", "csv")
+    red7.ok("run", t)
+    path = tmp_path / "s.csv"
+    red7.ok("standings", t, "--csv", str(path))
+    rows = list(csv.DictReader(path.open()))
+    assert len(rows) == 3 and rows[0]["rank"] == "1" and rows[0]["buchholz"] != ""
+    stdout = red7.ok("standings", t, "--csv", "-").stdout
+    assert list(csv.DictReader(io.StringIO(stdout))) == rows
+    byes = sum(int(r["byes"]) for r in rows)
+    assert byes == 2  # 3 entrants at tables of 2: one bye per round, to two different entrants
+    assert sorted(int(r["byes"]) for r in rows) == [0, 1, 1]
+
+
+def test_run_resumes_after_a_partial_run(red7: Red7) -> None:
+    t = new_id()
+    red7.ok("create", t, "-b", "greedy", "-b", "random", "-b", "greedy", "-b", "random", "-b", "greedy")
+    first = red7.json("run", t, "--no-wait", "--parallel", "2")
+    assert not first["finished"] and first["total"] == 10
+    second = red7.json("run", t)
+    assert second["finished"] and second["done"] == 10
+    connection = redis.Redis.from_url(red7.url)
+    games = [g for g in connection.zrange("red7:games", 0, -1) if g.decode().startswith(f"t-{t}-")]
+    assert len(games) == 10
+    assert red7.json("run", t)["finished"]  # again: nothing to do
+    audit = red7.json("audit", t)
+    assert audit["passed"] and audit["games"] == 10
+
+
+def test_people_are_told_how_to_play(red7: Red7) -> None:
+    t = new_id()
+    red7.ok("create", t, "-p", "alice", "-b", "greedy", "-b", "random")
+    result = red7.ok("run", t, "--no-wait")
+    assert "waits for alice" in result.stdout
+    assert f"alice plays game t-{t}-r" in result.stderr
+    assert "red7 join t-" in result.stderr and "--as alice" in result.stderr
+    # The bots' game is played by the workers meanwhile; people's games stay open.
+    data = wait_for(lambda: (d := red7.json("run", t, "--no-wait"))["done"] == 1 and d, "the bots' game")
+    assert not data["finished"] and data["total"] == 3
+    assert all(p == ["alice"] for p in data["waiting_for_people"].values())
+
+
+def test_report_is_written(red7: Red7, tmp_path: Path) -> None:
+    t = new_id()
+    red7.ok("create", t, "--title", "Spring Cup", "-b", "greedy", "-b", "random", "-b", "random", "--seed", "r")
+    red7.ok("run", t)
+    out = tmp_path / "r.html"
+    assert f"Wrote {out}" in red7.ok("report", t, "-o", str(out)).stdout
+    page = out.read_text()
+    assert "Spring Cup" in page and '<table id="standings">' in page and '<svg id="rating-chart"' in page
+    assert f"red7 replay t-{t}-r1-1" in page
+
+
+def test_audit_passes_then_fails_on_a_tampered_game(red7: Red7) -> None:
+    t = new_id()
+    red7.ok("create", t, "-b", "greedy", "-b", "random", "--seed", "a")
+    red7.ok("run", t)
+    passed = red7.ok("audit", t).stdout
+    assert passed.startswith(f"PASS {t}:") and len(passed.strip().splitlines()) == 1
+    connection = redis.Redis.from_url(red7.url)
+    log = f"red7:{{t-{t}-r1-1}}:log"
+    connection.xdel(log, connection.xrange(log)[3][0])
+    failed = red7("audit", t)
+    assert failed.exit_code == 1
+    assert failed.stdout.startswith(f"FAIL {t}: game t-{t}-r1-1: FAIL") and len(failed.stdout.strip().splitlines()) == 1
+    data = json.loads(red7("audit", t, "--json").stdout)
+    assert data["passed"] is False and data["divergence"].startswith(f"game t-{t}-r1-1")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("create", "Bad_Id", "-b", "greedy", "-b", "random"), "is not a valid tournament id"),
+        (("create", "x1", "-b", "greedy"), "needs at least 2 entrants"),
+        (("create", "x2", "-b", "greedy", "-b", "nope"), "unknown bot 'nope'"),
+        (("create", "x3", "-p", "ann", "-p", "ann"), "entrant names must be different (ann appears twice)"),
+        (("create", "x4", "-p", "a b", "-b", "random"), "must be 1-40 characters without spaces"),
+        (("create", "x5", "-k", "3", "-b", "greedy", "-b", "random", "--scoring", "--rounds", "2"), "rounds is for"),
+        (("standings", "nope"), "no tournament 'nope' (list them with: red7 tournament list)"),
+        (("run", "nope"), "no tournament 'nope'"),
+        (("show", "nope"), "no tournament 'nope'"),
+        (("report", "nope"), "no tournament 'nope'"),
+        (("audit", "nope"), "no tournament 'nope'"),
+    ],
+)
+def test_errors_are_one_line(red7: Red7, args: tuple[str, ...], message: str) -> None:
+    assert message in one_line_error(red7(*args))
+
+
+def test_duplicate_and_oversized_tournaments_are_refused(red7: Red7) -> None:
+    t = new_id()
+    red7.ok("create", t, "-b", "greedy", "-b", "random")
+    assert f"a tournament '{t}' already exists" in one_line_error(red7("create", t, "-b", "greedy", "-b", "random"))
+    many = [arg for i in range(40) for arg in ("-b", f"b{i}=random")]
+    assert "play a Swiss tournament instead" in one_line_error(red7("create", new_id(), "-k", "3", *many))
+    usage = red7("create", new_id(), "-b", "greedy", "-b", "random", "--format", "knockout")
+    assert usage.exit_code == 2
+
+
+def test_unreachable_redis_names_the_url(tmp_path: Path) -> None:
+    url = f"redis://127.0.0.1:{free_port()}/0"
+    red7 = Red7(url, tmp_path / "home")
+    for args in (("list",), ("run", "cup"), ("standings", "cup")):
+        line = one_line_error(red7(*args))
+        assert f"cannot reach Redis at {url}" in line
+
+
+def test_other_commands_do_not_load_the_tournament_package() -> None:
+    """Every red7 command loads the CLI module; only tournament commands load the package."""
+    import subprocess
+    import sys
+
+    from red7es.cli.commands_tournament import FORMATS
+
+    from red7es.tournament.events import FORMATS as EVENT_FORMATS
+
+    assert FORMATS == EVENT_FORMATS
+    code = "import sys, red7es.cli.main; print(any(m.startswith('red7es.tournament') for m in sys.modules))"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"

@@ -1,0 +1,133 @@
+"""Faults with real processes: a worker SIGKILLed mid-tournament, Redis going away mid-run.
+
+Either way the tournament completes with every game played once and counted once.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import redis
+from click.testing import CliRunner, Result
+from red7es.cli.main import cli
+
+from red7es.service.client import GameService
+from red7es.service.redis_server import RedisServer
+from red7es.tournament import RoundPaired, TournamentRunner, create_tournament, load
+from red7es.tournament.audit import audit_tournament
+from red7es.variant import Variant
+
+from .conftest import Pool, bots, wait_for
+
+pytestmark = pytest.mark.integration
+
+
+class Watch:
+    """A reporter that lets the test act once ``n`` games are recorded."""
+
+    def __init__(self, n: int, action: Callable[[], None]) -> None:
+        self.n, self.action, self.fired = n, action, False
+
+    def paired(self, paired: RoundPaired) -> None:
+        pass
+
+    def progress(self, done: int, total: int, round_number: int) -> None:
+        if done >= self.n and not self.fired:
+            self.fired = True
+            self.action()
+
+    def needs_people(self, game: str, people: list[str]) -> None:
+        pass
+
+
+def tournament_games(connection: redis.Redis, tournament: str) -> list[str]:
+    return [g.decode() for g in connection.zrange("red7:games", 0, -1) if g.decode().startswith(f"t-{tournament}-")]
+
+
+def test_a_worker_killed_mid_tournament(redis_server: RedisServer, tmp_path: Path) -> None:
+    connection = redis.Redis.from_url(redis_server.url)
+    connection.flushall()
+    pool = Pool(redis_server.url, tmp_path)
+    try:
+        victim, _ = pool.start(2)
+        create_tournament(connection, "kill", bots(6), Variant(2), "round-robin", seed="kill")
+
+        def holds_a_lease() -> bool:
+            owners = [connection.get(key) for key in connection.scan_iter(match="red7:{t-kill-*}:lease")]
+            return any(o is not None and o.decode().endswith(f":{victim.pid}") for o in owners)
+
+        def kill_one() -> None:
+            # Kill it while it is folding a game if we can catch it at it (its lease then
+            # has to expire before another worker takes the game over).
+            deadline = time.monotonic() + 2
+            while not holds_a_lease() and time.monotonic() < deadline:
+                time.sleep(0.002)
+            victim.send_signal(signal.SIGKILL)
+            pool.start(1, wait=False)
+
+        service = GameService(connection)
+        report = TournamentRunner(service, "kill", parallel=6, reporter=Watch(2, kill_one)).run()
+        assert victim.wait(5) == -signal.SIGKILL
+        assert report.finished and report.done == report.total == 15
+        state = load(connection, "kill")  # the fold refuses any game recorded twice
+        assert len(state.results) == 15
+        assert sorted(tournament_games(connection, "kill")) == sorted(t.game for _r, t in state.paired_games)
+        audit = audit_tournament(service, "kill")  # every game re-executed: each played exactly once
+        assert audit.ok, audit.line()
+    finally:
+        pool.stop()
+        connection.close()
+
+
+def invoke(url: str, home: Path, *args: str) -> Result:
+    env = {"REDIS_URL": url, "RED7_HOME": str(home), "NO_COLOR": "1"}
+    return CliRunner().invoke(cli, ["tournament", *args], env=env, prog_name="red7")
+
+
+def test_redis_lost_mid_run_then_the_run_resumes(private_redis: Callable[..., RedisServer], tmp_path: Path) -> None:
+    server = private_redis(appendonly=True)
+    url, home = server.url, tmp_path / "home"
+    assert (
+        invoke(url, home, "create", "lost", "-b", "greedy", "-b", "random", "-b", "greedy", "-b", "random").exit_code
+        == 0
+    )
+    connection = redis.Redis.from_url(url)
+    outcome: dict[str, Result] = {}
+    runner = threading.Thread(target=lambda: outcome.setdefault("run", invoke(url, home, "run", "lost")))
+    runner.start()  # no worker yet: it creates the games and waits for them
+    wait_for(lambda: len(tournament_games(connection, "lost")) == 6, "the run to create the games")
+    time.sleep(1.2)  # let the append-only file catch up (fsync every second)
+    server.kill()  # Redis crashes under the waiting run
+    runner.join(60)
+    result = outcome["run"]
+    assert result.exit_code == 1, (result.output, result.exception)
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1].startswith(f"Error: lost the connection to Redis at {url}")
+    assert lines[-1].endswith("nothing is lost, resume with: red7 tournament run lost")
+
+    server.start()  # the same data (append-only file) on the same port
+    pool = Pool(url, tmp_path)
+    try:
+        pool.start(2)
+        resumed = invoke(url, home, "run", "lost", "--json")
+        assert resumed.exit_code == 0, resumed.output
+        assert json.loads(resumed.stdout) == {
+            "tournament": "lost",
+            "finished": True,
+            "done": 6,
+            "total": 6,
+            "waiting_for_people": {},
+        }
+        assert len(tournament_games(connection, "lost")) == 6
+        audit = invoke(url, home, "audit", "lost")
+        assert audit.exit_code == 0 and audit.stdout.startswith("PASS lost:")
+    finally:
+        pool.stop()
+        connection.close()
+        server.kill()  # nothing to keep: skip the slow clean shutdown
