@@ -108,9 +108,12 @@ def _loop(out: Console, service: GameService, game_id: str, name: str, token: st
                 cursor, events = change
                 for line in describe_events(events, names):
                     out.print(line)
+            # Views and change notices are written together: a view read after the
+            # cursor is at least as new, so if it is not our turn the change that
+            # makes it so is still ahead of the cursor and wait_change will see it.
+            cursor = _catch_up(out, service, game_id, cursor, names)
             view = seat_view(service, game_id, name)
             if view.get("to_move") == view["seat"] or view["status"] == "over":
-                cursor = _catch_up(out, service, game_id, cursor, names)
                 render_view(out, view, you=view["seat"])
             continue
         turn = _ask(out, view)
@@ -125,9 +128,10 @@ def _loop(out: Console, service: GameService, game_id: str, name: str, token: st
         if not answer.applied:
             out.print(Text(f"Not allowed: {answer.reason}", style="bold red"))
             continue
-        view = seat_view(service, game_id, name)
-        # This turn, and the bots' replies the worker may already have folded in.
+        # This turn, and the bots' replies the worker may already have folded in;
+        # then the view (read after the cursor, see above).
         cursor = _catch_up(out, service, game_id, mark, names)
+        view = seat_view(service, game_id, name)
         if view.get("to_move") == view["seat"] or view["status"] == "over":
             render_view(out, view, you=view["seat"])
 

@@ -12,7 +12,7 @@ import click
 import redis
 
 from red7es.service.client import QUEUE_NAME
-from red7es.service.connection import embedded_server
+from red7es.service.connection import UnreachableError, embedded_server
 
 from .options import emit_json, json_option, pass_session, url_option
 from .session import Session, live_workers, spawn_worker
@@ -31,7 +31,8 @@ def worker(session: Session, burst: bool, max_idle: int | None, name: str | None
     """Run one worker: folds submitted commands into games and plays bots.
 
     Start as many as you like, on any machine that reaches the Redis; a worker
-    killed at any moment loses nothing (another picks its games up).
+    killed at any moment loses nothing (another picks its games up). A worker
+    started before its Redis says so once and waits for it.
 
     \b
     Example:
@@ -40,6 +41,10 @@ def worker(session: Session, burst: bool, max_idle: int | None, name: str | None
     from red7es.workers.worker import run_worker
 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    try:
+        session.endpoint.connect().close()
+    except UnreachableError as exc:
+        click.echo(f"{exc}; waiting for it (Ctrl-C to stop)", err=True)
     run_worker(
         # Not session.connection, which refuses to start while Redis is down: a worker
         # started before its Redis waits for it (run_worker reconnects).

@@ -8,6 +8,7 @@ unique per test so tests do not depend on each other.
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import stat
@@ -796,6 +797,25 @@ def test_serve_runs_workers_until_stopped(alice: Red7) -> None:
 
 def test_worker_and_serve_with_redis_unreachable(tmp_path: Any) -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
-    for args in (["worker"], ["serve"], ["status"]):
+    for args in (["serve"], ["status"]):
         result = CliRunner().invoke(cli, [*args, "--url", url], env={"RED7_HOME": str(tmp_path)}, prog_name="red7")
         assert f"cannot reach Redis at {url}" in one_line_error(result)
+    # A worker says so once and waits for its Redis (it connects when Redis comes up:
+    # tests/service/test_integration.py); here it is stopped while waiting.
+    env = dict(os.environ, RED7_HOME=str(tmp_path))
+    env.pop("REDIS_URL", None)
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "red7es.cli", "worker", "--url", url],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    try:
+        assert worker.stderr is not None
+        first = worker.stderr.readline().strip()
+        assert first.startswith(f"cannot reach Redis at {url}: "), first
+        assert first.endswith("; waiting for it (Ctrl-C to stop)"), first
+    finally:
+        worker.terminate()
+        assert worker.wait(15) is not None
