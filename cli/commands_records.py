@@ -1,3 +1,354 @@
-"""Replay, export, import and audit (filled in with the audit work)."""
+"""Replay, export, import and audit: games as records anyone can check.
 
-COMMANDS: list = []
+Commands that take a FILE read it without Redis (they never open a connection),
+so an exported game can be replayed and audited on any machine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import Progress
+from rich.text import Text
+
+from red7es.service.audit import INCOMPLETE, PASS, AuditReport, audit_game, audit_record
+from red7es.service.codec import CorruptEvent
+from red7es.service.events import SeatJoined
+from red7es.service.records import (
+    FORMATS,
+    ImportRefused,
+    Record,
+    RecordError,
+    detect_format,
+    import_record,
+    read_all,
+    write_all,
+)
+from red7es.service.records import export as export_record
+from red7es.service.replay import Replay, ReplayError, decode_log, view_of
+from red7es.service.store import valid_game_id
+from red7es.service.tokens import TokenError, public_key
+
+from .options import console, emit_json, json_option, pass_session, url_option
+from .render import describe_events, render_view
+from .session import Session
+
+__all__ = ["COMMANDS"]
+
+_RECORD_SUFFIXES = (".jsonl", ".msgpack")
+
+
+@contextlib.contextmanager
+def _one_line() -> Iterator[None]:
+    """Record, replay and decoding problems as one line and exit code 1."""
+    try:
+        yield
+    except (RecordError, ReplayError, CorruptEvent) as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def is_file(source: str) -> bool:
+    """Whether GAME|FILE names a file: a record extension, a path, or an existing file that is no game id."""
+    if source.lower().endswith(_RECORD_SUFFIXES) or os.sep in source or (os.altsep and os.altsep in source):
+        return True
+    return os.path.isfile(source) and not valid_game_id(source)
+
+
+def _pick(records: list[Record], game_id: str | None, source: str) -> Record:
+    if game_id is not None:
+        for record in records:
+            if record.game_id == game_id:
+                return record
+        raise click.ClickException(f"{source} holds no game {game_id!r}")
+    if len(records) != 1:
+        ids = ", ".join(r.game_id for r in records[:5]) + (", ..." if len(records) > 5 else "")
+        raise click.ClickException(f"{source} holds {len(records)} games ({ids}): choose one with --game")
+    return records[0]
+
+
+# ---------------------------------------------------------------------------- replay
+
+
+@click.command()
+@click.argument("source", metavar="GAME|FILE")
+@click.option("--at", "at", type=int, metavar="N", help="Right after event N (default: the last; -1 is the last).")
+@click.option("--as", "as_name", metavar="NAME", help="What this seat saw: its own hand, no other.")
+@click.option("--token", help="The seat's token, for --as on a game that is not over.")
+@click.option("--step", is_flag=True, help="Walk turn by turn: Enter for the next turn, q to quit.")
+@click.option("--game", "game_id", metavar="GAME", help="Which game of a FILE that holds several.")
+@json_option
+@url_option
+@pass_session
+def replay(
+    session: Session,
+    source: str,
+    at: int | None,
+    as_name: str | None,
+    token: str | None,
+    step: bool,
+    game_id: str | None,
+    as_json: bool,
+) -> None:
+    """Show a game as it was after any event, from its log alone.
+
+    GAME is a game in Redis; FILE an exported record (read without Redis).
+    With --as, the view is that seat's: its own hand and nothing hidden from it,
+    even once the game is over (no token needed then; a running game needs the
+    seat's token). --json prints the same view the service publishes.
+
+    \b
+    Examples:
+        red7 replay 3f9a2c1b --at 40 --as alice
+        red7 replay game.jsonl --step
+    """
+    if step and as_json:
+        raise click.UsageError("--step walks in the terminal; it cannot be combined with --json")
+    with _one_line():
+        game = _load(session, source, game_id)
+        seat = None if as_name is None else game.seat_of(as_name)
+        if seat is not None and not game.over:
+            _check_token(session, game, seat, token)
+        if step:
+            _step(game, at, seat)
+            return
+        index = game.point(at)
+        view = game.view(index, seat)
+    if as_json:
+        emit_json(view)
+        return
+    out = console()
+    event = type(game.events[index]).__name__
+    out.print(
+        Text(f"Replay of game {game.game_id} after event {index} ({event}; events 0-{len(game) - 1})", style="dim")
+    )
+    render_view(out, view, you=seat)
+
+
+def _load(session: Session, source: str, game_id: str | None) -> Replay:
+    if is_file(source):
+        record = _pick(read_all(source), game_id, source)
+        return Replay(decode_log([e.raw for e in record.events]))
+    return Replay(session.service.log(source))
+
+
+def _check_token(session: Session, game: Replay, seat: int, token: str | None) -> None:
+    """A running game's seat view shows a hand: only its holder may see it."""
+    name = game.names[seat]
+    token = token or session.credentials.token(game.game_id, name)
+    if not token:
+        raise click.ClickException(
+            f"game {game.game_id} is not over: replaying it as {name} needs {name}'s token (--token, or hold the seat)"
+        )
+    keys = [e.key for e in game.events if isinstance(e, SeatJoined) and e.seat == seat]
+    try:
+        key = public_key(token)
+    except TokenError as exc:
+        raise click.ClickException(str(exc)) from None
+    if key not in keys:
+        raise click.ClickException(f"that token is not {name}'s in game {game.game_id}")
+
+
+def _step(game: Replay, at: int | None, seat: int | None) -> None:
+    out = console()
+    names = game.names
+    for n, (turn, table) in enumerate(game.walk(at)):
+        if n and not _next(out):
+            return
+        for line in describe_events(game.visible_events(turn, seat), names):
+            out.print(line)
+        out.print(Text(f"after event {turn.last} (events 0-{len(game) - 1})", style="dim"))
+        render_view(out, view_of(table, turn.last + 1, seat), you=seat)
+    out.print(Text("End of the log.", style="bold"))
+
+
+def _next(out: Console) -> bool:
+    """Wait for Enter (go on) or q (stop); end of input stops too."""
+    out.print(Text("Enter: next turn · q: quit", style="dim"))
+    if sys.stdin.isatty():
+        key = click.getchar()
+        return key not in ("q", "Q", "\x1b", "\x03", "\x04")
+    line = sys.stdin.readline()
+    return bool(line) and not line.strip().lower().startswith("q")
+
+
+# ---------------------------------------------------------------------------- export
+
+
+@click.command()
+@click.argument("games", nargs=-1, required=True, metavar="GAME...")
+@click.option("--output", "-o", required=True, metavar="FILE", help="The record file to write (.jsonl or .msgpack).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Record format (default: from FILE's extension).")
+@click.option("--unfinished", is_flag=True, help="Also export games not over (their records show every hand).")
+@json_option
+@url_option
+@pass_session
+def export(
+    session: Session, games: tuple[str, ...], output: str, fmt: str | None, unfinished: bool, as_json: bool
+) -> None:
+    """Write games from Redis to a record file that anyone can audit offline.
+
+    The record holds every command and every log event byte for byte, so the
+    hash chain, the signatures and the deals (from the revealed seed) can be
+    checked without Redis (docs/records.md). Several games go into one file.
+
+    \b
+    Example:
+        red7 export 3f9a2c1b -o game.jsonl
+    """
+    with _one_line():
+        if detect_format(output, fmt) is None:
+            raise click.ClickException(
+                f"cannot tell the format of {output}: name it .jsonl or .msgpack, or give --format"
+            )
+        records = [export_record(session.service, game) for game in games]
+        for record in records:
+            if not record.over and not unfinished:
+                raise click.ClickException(
+                    f"game {record.game_id} is not over: its record would reveal every hand "
+                    "(export it anyway with --unfinished)"
+                )
+        write_all(records, output, fmt)
+    summary = [
+        {"game": r.game_id, "status": r.status, "events": len(r.events), "commands": len(r.commands)} for r in records
+    ]
+    if as_json:
+        emit_json({"file": output, "format": detect_format(output, fmt), "games": summary})
+        return
+    for s in summary:
+        click.echo(
+            f"Exported game {s['game']} ({s['status']}, {s['events']} events, {s['commands']} commands) to {output}."
+        )
+
+
+# ---------------------------------------------------------------------------- import
+
+
+@click.command("import")
+@click.argument("file", metavar="FILE")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Record format (default: from FILE).")
+@json_option
+@url_option
+@pass_session
+def import_(session: Session, file: str, fmt: str | None, as_json: bool) -> None:
+    """Store the games of a record file in Redis, after they pass their audit.
+
+    A record that fails its audit (or a game not over) is refused, as is a game
+    id that already exists. Imported games can be shown, replayed and audited.
+
+    \b
+    Example:
+        red7 import game.jsonl
+    """
+    with _one_line():
+        records = read_all(file, fmt)
+        if not records:
+            raise click.ClickException(f"{file} holds no game")
+        done: list[AuditReport] = []
+        for record in records:
+            try:
+                done.append(import_record(session.connection, record))
+            except ImportRefused as exc:
+                before = f" ({len(done)} imported before it)" if done else ""
+                raise click.ClickException(f"{exc}{before}") from None
+    if as_json:
+        emit_json({"file": file, "imported": [r.game for r in done]})
+        return
+    for report in done:
+        click.echo(f"Imported game {report.game} ({report.events} events; audit passed).")
+
+
+# ---------------------------------------------------------------------------- audit
+
+
+@click.command()
+@click.argument("source", required=False, metavar="GAME|FILE")
+@click.option("--all", "all_games", is_flag=True, help="Audit every finished game in Redis.")
+@json_option
+@url_option
+@pass_session
+def audit(session: Session, source: str | None, all_games: bool, as_json: bool) -> None:
+    """Prove a game fair: replay it from its revealed seed and compare every event.
+
+    Prints PASS, or the first divergence in one line (event and command number,
+    what was expected, what was found, why). Exit code 0 on PASS, 1 otherwise;
+    a game not over cannot be fully audited (its seed is secret), so its chain
+    and signatures are checked and it reports INCOMPLETE with exit code 1.
+
+    \b
+    Examples:
+        red7 audit 3f9a2c1b
+        red7 audit game.jsonl --json
+        red7 audit --all
+    """
+    if bool(source) == all_games:
+        raise click.UsageError("give one GAME or FILE, or --all")
+    with _one_line():
+        if all_games:
+            ids = _finished(session)
+            reports = _run(ids, lambda game: audit_game(session.service, game), as_json)
+        elif source is not None and is_file(source):
+            records = read_all(source)
+            reports = _run(records, audit_record, as_json)
+        else:
+            assert source is not None
+            reports = [audit_game(session.service, source)]
+    _report(reports, as_json, single=source is not None and len(reports) == 1)
+    if not all(r.passed for r in reports):
+        raise SystemExit(1)
+
+
+def _finished(session: Session) -> list[str]:
+    store = session.service.store
+    ids = store.all_games()
+    return [g for g, meta in zip(ids, store.metas(ids), strict=True) if meta.get("status") == "over"]
+
+
+def _run(items: list[Any], fn: Callable[[Any], AuditReport], quiet: bool) -> list[AuditReport]:
+    """Audit each item, with a progress bar on the terminal when there are several."""
+    terminal = Console(stderr=True)
+    if len(items) < 2 or quiet or not terminal.is_terminal:
+        return [fn(item) for item in items]
+    reports = []
+    with Progress(console=terminal, transient=True) as progress:
+        task = progress.add_task("auditing", total=len(items))
+        for item in items:
+            reports.append(fn(item))
+            progress.advance(task)
+    return reports
+
+
+def _report(reports: list[AuditReport], as_json: bool, *, single: bool) -> None:
+    if as_json:
+        if single:
+            emit_json(reports[0].to_dict())
+        else:
+            emit_json({**_summary(reports), "games": [r.to_dict() for r in reports]})
+        return
+    if single:
+        click.echo(reports[0].line())
+        return
+    for report in reports:
+        if not report.passed:
+            click.echo(report.line())
+    s = _summary(reports)
+    click.echo(
+        f"Audited {s['audited']} games: {s['passed']} passed, {s['failed']} failed, {s['incomplete']} incomplete."
+    )
+
+
+def _summary(reports: list[AuditReport]) -> dict[str, int]:
+    return {
+        "audited": len(reports),
+        "passed": sum(r.result == PASS for r in reports),
+        "failed": sum(r.result not in (PASS, INCOMPLETE) for r in reports),
+        "incomplete": sum(r.result == INCOMPLETE for r in reports),
+    }
+
+
+COMMANDS = [replay, export, import_, audit]

@@ -1,0 +1,915 @@
+"""Audit: prove a finished game was played fairly, by playing it again.
+
+The audit re-executes a game from its revealed seed and its commands stream through
+:class:`~red7es.service.table.Table` and :func:`~red7es.service.folding.decide`, the
+very code the worker ran, and compares what that produces with the stored log event
+by event (type and data; the ``at`` timestamps are ignored).  Around that
+re-execution it checks what re-execution alone cannot:
+
+* the encoding: every event decodes, ``seq`` runs 0, 1, 2, ..., each ``prev`` is the
+  SHA-256 of the previous event's bytes, the last event hashes to the store's
+  ``head`` and the log is as long as the store's ``version``;
+* the seed: SHA-256 of the revealed seed is the commitment published at creation;
+* the people: every applied person's turn carries an Ed25519 signature by the key
+  its seat joined with; bot turns are only for bot seats;
+* the commands stream: every command up to the store's cursor is answered exactly
+  once, in order, and nothing in the log answers a command that is not there.
+
+The result is PASS, the FIRST divergence (event and command number, what was
+expected, what was found, and why), or INCOMPLETE for a game that is not over: its
+seed is still secret, so only the chain, the signatures and the legality of the
+recorded steps can be checked.  The audit works on a :class:`Record`, so it runs
+offline on exported files exactly as on games in Redis.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import msgpack  # type: ignore[import-untyped]
+
+from ..deal import commitment
+from ..facts import CardDrawn, GameOver, PlayerOut, RoundDealt, RoundWon, StepApplied
+from ..game import IllegalStep
+from ..steps import StepError
+from ..steps import Turn as TurnText
+from .codec import EVENT_TYPES, GENESIS, CorruptEvent, decode_command, decode_event, event_hash, type_name
+from .events import (
+    BOT,
+    PERSON,
+    CommandApplied,
+    CommandRejected,
+    CreateCommand,
+    GameCreated,
+    LogEvent,
+    SeatJoined,
+    SeedRevealed,
+    TurnCommand,
+)
+from .folding import decide
+from .records import Entry, Record, export, stream_order
+from .table import CreateRejected, Table
+from .tokens import verify_turn
+
+if TYPE_CHECKING:
+    from .client import GameService
+
+__all__ = ["CHECKS", "PASS", "FAIL", "INCOMPLETE", "AuditReport", "Divergence", "audit_game", "audit_record"]
+
+PASS, FAIL, INCOMPLETE = "pass", "fail", "incomplete"
+
+CHECKS: dict[str, str] = {
+    # the encoding (checked before anything is re-executed)
+    "decode": "an event's bytes are not a valid event",
+    "seq": "sequence numbers do not run 0, 1, 2, ...: an event was deleted, duplicated or moved",
+    "hash-chain": "an event's bytes do not hash to the prev of the next event (or the store's head)",
+    "truncated": "the log holds fewer events than the store's version says",
+    "extra": "the log holds more events than the store's version says",
+    "header": "the record's header disagrees with the log",
+    # the seed
+    "seed-missing": "the game is over but its seed was not revealed",
+    "commitment": "SHA-256 of the revealed seed is not the commitment published at creation",
+    "created": "the create command does not make the log's first events",
+    # commands and their answers
+    "signature": "a person's applied turn is not signed by the key the seat joined with",
+    "bot-seat": "a bot turn was played for a seat that is not a bot",
+    "bot-turn": "a bot's command is not where the worker writes bot turns",
+    "illegal-turn": "a command was applied although re-executing it rejects it",
+    "wrongly-rejected": "a command was rejected although re-executing it applies it",
+    "rejection": "a command was rejected for another reason than re-execution gives",
+    "applied": "a command is recorded as applied differently than it was submitted",
+    "join": "a seat was joined differently than the command says",
+    "missing-command": "the log answers a command that is not in the commands stream",
+    # the facts
+    "deal": "a deal is not the one the seed produces",
+    "illegal-step": "the log records a step the rules do not allow",
+    "step": "the log records a step other than the command's",
+    "draw": "a drawn card is not the one on top of the deck",
+    "player-out": "a player left the round differently than the rules say",
+    "score": "a round's winner or scored cards are not what the rules give",
+    "outcome": "the final outcome (winners, scores, round wins) is not what the rules give",
+    "seed": "the revealed seed is not the game's seed",
+    # the order of events
+    "missing-event": "an event re-execution produces is missing from the log",
+    "extra-event": "the log holds an event re-execution does not produce",
+    "reordered": "two events are in the wrong order",
+    "event": "an event differs from what re-execution produces",
+}
+
+# Which divergence is reported when several share an event number: the encoding first.
+_PRECEDENCE = {name: i for i, name in enumerate(CHECKS)}
+_SHOW = 160
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """Where a record stops matching its re-execution, and why (one line)."""
+
+    check: str  # a key of CHECKS
+    event: int | None  # log position (seq) of the first event concerned
+    command: int | None  # position in the commands stream, when a command is concerned
+    expected: str
+    found: str
+    reason: str
+
+    def where(self) -> str:
+        parts = []
+        if self.event is not None:
+            parts.append(f"event {self.event}")
+        if self.command is not None:
+            parts.append(f"command {self.command}")
+        return " / ".join(parts) or "record"
+
+    def line(self) -> str:
+        return f"{self.where()}: {self.check}: {self.reason}; expected {self.expected}, found {self.found}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "event": self.event,
+            "command": self.command,
+            "expected": self.expected,
+            "found": self.found,
+            "reason": self.reason,
+        }
+
+
+@dataclass
+class AuditReport:
+    """The outcome of one audit: PASS, FAIL with the first divergence, or INCOMPLETE."""
+
+    game: str
+    result: str
+    events: int
+    commands: int
+    checked: dict[str, int] = field(default_factory=dict)
+    divergence: Divergence | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.result == PASS
+
+    def line(self) -> str:
+        """PASS, FAIL or INCOMPLETE and the essentials, in one line."""
+        c = self.checked
+        if self.result == FAIL and self.divergence is not None:
+            return f"FAIL {self.game}: {self.divergence.line()}"
+        if self.result == INCOMPLETE:
+            return (
+                f"INCOMPLETE {self.game}: the game is not over, so its seed is still secret and its deals and "
+                f"outcome cannot be checked; verified only: hash chain ({self.events} events), "
+                f"{c.get('signatures', 0)} signatures, {c.get('steps', 0)} steps legal"
+            )
+        return (
+            f"PASS {self.game}: {self.events} events re-executed from the revealed seed and {self.commands} "
+            f"commands; {c.get('deals', 0)} deals, {c.get('steps', 0)} steps, {c.get('signatures', 0)} signatures, "
+            f"{c.get('bot_turns', 0)} bot turns verified; hash chain intact"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "game": self.game,
+            "result": self.result,
+            "passed": self.passed,
+            "events": self.events,
+            "commands": self.commands,
+            "checked": dict(self.checked),
+            "divergence": None if self.divergence is None else self.divergence.to_dict(),
+            "line": self.line(),
+        }
+
+
+def audit_game(service: GameService, game_id: str) -> AuditReport:
+    """Audit a game in Redis (through a consistent export of it)."""
+    return audit_record(export(service, game_id))
+
+
+def audit_record(record: Record) -> AuditReport:
+    """Audit a game record; never raises for a bad record, it reports it."""
+    return _Audit(record).run()
+
+
+# ---------------------------------------------------------------------------- the audit
+
+
+class _Audit:
+    """One audit run: the record's events decoded once, checks in log order."""
+
+    def __init__(self, record: Record) -> None:
+        self.record = record
+        self.n = len(record.events)
+        self.hashes = [event_hash(e.raw) for e in record.events]
+        # Each event's msgpack map, unpacked once; the full dataclass only when needed
+        # (comparing maps with the expected events' data is what makes the audit fast).
+        self.maps: list[dict[str, Any] | None] = []
+        self._decoded: dict[int, LogEvent | None] = {}
+        self.counts: Counter[str] = Counter()
+        self.stop = self.n
+
+    def run(self) -> AuditReport:
+        found = self._structure()
+        # Re-execution past the first encoding problem could only find later divergences.
+        self.stop = min((d.event for d in found if d.event is not None), default=self.n)
+        created = self._event(0)
+        if isinstance(created, GameCreated):
+            found.extend(self._header(created))
+            seed_at, seed, problem = self._seed()
+            if problem is not None:
+                found.append(problem)
+            elif seed is not None:
+                semantic = self._commitment(created, seed_at, seed) or self._walk(bytes.fromhex(seed))
+                if semantic is not None:
+                    found.append(semantic)
+            else:
+                seedless = self._seedless()
+                if seedless is not None:
+                    found.append(seedless)
+        elif self.n:
+            found.append(_div("created", 0, None, "GameCreated", _show(created), "a game log starts with GameCreated"))
+        else:
+            found.append(_div("truncated", 0, None, "GameCreated", "an empty log", "the record holds no events"))
+        first = min(found, key=self._rank) if found else None
+        if first is not None:
+            result = FAIL
+        else:
+            result = PASS if self.record.seed is not None or self._has(SeedRevealed) else INCOMPLETE
+        checked = {k: v for k, v in sorted(self.counts.items())}
+        return AuditReport(self.record.game_id, result, self.n, len(self.record.commands), checked, first)
+
+    def _rank(self, d: Divergence) -> tuple[int, int]:
+        return (self.n + 1 if d.event is None else d.event, _PRECEDENCE.get(d.check, len(_PRECEDENCE)))
+
+    def _event(self, j: int) -> LogEvent | None:
+        """Event ``j`` fully decoded (None if it does not exist or cannot be decoded)."""
+        if not 0 <= j < self.n or self.maps[j] is None:
+            return None
+        if j not in self._decoded:
+            try:
+                self._decoded[j] = decode_event(self.record.events[j].raw, f"event {j}").event
+            except CorruptEvent:
+                self._decoded[j] = None
+        return self._decoded[j]
+
+    def _has(self, kind: type) -> bool:
+        name = kind.__name__
+        return any(m is not None and m["type"] == name for m in self.maps)
+
+    # ------------------------------------------------------------------ the encoding
+
+    def _structure(self) -> list[Divergence]:
+        """Decode every event; the first decode, seq, chain and length problems."""
+        found: list[Divergence] = []
+        for i, entry in enumerate(self.record.events):
+            m = _envelope(entry.raw)
+            if m is None:
+                try:
+                    decode_event(entry.raw, f"event {i}")
+                    m = msgpack.unpackb(entry.raw, raw=False)  # valid after all (an upcast shape)
+                except CorruptEvent as exc:
+                    if not any(d.check == "decode" for d in found):
+                        found.append(_div("decode", i, None, "a valid event", "undecodable bytes", str(exc)))
+            self.maps.append(m)
+            if m is None:
+                continue
+            seq = m["seq"]
+            if seq != i and not any(d.check == "seq" for d in found):
+                why = (
+                    f"seq {seq} appears again at position {i}: an event is duplicated or moved"
+                    if seq < i
+                    else f"position {i} holds seq {seq}: an event is missing or moved"
+                )
+                found.append(_div("seq", i, None, f"seq {i}", f"seq {seq}", why))
+        chain = self._chain()
+        if chain is not None:
+            found.append(chain)
+        version = self.record.version
+        if version > self.n:
+            found.append(
+                _div(
+                    "truncated",
+                    self.n,
+                    None,
+                    f"{version} events (the store's version)",
+                    f"{self.n} events",
+                    "the log is shorter than the store recorded: events were removed from its end",
+                )
+            )
+        elif version < self.n:
+            found.append(
+                _div(
+                    "extra",
+                    version,
+                    None,
+                    f"{version} events (the store's version)",
+                    f"{self.n} events",
+                    f"events from {version} on were added after the store's last append",
+                )
+            )
+        return found
+
+    def _link(self, i: int) -> bool | None:
+        """Whether event i's prev is the hash of event i-1; at i == n, whether the head is the last hash."""
+        expected = self.hashes[i - 1] if i > 0 else GENESIS
+        if i == self.n:
+            if self.record.version != self.n:
+                return None  # the head belongs to another length: the length check reports it
+            return self.n == 0 or self.record.head == expected.hex()
+        m = self.maps[i]
+        return None if m is None else bool(m["prev"] == expected)
+
+    def _chain(self) -> Divergence | None:
+        """The first broken link, blamed on the event whose bytes changed."""
+        for i in range(self.n + 1):
+            if self._link(i) is not False:
+                continue
+            short = _full
+            if i == self.n:
+                return _div(
+                    "hash-chain",
+                    i - 1,
+                    None,
+                    f"SHA-256 {short(self.record.head)} (the store's head)",
+                    f"SHA-256 {short(self.hashes[i - 1].hex())}",
+                    f"event {i - 1}'s bytes do not hash to the head the store recorded: they were altered",
+                )
+            m = self.maps[i]
+            assert m is not None
+            prev: bytes = m["prev"]
+            if i == 0:
+                return _div(
+                    "hash-chain",
+                    0,
+                    None,
+                    "prev = 32 zero bytes",
+                    f"prev {short(prev.hex())}",
+                    "event 0 must start the chain",
+                )
+            if m["seq"] == i and self._link(i + 1):  # (a moved event is the seq check's to report)
+                return _div(
+                    "hash-chain",
+                    i - 1,
+                    None,
+                    f"SHA-256 {short(prev.hex())} (event {i}'s prev)",
+                    f"SHA-256 {short(self.hashes[i - 1].hex())}",
+                    f"event {i - 1}'s bytes were altered after event {i} was chained to them",
+                )
+            return _div(
+                "hash-chain",
+                i,
+                None,
+                f"prev {short(self.hashes[i - 1].hex())} (SHA-256 of event {i - 1})",
+                f"prev {short(prev.hex())}",
+                f"event {i} is not chained to event {i - 1}",
+            )
+        return None
+
+    # ------------------------------------------------------------------ metadata and the seed
+
+    def _header(self, created: GameCreated) -> list[Divergence]:
+        r = self.record
+        for name, header, logged in (
+            ("game", r.game_id, created.game),
+            ("variant", r.variant, created.variant),
+            ("seats", r.seats, created.seats),
+            ("commitment", r.commitment, created.commitment),
+            ("created", r.created, created.created),
+        ):
+            if header != logged:
+                return [
+                    _div(
+                        "header",
+                        0,
+                        None,
+                        f"{name} {_brief(logged)} (GameCreated)",
+                        f"{name} {_brief(header)} in the header",
+                        "the record's header disagrees with event 0",
+                    )
+                ]
+        return []
+
+    def _seed(self) -> tuple[int, str | None, Divergence | None]:
+        """Where the seed was revealed and what it is, or why that is wrong."""
+        for j, m in enumerate(self.maps):
+            revealed = self._event(j) if m is not None and m["type"] == "SeedRevealed" else None
+            if isinstance(revealed, SeedRevealed):
+                seed = revealed.seed
+                if self.record.seed != seed:
+                    return (
+                        j,
+                        None,
+                        _div(
+                            "header",
+                            j,
+                            None,
+                            f"seed {_short(seed)} (SeedRevealed)",
+                            f"seed {_short(str(self.record.seed))} in the header",
+                            "the record's header disagrees with the revealed seed",
+                        ),
+                    )
+                return j, seed, None
+        for j, m in enumerate(self.maps):
+            if m is not None and m["type"] == "GameOver":
+                return (
+                    j + 1,
+                    None,
+                    _div(
+                        "seed-missing",
+                        j + 1,
+                        None,
+                        "SeedRevealed",
+                        _show(self._event(j + 1)),
+                        "a finished game reveals its seed",
+                    ),
+                )
+        if self.record.seed is not None:
+            return (
+                self.n,
+                None,
+                _div(
+                    "seed-missing",
+                    self.n,
+                    None,
+                    "SeedRevealed",
+                    "no SeedRevealed in the log",
+                    "the header has a seed but the log never revealed it",
+                ),
+            )
+        return -1, None, None
+
+    def _commitment(self, created: GameCreated, at: int, seed: str) -> Divergence | None:
+        try:
+            digest = commitment(bytes.fromhex(seed))
+        except ValueError:
+            digest = "(not hex)"
+        if digest == created.commitment:
+            self.counts["commitment"] += 1
+            return None
+        return _div(
+            "commitment",
+            at,
+            None,
+            f"SHA-256(seed) = {_short(created.commitment)} (published in GameCreated)",
+            f"SHA-256({_short(seed)}) = {_short(digest)}",
+            "the revealed seed is not the one committed to at creation",
+        )
+
+    # ------------------------------------------------------------------ re-execution
+
+    def _processed(self) -> list[tuple[int, Entry]]:
+        """The commands up to the store's cursor: the ones the log must answer."""
+        commands = self.record.commands
+        if commands and commands[-1].stream_id == self.record.cursor:
+            return list(enumerate(commands))  # the usual case: everything was folded
+        cursor = stream_order(self.record.cursor)
+        out = []
+        for k, entry in enumerate(self.record.commands):
+            if cursor >= (0, 0) and stream_order(entry.stream_id) > cursor:
+                self.counts["pending_commands"] += 1
+                continue
+            out.append((k, entry))
+        return out
+
+    def _walk(self, seed: bytes) -> Divergence | None:
+        """Re-execute every command and compare its answer with the log, in order."""
+        commands = self._processed()
+        if not commands:
+            return _div("missing-command", 0, None, "the create command", "no commands", "the log answers no command")
+        k, entry = commands[0]
+        started = self._start(k, entry, seed)
+        if isinstance(started, Divergence):
+            return started
+        table, expected = started
+        pos = 0
+        problem = self._compare(k, expected, pos)
+        if problem is not None:
+            return problem
+        pos += len(expected)
+        for k, entry in commands[1:]:
+            if pos > self.stop:
+                return None
+            answer = self._answer(k, entry, pos, table)
+            if isinstance(answer, Divergence):
+                return answer
+            problem = self._compare(k, answer, pos)
+            if problem is not None:
+                return problem
+            pos += len(answer)
+        if pos < self.n:
+            return self._orphan(pos)
+        return None
+
+    def _start(self, k: int, entry: Entry, seed: bytes) -> tuple[Table, list[LogEvent]] | Divergence:
+        try:
+            command, at = decode_command(entry.raw, f"command {entry.stream_id}")
+        except CorruptEvent as exc:
+            return _div("created", 0, k, "a create command", "an undecodable command", str(exc))
+        if not isinstance(command, CreateCommand):
+            return _div(
+                "created", 0, k, "a create command", f"a {type(command).__name__}", "a game's first command creates it"
+            )
+        try:
+            return Table.start(self.record.game_id, command, seed, at)
+        except CreateRejected as exc:
+            return _div("created", 0, k, "a game", "a rejected create command", str(exc))
+
+    def _answer(self, k: int, entry: Entry, pos: int, table: Table) -> list[LogEvent] | Divergence:
+        """What the worker's code answers to command ``k``, after the checks re-execution cannot make."""
+        found = self.maps[pos] if pos < self.n else None
+        kind = None if found is None else found["type"]
+        answers = found is not None and isinstance(found["data"], dict) and found["data"].get("id")
+        try:
+            command, _at = decode_command(entry.raw, f"command {entry.stream_id}")
+        except CorruptEvent:
+            command = None
+        if isinstance(command, TurnCommand):
+            if command.by == BOT and not (kind == "CommandRejected" and answers == command.id):
+                # written by a worker together with its answer (a client's would be rejected)
+                problem = self._bot_turn(k, pos, command, table)
+                if problem is not None:
+                    return problem
+                self.counts["bot_turns"] += 1
+                return table.handle(command)
+            if kind == "CommandApplied" and answers == command.id:
+                problem = self._signature(k, pos, command, table)
+                if problem is not None:
+                    return problem
+        return decide(table, entry.stream_id, entry.raw)
+
+    def _bot_turn(self, k: int, pos: int, command: TurnCommand, table: Table) -> Divergence | None:
+        seat = command.seat
+        seats = table.seats
+        name = seats[seat].name if 0 <= seat < len(seats) else f"seat {seat}"
+        if not 0 <= seat < len(seats) or not seats[seat].is_bot:
+            return _div(
+                "bot-seat",
+                pos,
+                k,
+                f"a turn signed by {name}",
+                f"an unsigned bot turn '{command.turn}'",
+                f"a bot turn was played for {name}, who is not a bot",
+            )
+        if command.id != f"bot-{pos}":
+            return _div(
+                "bot-turn",
+                pos,
+                k,
+                f"command id bot-{pos}",
+                f"command id {command.id}",
+                "a worker names a bot's command after the log position of its answer",
+            )
+        return None
+
+    def _signature(self, k: int, pos: int, command: TurnCommand, table: Table) -> Divergence | None:
+        seat = command.seat
+        if command.by != PERSON or not 0 <= seat < len(table.seats) or table.seats[seat].is_bot:
+            return None  # re-execution rejects it; the comparison says so
+        key = table.keys[seat]
+        if key is None:
+            return None
+        if verify_turn(key, command.signature, self.record.game_id, command.id, seat, command.turn):
+            self.counts["signatures"] += 1
+            return None
+        name = table.seats[seat].name
+        return _div(
+            "signature",
+            pos,
+            k,
+            f"a signature by {name}'s key {_short(key)}",
+            f"signature {_short(command.signature)} on '{command.turn}' for seat {seat}",
+            f"the turn's signature does not verify against the key {name} joined with",
+        )
+
+    def _compare(self, k: int, expected: list[LogEvent], pos: int) -> Divergence | None:
+        """The log from ``pos`` must be exactly ``expected`` (type and data)."""
+        maps = self.maps
+        for i, exp in enumerate(expected):
+            j = pos + i
+            if j >= self.n:
+                return _div(
+                    "missing-event",
+                    j,
+                    k,
+                    _show(exp),
+                    "the end of the log",
+                    f"the log ends before the answer to command {k} is complete",
+                )
+            m = maps[j]
+            name = type_name(exp)
+            t = EVENT_TYPES[name]
+            if m is None or m["type"] != name or m["version"] != t.version or m["data"] != t.to_data(exp):
+                # not the same map: decode it fully (an old version, other spellings) to judge
+                found = self._event(j)
+                if found is None:
+                    return self._undecodable(k, exp, j)
+                if found != exp:
+                    return self._mismatch(k, expected, i, j)
+            self._count(exp)
+        return None
+
+    def _undecodable(self, k: int, exp: LogEvent, j: int) -> Divergence:
+        try:
+            decode_event(self.record.events[j].raw, f"event {j}")
+            reason = f"event {j} cannot be decoded"
+        except CorruptEvent as exc:
+            reason = str(exc)
+        return _div("decode", j, k, _show(exp), "undecodable bytes", reason)
+
+    def _count(self, event: LogEvent) -> None:
+        counts = self.counts
+        if isinstance(event, StepApplied):
+            counts["steps"] += 1
+        elif isinstance(event, RoundDealt):
+            counts["deals"] += 1
+        elif isinstance(event, CommandApplied):
+            counts["applied"] += 1
+        elif isinstance(event, CommandRejected):
+            counts["rejected"] += 1
+        elif isinstance(event, RoundWon):
+            counts["rounds"] += 1
+        elif isinstance(event, GameOver):
+            counts["outcome"] += 1
+
+    # ------------------------------------------------------------------ explaining a difference
+
+    def _mismatch(self, k: int, expected: list[LogEvent], i: int, j: int) -> Divergence:
+        exp = expected[i]
+        found = self._event(j)
+        assert found is not None
+        moved = self._moved(k, expected, i, j)
+        if moved is not None:
+            return moved
+        if type(exp) is type(found):
+            return self._same_kind(k, exp, found, j)
+        if isinstance(exp, CommandRejected) and isinstance(found, CommandApplied):
+            check = "signature" if exp.reason.startswith("wrong token") else "illegal-turn"
+            return _div(
+                check,
+                j,
+                k,
+                f"rejected: {exp.reason}",
+                f"applied '{found.turn}'",
+                f"command {k} ('{exp.text}') was applied, but re-executing it rejects it: {exp.reason}",
+            )
+        if isinstance(exp, CommandApplied) and isinstance(found, CommandRejected):
+            return _div(
+                "wrongly-rejected",
+                j,
+                k,
+                f"applied '{exp.turn}'",
+                f"rejected: {found.reason}",
+                f"command {k} was rejected, but re-executing it applies it",
+            )
+        return self._order(k, expected, i, j)
+
+    def _same_kind(self, k: int, exp: LogEvent, found: LogEvent, j: int) -> Divergence:
+        expected, got = _difference(exp, found)
+        if isinstance(exp, RoundDealt):
+            return _div("deal", j, k, expected, got, f"round {exp.round}'s deal is not the one the seed produces")
+        if isinstance(exp, StepApplied) and isinstance(found, StepApplied):
+            why = self._why_illegal(j, found)
+            if why is not None:
+                return _div("illegal-step", j, k, expected, got, f"step {found.step} is illegal here: {why}")
+            return _div("step", j, k, expected, got, f"the log records another step than command {k} makes")
+        checks: dict[type, tuple[str, str]] = {
+            CommandApplied: ("applied", f"command {k} is recorded differently than it was submitted"),
+            CommandRejected: ("rejection", f"command {k} was rejected, but not as re-executing it rejects it"),
+            RoundWon: ("score", "the round's winner or scored cards are not what the rules give"),
+            GameOver: ("outcome", "the final outcome is not what the rules give"),
+            CardDrawn: ("draw", "the card drawn is not the one on top of the deck"),
+            PlayerOut: ("player-out", "a player left the round differently than the rules say"),
+            SeedRevealed: ("seed", "the revealed seed is not the game's seed"),
+            SeatJoined: ("join", "the seat was joined differently than the command says"),
+            GameCreated: ("created", "the game was created differently than the create command says"),
+        }
+        check, reason = checks.get(type(exp), ("event", "the event differs from re-execution"))
+        return _div(check, j, k, expected, got, reason)
+
+    def _why_illegal(self, j: int, found: StepApplied) -> str | None:
+        """Why the recorded step is illegal in the state just before it (None if legal)."""
+        events = [e for e in (self._event(i) for i in range(j)) if e is not None]
+        try:
+            game = Table.rebuild(events, None).game
+        except (ValueError, IndexError):
+            return None
+        if found.seat != game.turn:
+            return f"seat {found.seat} is not to move (seat {game.turn} is)"
+        try:
+            game.push(found.step)
+        except IllegalStep as exc:
+            return str(exc)
+        return None
+
+    def _moved(self, k: int, expected: list[LogEvent], i: int, j: int) -> Divergence | None:
+        """An expected event found one place off: swapped, missing or extra (None otherwise)."""
+        exp = expected[i]
+        found = self._event(j)
+        after = self._event(j + 1)
+        following = expected[i + 1] if i + 1 < len(expected) else None
+        if following is not None and found == following:
+            if after == exp:
+                return _div("reordered", j, k, _show(exp), _show(found), f"events {j} and {j + 1} are swapped")
+            return _div("missing-event", j, k, _show(exp), _show(found), f"an event is missing at {j}")
+        if after == exp:
+            copy = j > 0 and found == self._event(j - 1)
+            note = f" (a copy of event {j - 1})" if copy else ""
+            return _div(
+                "extra-event", j, k, _show(exp), _show(found), f"event {j} is not produced by re-execution{note}"
+            )
+        return None
+
+    def _order(self, k: int, expected: list[LogEvent], i: int, j: int) -> Divergence:
+        """A different kind of event where nothing simply moved."""
+        exp = expected[i]
+        found = self._event(j)
+        if isinstance(found, CommandApplied | CommandRejected):
+            return _div(
+                "missing-event", j, k, _show(exp), _show(found), f"the answer to command {k} stops early at {j}"
+            )
+        return _div("event", j, k, _show(exp), _show(found), f"event {j} is not what re-executing command {k} produces")
+
+    def _orphan(self, pos: int) -> Divergence:
+        found = self._event(pos)
+        if pos > 0 and found == self._event(pos - 1):
+            return _div(
+                "extra-event",
+                pos,
+                None,
+                "the end of the log",
+                _show(found),
+                f"event {pos} is a copy of event {pos - 1}",
+            )
+        if isinstance(found, CommandApplied | CommandRejected):
+            return _div(
+                "missing-command",
+                pos,
+                None,
+                "the end of the log",
+                _show(found),
+                f"event {pos} answers command {found.id}, which is not among the commands folded "
+                f"(up to the cursor {self.record.cursor})",
+            )
+        return _div("extra-event", pos, None, "the end of the log", _show(found), f"event {pos} answers no command")
+
+    # ------------------------------------------------------------------ a game still running
+
+    def _seedless(self) -> Divergence | None:
+        """Without the seed: signatures, bot seats and the legality of every recorded step."""
+        commands: dict[str, tuple[int, TurnCommand]] = {}
+        for k, entry in enumerate(self.record.commands):
+            try:
+                command, _at = decode_command(entry.raw)
+            except CorruptEvent:
+                continue
+            if isinstance(command, TurnCommand):
+                commands.setdefault(command.id, (k, command))
+        table = Table.rebuild([self._event(0)], None)  # type: ignore[list-item]
+        for j in range(1, self.n):
+            event = self._event(j)
+            if event is None:
+                return None  # the encoding check reports it
+            if isinstance(event, CommandApplied):
+                problem = self._seedless_command(j, event, commands, table)
+                if problem is not None:
+                    return problem
+            try:
+                table.fold(event)
+            except (ValueError, IndexError) as exc:
+                return _div("illegal-step", j, None, "a legal step", _show(event), str(exc))
+            if isinstance(event, StepApplied):
+                self.counts["steps"] += 1
+        return None
+
+    def _seedless_command(
+        self, j: int, event: CommandApplied, commands: dict[str, tuple[int, TurnCommand]], table: Table
+    ) -> Divergence | None:
+        known = commands.get(event.id)
+        if known is None:
+            return _div(
+                "missing-command",
+                j,
+                None,
+                f"command {event.id}",
+                "no such command",
+                f"event {j} answers a command not in the stream",
+            )
+        k, command = known
+        try:
+            turn = str(TurnText.parse(command.turn))
+        except StepError:
+            turn = command.turn
+        if (command.seat, turn, command.by) != (event.seat, event.turn, event.by):
+            return _div(
+                "applied",
+                j,
+                k,
+                _brief([command.seat, turn, command.by]),
+                _brief([event.seat, event.turn, event.by]),
+                f"command {k} is recorded differently than it was submitted",
+            )
+        if not 0 <= command.seat < len(table.seats):
+            return _div(
+                "applied", j, k, "a seat of the game", f"seat {command.seat}", "a turn for a seat that does not exist"
+            )
+        if command.by == BOT:
+            problem = self._bot_turn(k, j, command, table)
+            if problem is None:
+                self.counts["bot_turns"] += 1
+            return problem
+        if table.keys[command.seat] is None:
+            return _div(
+                "signature", j, k, "a joined seat", "a seat nobody joined", "a turn was applied for an empty seat"
+            )
+        problem = self._signature(k, j, command, table)
+        return problem
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _envelope(raw: bytes) -> dict[str, Any] | None:
+    """An event's msgpack map if its envelope is well-formed (the codec's rules), else None."""
+    if len(raw) > 1 << 20:
+        return None
+    try:
+        m = msgpack.unpackb(raw, raw=False, strict_map_key=True)
+    except Exception:  # msgpack raises several unrelated exception types
+        return None
+    if not isinstance(m, dict):
+        return None
+    t = EVENT_TYPES.get(m.get("type"))  # type: ignore[arg-type]
+    seq, prev, at, version = m.get("seq"), m.get("prev"), m.get("at"), m.get("version")
+    if (
+        t is None
+        or type(seq) is not int
+        or type(at) is not int
+        or type(prev) is not bytes
+        or len(prev) != 32
+        or not isinstance(m.get("data"), dict)
+        or version != t.version  # another version: the codec decides (upcasters)
+    ):
+        return None
+    return m
+
+
+def _div(check: str, event: int | None, command: int | None, expected: str, found: str, reason: str) -> Divergence:
+    return Divergence(check, event, command, _cut(expected), _cut(found), reason)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= _SHOW else text[: _SHOW - 1] + "…"
+
+
+def _full(text: str) -> str:
+    return text
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 16 else text[:16] + "…"
+
+
+def _brief(value: Any) -> str:
+    if hasattr(value, "to_dict"):
+        value = value.to_dict()
+    elif isinstance(value, tuple) and value and hasattr(value[0], "kind"):
+        value = [{"name": s.name, "kind": s.kind, "bot": s.bot} for s in value]
+    return json.dumps(value, separators=(",", ":"), default=str)
+
+
+def _data(event: LogEvent) -> dict[str, Any]:
+    name = type_name(event)
+    data: dict[str, Any] = EVENT_TYPES[name].to_data(event)
+    return data
+
+
+def _show(event: LogEvent | None) -> str:
+    """An event in one short line: its type and data."""
+    if event is None:
+        return "nothing"
+    return f"{type_name(event)} {json.dumps(_data(event), separators=(',', ':'))}"
+
+
+def _difference(expected: LogEvent, found: LogEvent) -> tuple[str, str]:
+    """The first field where two events of one type differ, as two short texts."""
+    name = type_name(expected)
+    path = _first_difference(_data(expected), _data(found), "")
+    if path is None:
+        return _show(expected), _show(found)
+    where, a, b = path
+    return f"{name} {where} = {json.dumps(a)}", f"{name} {where} = {json.dumps(b)}"
+
+
+def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in [*a, *(k for k in b if k not in a)]:
+            if a.get(key) != b.get(key):
+                return _first_difference(a.get(key), b.get(key), f"{path}.{key}" if path else str(key))
+        return None
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for index, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return _first_difference(x, y, f"{path}[{index}]")
+        return None
+    return None if a == b else (path, a, b)

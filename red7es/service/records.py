@@ -1,0 +1,649 @@
+"""Game records: a game as one self-contained file that anyone can re-check offline.
+
+A record holds a game's metadata, every command of its commands stream and every
+event of its log **as the exact bytes Redis stored**, so the hash chain, the seat
+signatures and the deals (from the revealed seed) can all be verified without
+Redis and without trusting the program that wrote the file.  The format is
+specified in docs/records.md; in short:
+
+* **JSON Lines** (``.jsonl``): a header line, one line per command, one line per
+  event.  Each command and event line carries its decoded fields (readable) *and*
+  its raw bytes in base64 (authoritative): a reader checks that the two agree, so a
+  hand-edited readable copy can never silently disagree with what is audited.
+* **compact msgpack** (``.msgpack``): the same header, then one small map per
+  command and per event holding the raw bytes.  The raw bytes are msgpack already,
+  so this *is* the decoded content, with nothing repeated.
+
+A file may hold several records one after the other (the benchmark's export of a
+thousand games is one file); each header starts a new record.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
+
+import msgpack  # type: ignore[import-untyped]
+import redis
+
+from .. import __version__
+from ..variant import Variant, VariantError
+from .codec import CorruptEvent, Recorded, decode_event, event_hash
+from .events import GameCreated, SeatSpec, SeedRevealed
+from .store import INDEX, Keys, NoSuchGame, now_ms, valid_game_id
+
+if TYPE_CHECKING:
+    from .audit import AuditReport
+    from .client import GameService
+
+__all__ = [
+    "FORMAT",
+    "FORMATS",
+    "MARKER",
+    "Entry",
+    "ImportRefused",
+    "Record",
+    "RecordError",
+    "decode_events",
+    "detect_format",
+    "export",
+    "import_record",
+    "read",
+    "read_all",
+    "stream_order",
+    "write",
+    "write_all",
+]
+
+FORMAT = 1
+"""The record format this red7es writes (and the newest it reads)."""
+
+MARKER = "red7es-game"
+"""The value of ``record`` in every header: what makes a line or map a header."""
+
+FORMATS = ("jsonl", "msgpack")
+_EXTENSIONS = {".jsonl": "jsonl", ".msgpack": "msgpack"}
+
+
+class RecordError(ValueError):
+    """A record that cannot be read, written or imported; one line naming where."""
+
+
+class ImportRefused(RecordError):
+    """A record whose audit did not pass, so it is not stored."""
+
+    def __init__(self, message: str, report: AuditReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+class Entry(NamedTuple):
+    """One stream entry: its Redis stream id and its exact stored bytes (a tuple: cheap to build)."""
+
+    stream_id: str
+    raw: bytes
+
+
+@dataclass(frozen=True)
+class Record:
+    """A game: metadata, its commands stream and its log, byte for byte.
+
+    ``version``, ``head`` and ``cursor`` are the store's bookkeeping at export time
+    (number of log events, SHA-256 of the last event, last command folded): Redis
+    writes them atomically with the log, so the audit uses them to notice a log
+    cut short or a last event altered, which the chain alone cannot show.
+    """
+
+    game_id: str
+    variant: Variant
+    seats: tuple[SeatSpec, ...]
+    commitment: str
+    seed: str | None
+    created: int
+    status: str
+    version: int
+    head: str
+    cursor: str
+    commands: tuple[Entry, ...]
+    events: tuple[Entry, ...]
+    red7es_version: str = __version__
+    format: int = FORMAT
+    exported: int = field(default=0, compare=False)
+
+    @property
+    def over(self) -> bool:
+        return self.seed is not None
+
+    def header(self) -> dict[str, Any]:
+        """The header line/map, field by field as docs/records.md lists them."""
+        return {
+            "record": MARKER,
+            "format": self.format,
+            "red7es": self.red7es_version,
+            "exported": self.exported,
+            "game": self.game_id,
+            "variant": self.variant.to_dict(),
+            "seats": [{"name": s.name, "kind": s.kind, "bot": s.bot} for s in self.seats],
+            "commitment": self.commitment,
+            "seed": self.seed,
+            "created": self.created,
+            "status": self.status,
+            "version": self.version,
+            "head": self.head,
+            "cursor": self.cursor,
+            "commands": len(self.commands),
+            "events": len(self.events),
+        }
+
+
+# ---------------------------------------------------------------------------- export
+
+
+def export(service: GameService, game_id: str) -> Record:
+    """A record of a game in Redis, read in one transaction (a consistent snapshot)."""
+    keys = Keys(game_id)
+    pipe = service.redis.pipeline(transaction=True)
+    pipe.hgetall(keys.meta)
+    pipe.xrange(keys.commands, min="-", max="+")
+    pipe.xrange(keys.log, min="-", max="+")
+    meta_raw, command_rows, log_rows = pipe.execute()
+    if not meta_raw:
+        raise NoSuchGame(game_id)
+    meta = {_text(k): _text(v) for k, v in meta_raw.items()}
+    commands = tuple(Entry(_text(i), bytes(f[b"c"])) for i, f in command_rows)
+    events = tuple(Entry(_text(i), bytes(f[b"e"])) for i, f in log_rows)
+    if not events:
+        raise RecordError(f"game {game_id} has no log yet: no worker has created it")
+    try:
+        first = decode_event(events[0].raw, "event 0").event
+    except CorruptEvent as exc:
+        raise RecordError(f"game {game_id}: {exc}") from None
+    if not isinstance(first, GameCreated):
+        raise RecordError(f"game {game_id}: event 0 is not GameCreated")
+    return Record(
+        game_id=game_id,
+        variant=first.variant,
+        seats=first.seats,
+        commitment=first.commitment,
+        seed=_revealed_seed(events),
+        created=first.created,
+        status="broken" if meta.get("broken") else meta.get("status", "playing"),
+        version=int(meta.get("version", len(events))),
+        head=meta.get("head", ""),
+        cursor=meta.get("cursor", "0-0"),
+        commands=commands,
+        events=events,
+        exported=now_ms(),
+    )
+
+
+def _revealed_seed(events: tuple[Entry, ...]) -> str | None:
+    """The seed of the log's SeedRevealed event (searched from the end), if any."""
+    for entry in reversed(events):
+        try:
+            event = decode_event(entry.raw).event
+        except CorruptEvent:
+            continue
+        if isinstance(event, SeedRevealed):
+            return event.seed
+    return None
+
+
+def decode_events(record: Record) -> list[Recorded]:
+    """Every event of a record, decoded; raises RecordError naming the first bad one."""
+    out = []
+    for i, entry in enumerate(record.events):
+        try:
+            out.append(decode_event(entry.raw, f"event {i}"))
+        except CorruptEvent as exc:
+            raise RecordError(f"game {record.game_id}: {exc}") from None
+    return out
+
+
+# ---------------------------------------------------------------------------- readable copies
+
+
+def _jsonable(value: Any) -> Any:
+    """msgpack data as JSON: bytes become hex, map keys text (stable both ways)."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, msgpack.ExtType):
+        return f"ext {value.code}: {value.data.hex()}"
+    return value
+
+
+def _unpack_map(raw: bytes) -> dict[str, Any] | None:
+    try:
+        obj = msgpack.unpackb(raw, raw=False, strict_map_key=False)
+    except Exception:  # msgpack raises several unrelated exception types
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+_COMMAND_FIELDS = ("type", "version", "at", "data")
+_EVENT_FIELDS = ("seq", "type", "version", "at", "prev", "hash", "data")
+
+
+def readable_command(raw: bytes) -> dict[str, Any]:
+    """The decoded fields a JSON Lines command line shows beside its raw bytes."""
+    obj = _unpack_map(raw) or {}
+    return {k: _jsonable(obj.get(k)) for k in _COMMAND_FIELDS}
+
+
+def readable_event(raw: bytes) -> dict[str, Any]:
+    """The decoded fields a JSON Lines event line shows beside its raw bytes."""
+    obj = _unpack_map(raw) or {}
+    fields = {k: _jsonable(obj.get(k)) for k in _EVENT_FIELDS if k != "hash"}
+    fields["hash"] = event_hash(raw).hex()
+    return {k: fields[k] for k in _EVENT_FIELDS}
+
+
+# ---------------------------------------------------------------------------- writing
+
+
+def detect_format(path: str | os.PathLike[str], format: str | None = None) -> str | None:
+    """``format`` if given, else the one the file name's extension says (or None)."""
+    if format is not None:
+        if format not in FORMATS:
+            raise RecordError(f"unknown record format {format!r}: choose jsonl or msgpack")
+        return format
+    return _EXTENSIONS.get(Path(path).suffix.lower())
+
+
+def write(record: Record, path: str | os.PathLike[str], format: str | None = None) -> None:
+    """Write one record; the format comes from ``format`` or the extension."""
+    write_all([record], path, format)
+
+
+def write_all(records: Iterable[Record], path: str | os.PathLike[str], format: str | None = None) -> int:
+    """Write records one after another in one file (atomically); returns how many."""
+    fmt = detect_format(path, format)
+    if fmt is None:
+        raise RecordError(f"cannot tell the format of {path}: name it .jsonl or .msgpack, or give the format")
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
+    count = 0
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for record in records:
+                if fmt == "jsonl":
+                    for line in json_lines(record):
+                        handle.write(line.encode())
+                        handle.write(b"\n")
+                else:
+                    _write_msgpack(record, handle)
+                count += 1
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return count
+
+
+def json_lines(record: Record) -> Iterator[str]:
+    """The JSON Lines of one record: header, commands, events."""
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    yield dumps(record.header())
+    for n, entry in enumerate(record.commands):
+        line = {"command": n, "id": entry.stream_id, **readable_command(entry.raw)}
+        line["raw"] = base64.b64encode(entry.raw).decode()
+        yield dumps(line)
+    for n, entry in enumerate(record.events):
+        line = {"event": n, "id": entry.stream_id, **readable_event(entry.raw)}
+        line["raw"] = base64.b64encode(entry.raw).decode()
+        yield dumps(line)
+
+
+def _write_msgpack(record: Record, handle: IO[bytes]) -> None:
+    packer = msgpack.Packer(use_bin_type=True)
+    handle.write(packer.pack(record.header()))
+    for n, entry in enumerate(record.commands):
+        handle.write(packer.pack({"command": n, "id": entry.stream_id, "raw": entry.raw}))
+    for n, entry in enumerate(record.events):
+        handle.write(packer.pack({"event": n, "id": entry.stream_id, "raw": entry.raw}))
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+def read(path: str | os.PathLike[str], format: str | None = None) -> Record:
+    """The one record in a file; RecordError if it holds none or several."""
+    records = read_all(path, format)
+    if len(records) != 1:
+        what = "no game" if not records else f"{len(records)} games"
+        raise RecordError(f"{path} holds {what}, not one")
+    return records[0]
+
+
+def read_all(path: str | os.PathLike[str], format: str | None = None) -> list[Record]:
+    """Every record in a file, checked field by field (errors name the line or offset)."""
+    fmt = detect_format(path, format)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if fmt is None:
+        fmt = "jsonl" if data.lstrip()[:1] == b"{" else "msgpack"
+    if fmt == "jsonl":
+        return _read_jsonl(str(path), data)
+    return _read_msgpack(str(path), data)
+
+
+class _Builder:
+    """Collects one record's entries, checking each as it comes."""
+
+    def __init__(self, where: str, header: Any) -> None:
+        self.where = where
+        self.header = _check_header(where, header)
+        self.commands: list[Entry] = []
+        self.events: list[Entry] = []
+        self.last = {"command": (0, 0), "event": (0, 0)}  # stream ids must increase
+
+    def add(self, locate: Callable[[], str], obj: dict[str, Any], readable: bool) -> None:
+        """Check and keep one entry; ``locate()`` names its line or offset (built only for errors)."""
+        kind = "command" if "command" in obj else "event"
+        entries = self.commands if kind == "command" else self.events
+        if kind == "command" and self.events:
+            raise RecordError(f"{locate()}: a command after the events (commands come first)")
+        index = obj.get(kind)
+        if type(index) is not int or index != len(entries):
+            raise RecordError(f"{locate()}: expected {kind} {len(entries)}, found {kind} {index!r}")
+        stream_id = obj.get("id")
+        order = stream_order(stream_id) if type(stream_id) is str else (-1, -1)
+        if order <= (0, 0):
+            raise RecordError(f"{locate()}: {kind} {index}: id must be a Redis stream id like 1700000000000-0")
+        if order <= self.last[kind]:
+            raise RecordError(
+                f"{locate()}: {kind} {index}: stream id {stream_id} does not follow {entries[-1].stream_id}"
+            )
+        self.last[kind] = order
+        raw = obj.get("raw")
+        if readable or type(raw) is not bytes:
+            raw = _raw_bytes(locate(), kind, index, raw, readable)
+            if readable:
+                _check_readable(locate(), kind, index, obj, raw)
+        entries.append(Entry(stream_id, raw))  # type: ignore[arg-type]
+
+    def finish(self) -> Record:
+        h = self.header
+        for kind, entries in (("commands", self.commands), ("events", self.events)):
+            if h[kind] != len(entries):
+                raise RecordError(
+                    f"{self.where}: the header announces {h[kind]} {kind}, the record holds {len(entries)}"
+                )
+        return Record(
+            game_id=h["game"],
+            variant=h["variant"],
+            seats=h["seats"],
+            commitment=h["commitment"],
+            seed=h["seed"],
+            created=h["created"],
+            status=h["status"],
+            version=h["version"],
+            head=h["head"],
+            cursor=h["cursor"],
+            commands=tuple(self.commands),
+            events=tuple(self.events),
+            red7es_version=h["red7es"],
+            format=h["format"],
+            exported=h["exported"],
+        )
+
+
+def _check_readable(where: str, kind: str, index: int, line: dict[str, Any], raw: bytes) -> None:
+    """A line's decoded fields must be exactly what its raw bytes decode to."""
+    m = _unpack_map(raw) or {}
+    keys = _COMMAND_FIELDS if kind == "command" else _EVENT_FIELDS
+    for key in keys:
+        if key not in line:
+            raise RecordError(f"{where}: {kind} {index}: missing field {key!r}")
+        value = event_hash(raw).hex() if key == "hash" else m.get(key)
+        shown = line[key]
+        # msgpack and JSON agree on most values as they are; convert only when they differ
+        if shown != value and shown != _jsonable(value):
+            raise RecordError(
+                f"{where}: {kind} {index}: field {key!r} does not match the raw bytes "
+                "(the raw bytes are the record; the decoded fields are only a readable copy)"
+            )
+
+
+def _raw_bytes(where: str, kind: str, index: int, value: Any, readable: bool) -> bytes:
+    if readable:
+        if not isinstance(value, str):
+            raise RecordError(f"{where}: {kind} {index}: raw must be base64 text")
+        try:
+            return base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise RecordError(f"{where}: {kind} {index}: raw is not valid base64") from None
+    if not isinstance(value, bytes):
+        raise RecordError(f"{where}: {kind} {index}: raw must be msgpack bin (bytes)")
+    return value
+
+
+def _read_jsonl(path: str, data: bytes) -> list[Record]:
+    records: list[Record] = []
+    builder: _Builder | None = None
+    for lineno, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise RecordError(f"{path} line {lineno}: not JSON ({getattr(exc, 'msg', exc)})") from None
+        builder = _accept(records, builder, functools.partial(_line, path, lineno), obj, readable=True)
+    if builder is not None:
+        records.append(builder.finish())
+    return records
+
+
+def _read_msgpack(path: str, data: bytes) -> list[Record]:
+    records: list[Record] = []
+    builder: _Builder | None = None
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=max(len(data), 1 << 20))
+    unpacker.feed(data)
+    while True:
+        offset = unpacker.tell()
+        try:
+            obj = unpacker.unpack()
+        except msgpack.OutOfData:
+            if offset < len(data):
+                raise RecordError(f"{_offset(path, offset)}: the file ends in the middle of an entry") from None
+            break
+        except Exception as exc:  # msgpack raises several unrelated exception types
+            raise RecordError(f"{_offset(path, offset)}: not valid msgpack ({type(exc).__name__})") from None
+        builder = _accept(records, builder, functools.partial(_offset, path, offset), obj, readable=False)
+    if builder is not None:
+        records.append(builder.finish())
+    return records
+
+
+def _line(path: str, lineno: int) -> str:
+    return f"{path} line {lineno}"
+
+
+def _offset(path: str, offset: int) -> str:
+    return f"{path} byte offset {offset}"
+
+
+def _accept(
+    records: list[Record], builder: _Builder | None, locate: Callable[[], str], obj: Any, *, readable: bool
+) -> _Builder:
+    if type(obj) is not dict:
+        raise RecordError(f"{locate()}: expected an object, found {type(obj).__name__}")
+    if "record" in obj:
+        if builder is not None:
+            records.append(builder.finish())
+        return _Builder(locate(), obj)
+    if builder is None:
+        raise RecordError(f"{locate()}: the file does not start with a record header")
+    if "command" not in obj and "event" not in obj:
+        raise RecordError(f"{locate()}: neither a header, a command nor an event")
+    builder.add(locate, obj, readable)
+    return builder
+
+
+def _check_header(where: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """The header's fields, typed; RecordError naming the first wrong one."""
+    if obj.get("record") != MARKER:
+        raise RecordError(f"{where}: not a red7es game record (record must be {MARKER!r})")
+    fmt = _get(where, obj, "format", int)
+    if fmt > FORMAT or fmt < 1:
+        raise RecordError(f"{where}: record format {fmt} is not one this red7es reads (1 to {FORMAT})")
+    h: dict[str, Any] = {"format": fmt}
+    for key, kind in (
+        ("red7es", str),
+        ("exported", int),
+        ("commitment", str),
+        ("created", int),
+        ("status", str),
+        ("version", int),
+        ("head", str),
+        ("cursor", str),
+        ("commands", int),
+        ("events", int),
+    ):
+        h[key] = _get(where, obj, key, kind)
+    game = _get(where, obj, "game", str)
+    if not valid_game_id(game):
+        raise RecordError(f"{where}: {game!r} is not a valid game id")
+    h["game"] = game
+    seed = obj.get("seed")
+    if seed is not None and not isinstance(seed, str):
+        raise RecordError(f"{where}: seed must be hex text or null")
+    h["seed"] = seed
+    h["variant"] = _variant(where, obj.get("variant"))
+    h["seats"] = _seats(where, obj.get("seats"))
+    return h
+
+
+def _get(where: str, obj: dict[str, Any], key: str, kind: type) -> Any:
+    value = obj.get(key)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise RecordError(f"{where}: header field {key!r} must be {kind.__name__}, found {value!r}")
+    return value
+
+
+def _variant(where: str, value: Any) -> Variant:
+    if not isinstance(value, dict):
+        raise RecordError(f"{where}: header field 'variant' must be an object")
+    try:
+        return Variant.from_dict(value)
+    except (TypeError, VariantError) as exc:
+        raise RecordError(f"{where}: bad variant: {exc}") from None
+
+
+def _seats(where: str, value: Any) -> tuple[SeatSpec, ...]:
+    if not isinstance(value, list):
+        raise RecordError(f"{where}: header field 'seats' must be a list")
+    seats = []
+    for s in value:
+        if not isinstance(s, dict) or not isinstance(s.get("name"), str) or not isinstance(s.get("kind"), str):
+            raise RecordError(f"{where}: every seat needs a name and a kind")
+        bot = s.get("bot")
+        if bot is not None and not isinstance(bot, str):
+            raise RecordError(f"{where}: a seat's bot must be text or null")
+        seats.append(SeatSpec(s["name"], s["kind"], bot))
+    return tuple(seats)
+
+
+# ---------------------------------------------------------------------------- import
+
+
+def import_record(connection: redis.Redis, record: Record) -> AuditReport:
+    """Store a record's game in Redis so ``show``/``replay``/``audit`` work on it.
+
+    The record must pass its audit first (an unfinished game cannot), and the game
+    id must be free; the game's keys are written in one transaction.  Returns the
+    passing audit report.
+    """
+    from .audit import audit_record
+    from .table import Table
+
+    report = audit_record(record)
+    if not report.passed:
+        raise ImportRefused(f"refusing to import game {record.game_id}: {report.line()}", report)
+    keys = Keys(record.game_id)
+    decoded = decode_events(record)
+    table = Table.rebuild([r.event for r in decoded], None)
+    version = len(decoded)
+    views = {keys.public_view: _pack(table.public_view(version))}
+    for seat in range(len(table.seats)):
+        views[keys.view(seat)] = _pack(table.seat_view(seat, version))
+    command_ids = _command_ids(record)
+    with connection.pipeline(transaction=True) as pipe:
+        try:
+            pipe.watch(keys.meta, keys.commands, keys.log)  # type: ignore[no-untyped-call]
+            if pipe.exists(keys.meta, keys.commands, keys.log):
+                raise RecordError(f"a game {record.game_id!r} already exists: not importing over it")
+            pipe.multi()
+            for entry in record.commands:
+                pipe.xadd(keys.commands, {"c": entry.raw}, id=entry.stream_id)
+            if command_ids:
+                pipe.hset(keys.cmdids, mapping=command_ids)
+            for entry in record.events:
+                pipe.xadd(keys.log, {"e": entry.raw}, id=entry.stream_id)
+            pipe.hset(
+                keys.meta,
+                mapping={
+                    "version": version,
+                    "cursor": record.cursor,
+                    "head": decoded[-1].hash.hex(),
+                    "status": "over",
+                    "created": record.created,
+                    "to_move": "",
+                    "bot_to_move": 0,
+                    "updated": now_ms(),
+                    "imported": now_ms(),
+                },
+            )
+            for key, value in views.items():
+                pipe.set(key, value)
+            pipe.execute()
+        except redis.WatchError:
+            raise RecordError(f"a game {record.game_id!r} appeared while importing: not importing over it") from None
+    connection.zadd(INDEX, {record.game_id: record.created})  # outside the game's hash slot
+    return report
+
+
+def _command_ids(record: Record) -> dict[Any, Any]:
+    """Command id -> stream id, so resubmitting an imported command stays a no-op."""
+    from .codec import decode_command
+
+    ids: dict[Any, Any] = {}
+    for entry in record.commands:
+        try:
+            command, _at = decode_command(entry.raw)
+        except CorruptEvent:
+            continue
+        ids[command.id] = entry.stream_id
+    return ids
+
+
+def _pack(view: dict[str, Any]) -> bytes:
+    data: bytes = msgpack.packb(view, use_bin_type=True)
+    return data
+
+
+def stream_order(stream_id: str) -> tuple[int, int]:
+    """A stream id as a comparable pair, ``(-1, -1)`` for text that is not one."""
+    ms, dash, seq = stream_id.partition("-")
+    if dash and ms.isdigit() and seq.isdigit() and stream_id.isascii():
+        return int(ms), int(seq)
+    return (-1, -1)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -1,0 +1,277 @@
+"""``red7 replay|export|import|audit``: every command, and every error as one line."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from click.testing import CliRunner, Result
+from red7es.cli.main import cli
+
+from red7es.service.codec import decode_event
+from red7es.service.records import Record, read, write, write_all
+from red7es.service.redis_server import RedisServer
+from red7es.service.replay import Replay
+from red7es.variant import Variant
+
+from .conftest import ADVANCED, Games
+from .tamper import flip_byte
+from .test_replay import CARD, hidden_from
+
+UNREACHABLE = "redis://127.0.0.1:1/0"
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """A private data directory (credentials) and a Redis URL nothing listens on."""
+    return {"RED7_HOME": str(tmp_path / "home"), "REDIS_URL": UNREACHABLE, "NO_COLOR": "1"}
+
+
+@pytest.fixture(scope="module")
+def record(module_games: Games) -> Record:
+    module_games.people("clirec", Variant(3, **ADVANCED), ("alice", "bob"), rng=random.Random(11), mischief=0.2)
+    return module_games.record("clirec")
+
+
+@pytest.fixture
+def record_file(record: Record, tmp_path: Path) -> Path:
+    path = tmp_path / "game.jsonl"
+    write(record, path)
+    return path
+
+
+@pytest.fixture
+def served(real_redis: redis.Redis, redis_server: RedisServer) -> Iterator[tuple[Games, str]]:
+    """Games on the session's real Redis, and its URL for ``--url``."""
+    yield Games(real_redis), redis_server.url
+
+
+def run(env: dict[str, str], *args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), env=env, input=input, catch_exceptions=False)
+
+
+def fails(result: Result, code: int = 1) -> str:
+    """The one-line error of a failed command."""
+    assert result.exit_code == code, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    return lines[0]
+
+
+# ---------------------------------------------------------------------------- help
+
+
+@pytest.mark.parametrize("command", ["replay", "export", "import", "audit"])
+def test_every_command_has_help_with_an_example(env: dict[str, str], command: str) -> None:
+    result = run(env, command, "--help")
+    assert result.exit_code == 0
+    assert "Example" in result.output and f"red7 {command}" in result.output
+
+
+# ---------------------------------------------------------------------------- replay
+
+
+def test_replay_a_file_without_redis(env: dict[str, str], record_file: Path, record: Record) -> None:
+    result = run(env, "replay", str(record_file))
+    assert result.exit_code == 0, result.output
+    assert f"after event {len(record.events) - 1} (SeedRevealed" in result.output
+    assert "Game over" in result.output and "Seed revealed" in result.output
+
+
+def test_replay_json_is_the_service_view(env: dict[str, str], record_file: Path, module_games: Games) -> None:
+    result = run(env, "replay", str(record_file), "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.output) == module_games.service.view("clirec")
+    result = run(env, "replay", str(record_file), "--json", "--as", "bob")
+    assert json.loads(result.output) == module_games.service.view("clirec", 1)
+
+
+def test_replay_as_a_seat_never_shows_a_hidden_card(env: dict[str, str], record_file: Path, record: Record) -> None:
+    replay = Replay([decode_event(e.raw) for e in record.events])
+    for at in range(5, len(record.events), max(1, len(record.events) // 12)):
+        for name, seat in (("alice", 0), ("bot0", 2)):
+            result = run(env, "replay", str(record_file), "--at", str(at), "--as", name, "--json")
+            assert result.exit_code == 0, result.output
+            view = json.loads(result.output)
+            assert view["seat"] == seat and view["version"] == at + 1
+            leaked = set(CARD.findall(result.output)) & hidden_from(replay.table(at), seat)
+            assert not leaked, (at, name, leaked)
+            assert set(view["hand"]) == {str(c) for c in replay.table(at).game.hand(seat)}
+
+
+def test_replay_steps_turn_by_turn(env: dict[str, str], record_file: Path) -> None:
+    result = run(env, "replay", str(record_file), "--step", "--as", "alice", input="\n\n\nq\n")
+    assert result.exit_code == 0, result.output
+    assert result.output.count("Enter: next turn") == 4
+    assert "Round 1 dealt" in result.output and "Your hand" in result.output
+    result = run(env, "replay", str(record_file), "--step", "--at", "-3", input="")
+    assert result.exit_code == 0
+    assert "End of the log." in result.output or "Enter" in result.output
+
+
+def test_replay_errors(env: dict[str, str], record_file: Path, record: Record, tmp_path: Path) -> None:
+    n = len(record.events)
+    assert f"there is no event {n}" in fails(run(env, "replay", str(record_file), "--at", str(n)))
+    assert "no seat 'zed'" in fails(run(env, "replay", str(record_file), "--as", "zed"))
+    assert "cannot be combined" in run(env, "replay", str(record_file), "--step", "--json").output
+    assert run(env, "replay", str(record_file), "--step", "--json").exit_code == 2
+    assert "cannot read" in fails(run(env, "replay", str(tmp_path / "none.jsonl")))
+    many = tmp_path / "many.msgpack"
+    write_all([record, record], many)
+    assert "holds 2 games" in fails(run(env, "replay", str(many)))
+    assert run(env, "replay", str(many), "--game", "clirec", "--json").exit_code == 0
+    assert "holds no game 'x'" in fails(run(env, "replay", str(many), "--game", "x"))
+
+
+def test_replay_a_running_game_as_a_seat_needs_its_token(
+    served: tuple[Games, str], env: dict[str, str], tmp_path: Path
+) -> None:
+    games, url = served
+    tokens = games.people("live", Variant(2, rounds=9), ("alice", "bob"), stop_after=4, mischief=0)
+    assert run(env, "replay", "live", "--url", url, "--json").exit_code == 0
+    assert "needs alice's token" in fails(run(env, "replay", "live", "--url", url, "--as", "alice"))
+    assert "not alice's" in fails(run(env, "replay", "live", "--url", url, "--as", "alice", "--token", tokens["bob"]))
+    result = run(env, "replay", "live", "--url", url, "--as", "alice", "--token", tokens["alice"], "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.output) == games.service.view("live", 0)
+
+
+def test_replay_a_game_in_redis(served: tuple[Games, str], env: dict[str, str]) -> None:
+    games, url = served
+    games.bots("done", Variant(3, scoring=True), ("random",))
+    result = run(env, "replay", "done", "--url", url, "--at", "10", "--as", "bot1", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.output)["version"] == 11
+    assert "no game 'nothing'" in fails(run(env, "replay", "nothing", "--url", url))
+
+
+# ---------------------------------------------------------------------------- export
+
+
+def test_export_both_formats(served: tuple[Games, str], env: dict[str, str], tmp_path: Path) -> None:
+    games, url = served
+    games.bots("e1", Variant(2), ("random",))
+    games.bots("e2", Variant(4, **ADVANCED), ("random",))
+    result = run(env, "export", "e1", "--url", url, "-o", str(tmp_path / "one.jsonl"))
+    assert result.exit_code == 0 and "Exported game e1 (over" in result.output
+    assert read(tmp_path / "one.jsonl") == games.record("e1")
+    result = run(
+        env, "export", "e1", "e2", "--url", url, "-o", str(tmp_path / "two.bin"), "--format", "msgpack", "--json"
+    )
+    assert result.exit_code == 0
+    assert [g["game"] for g in json.loads(result.output)["games"]] == ["e1", "e2"]
+    assert run(env, "audit", str(tmp_path / "two.bin")).exit_code == 0
+
+
+def test_export_errors(served: tuple[Games, str], env: dict[str, str], tmp_path: Path) -> None:
+    games, url = served
+    games.people("live", Variant(2, rounds=9), ("alice", "bob"), stop_after=2, mischief=0)
+    out = str(tmp_path / "x.jsonl")
+    assert "no game 'nothing'" in fails(run(env, "export", "nothing", "--url", url, "-o", out))
+    assert "is not over" in fails(run(env, "export", "live", "--url", url, "-o", out))
+    assert run(env, "export", "live", "--url", url, "-o", out, "--unfinished").exit_code == 0
+    assert "cannot tell the format" in fails(run(env, "export", "live", "--url", url, "-o", str(tmp_path / "x.txt")))
+    assert "cannot reach Redis" in fails(run(env, "export", "live", "-o", out))
+
+
+# ---------------------------------------------------------------------------- import
+
+
+def test_import_then_audit_and_replay_in_redis(
+    served: tuple[Games, str], env: dict[str, str], record_file: Path, record: Record
+) -> None:
+    games, url = served
+    result = run(env, "import", str(record_file), "--url", url)
+    assert result.exit_code == 0, result.output
+    assert "Imported game clirec" in result.output
+    assert games.record("clirec") == record
+    assert run(env, "audit", "clirec", "--url", url).output.startswith("PASS clirec")
+    assert run(env, "show", "clirec", "--url", url, "--json").exit_code == 0
+    assert "already exists" in fails(run(env, "import", str(record_file), "--url", url))
+
+
+def test_import_refuses_a_tampered_file(
+    served: tuple[Games, str], env: dict[str, str], record: Record, tmp_path: Path
+) -> None:
+    _games, url = served
+    k = len(record.events) // 3
+    path = tmp_path / "bad.msgpack"
+    write(flip_byte(record, k, 12), path)
+    line = fails(run(env, "import", str(path), "--url", url))
+    assert line.startswith(f"Error: refusing to import game clirec: FAIL clirec: event {k}")
+    assert "line 1" in fails(run(env, "import", __file__, "--url", url, "--format", "jsonl"))
+
+
+# ---------------------------------------------------------------------------- audit
+
+
+def test_audit_a_file_passes_offline(env: dict[str, str], record_file: Path) -> None:
+    result = run(env, "audit", str(record_file))
+    assert result.exit_code == 0
+    assert re.match(r"PASS clirec: \d+ events re-executed from the revealed seed", result.output)
+    report = json.loads(run(env, "audit", str(record_file), "--json").output)
+    assert report["result"] == "pass" and report["divergence"] is None and report["checked"]["signatures"] > 0
+
+
+def test_audit_names_the_first_divergence(env: dict[str, str], record: Record, tmp_path: Path) -> None:
+    k = len(record.events) // 2
+    path = tmp_path / "bad.jsonl"
+    write(flip_byte(record, k, 8), path)
+    result = run(env, "audit", str(path))
+    assert result.exit_code == 1
+    assert result.output.startswith(f"FAIL clirec: event {k}")
+    assert len(result.output.strip().splitlines()) == 1
+    report: dict[str, Any] = json.loads(run(env, "audit", str(path), "--json").output)
+    assert report["result"] == "fail" and report["divergence"]["event"] == k
+    assert set(report["divergence"]) == {"check", "event", "command", "expected", "found", "reason"}
+
+
+def test_audit_a_malformed_file(env: dict[str, str], record_file: Path) -> None:
+    lines = record_file.read_text().splitlines()
+    record_file.write_text("\n".join(lines[:3] + ["{oops"] + lines[3:]))
+    assert "line 4: not JSON" in fails(run(env, "audit", str(record_file)))
+
+
+def test_audit_all_finished_games(served: tuple[Games, str], env: dict[str, str], record: Record) -> None:
+    games, url = served
+    for i in range(3):
+        games.bots(f"a{i}", Variant(2 + i), ("random",))
+    games.people("live", Variant(2, rounds=9), ("alice", "bob"), stop_after=2, mischief=0)
+    result = run(env, "audit", "--all", "--url", url)
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == "Audited 3 games: 3 passed, 0 failed, 0 incomplete."
+    # break one stored game: its first event's bytes no longer hash to event 1's prev
+    key = "red7:{a1}:log"
+    rows = games.connection.xrange(key)
+    games.connection.delete(key)
+    for n, (stream_id, fields) in enumerate(rows):
+        raw = fields[b"e"]
+        games.connection.xadd(key, {"e": raw.replace(b"random", b"randon") if n == 0 else raw}, id=stream_id)
+    result = run(env, "audit", "--all", "--url", url)
+    assert result.exit_code == 1
+    assert result.output.splitlines()[0].startswith("FAIL a1: event 0")
+    assert result.output.splitlines()[-1] == "Audited 3 games: 2 passed, 1 failed, 0 incomplete."
+    summary = json.loads(run(env, "audit", "--all", "--url", url, "--json").output)
+    assert (summary["audited"], summary["failed"]) == (3, 1)
+
+
+def test_audit_a_running_game(served: tuple[Games, str], env: dict[str, str]) -> None:
+    games, url = served
+    games.people("live", Variant(2, rounds=9), ("alice", "bob"), stop_after=3, mischief=0)
+    result = run(env, "audit", "live", "--url", url)
+    assert result.exit_code == 1
+    assert result.output.startswith("INCOMPLETE live: the game is not over")
+
+
+def test_audit_errors(served: tuple[Games, str], env: dict[str, str]) -> None:
+    _games, url = served
+    assert run(env, "audit").exit_code == 2
+    assert run(env, "audit", "x", "--all").exit_code == 2
+    assert "no game 'nothing'" in fails(run(env, "audit", "nothing", "--url", url))
+    assert "cannot read" in fails(run(env, "audit", "missing.jsonl"))

@@ -1,0 +1,294 @@
+"""Game records: both encodings round-trip, malformed files fail naming where, import is guarded."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import itertools
+import json
+import random
+from pathlib import Path
+
+import fakeredis
+import msgpack
+import pytest
+
+from red7es.service.audit import audit_game, audit_record
+from red7es.service.client import GameService
+from red7es.service.codec import decode_event
+from red7es.service.records import (
+    FORMAT,
+    ImportRefused,
+    Record,
+    RecordError,
+    export,
+    import_record,
+    read,
+    read_all,
+    write,
+    write_all,
+)
+from red7es.service.replay import Replay
+from red7es.variant import Variant
+
+from .conftest import ADVANCED, Games
+from .tamper import edit_event, flip_byte
+
+
+@pytest.fixture(scope="module")
+def finished(module_games: Games) -> Record:
+    module_games.people("rec", Variant(3, **ADVANCED), ("alice", "bob"), rng=random.Random(3), mischief=0.3)
+    return module_games.record("rec")
+
+
+@pytest.fixture(scope="module")
+def others(module_games: Games) -> list[Record]:
+    return [module_games.record(module_games.bots(f"other-{i}", Variant(2 + i), ("random",))) for i in range(3)]
+
+
+@pytest.fixture
+def other_redis() -> fakeredis.FakeRedis:
+    return fakeredis.FakeRedis(server=fakeredis.FakeServer())
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".msgpack"])
+def test_a_record_round_trips_in_both_formats(finished: Record, tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"game{suffix}"
+    write(finished, path)
+    again = read(path)
+    assert again == finished
+    assert again.exported == finished.exported
+    assert audit_record(again).passed
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "msgpack"])
+def test_the_format_can_be_given_and_is_sniffed_when_reading(finished: Record, tmp_path: Path, fmt: str) -> None:
+    path = tmp_path / "game.record"
+    write(finished, path, fmt)
+    assert read(path) == finished
+    assert read(path, fmt) == finished
+
+
+def test_a_file_holds_several_records(finished: Record, others: list[Record], tmp_path: Path) -> None:
+    for suffix in (".jsonl", ".msgpack"):
+        path = tmp_path / f"many{suffix}"
+        assert write_all([finished, *others], path) == 4
+        assert read_all(path) == [finished, *others]
+        with pytest.raises(RecordError, match="holds 4 games, not one"):
+            read(path)
+
+
+def test_json_lines_are_readable_and_carry_the_raw_bytes(finished: Record, tmp_path: Path) -> None:
+    path = tmp_path / "game.jsonl"
+    write(finished, path)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    header, rest = lines[0], lines[1:]
+    assert header["record"] == "red7es-game" and header["format"] == FORMAT
+    assert header["game"] == "rec" and header["seed"] == finished.seed and header["status"] == "over"
+    assert header["commands"] == len(finished.commands) and header["events"] == len(finished.events)
+    commands = [line for line in rest if "command" in line]
+    events = [line for line in rest if "event" in line]
+    assert [c["command"] for c in commands] == list(range(len(finished.commands)))
+    assert commands[0]["type"] == "Create" and commands[0]["data"]["id"] == "create-rec"
+    signed = [c for c in commands if c["type"] == "Turn" and c["data"]["by"] == "person"]
+    assert signed and all(len(c["data"]["sig"]) == 128 for c in signed)
+    dealt = next(e for e in events if e["type"] == "RoundDealt")
+    assert len(dealt["data"]["hands"]) == 3 and len(dealt["data"]["hands"][0]) == 7
+    for event in events:
+        raw = base64.b64decode(event["raw"])
+        recorded = decode_event(raw)
+        assert event["seq"] == recorded.seq and event["hash"] == recorded.hash.hex()
+        assert event["prev"] == recorded.prev.hex()
+    assert events[0]["prev"] == "00" * 32
+    assert all(b["prev"] == a["hash"] for a, b in itertools.pairwise(events))
+
+
+def test_compact_records_are_smaller(finished: Record, tmp_path: Path) -> None:
+    write(finished, tmp_path / "a.jsonl")
+    write(finished, tmp_path / "a.msgpack")
+    assert (tmp_path / "a.msgpack").stat().st_size < (tmp_path / "a.jsonl").stat().st_size / 2
+
+
+# ---------------------------------------------------------------------------- malformed files
+
+
+def _lines(record: Record, tmp_path: Path) -> tuple[Path, list[str]]:
+    path = tmp_path / "game.jsonl"
+    write(record, path)
+    return path, path.read_text().splitlines()
+
+
+def _error(path: Path) -> str:
+    with pytest.raises(RecordError) as info:
+        read_all(path)
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+def test_a_line_that_is_not_json(finished: Record, tmp_path: Path) -> None:
+    path, lines = _lines(finished, tmp_path)
+    lines[4] = lines[4][:-3]
+    path.write_text("\n".join(lines))
+    assert _error(path).startswith(f"{path} line 5: not JSON")
+
+
+def test_an_edited_readable_copy_is_refused(finished: Record, tmp_path: Path) -> None:
+    path, lines = _lines(finished, tmp_path)
+    n = next(i for i, line in enumerate(lines) if '"type":"RoundWon"' in line)
+    line = json.loads(lines[n])
+    line["data"]["seat"] = (line["data"]["seat"] + 1) % 3
+    lines[n] = json.dumps(line)
+    path.write_text("\n".join(lines))
+    message = _error(path)
+    assert f"line {n + 1}: event {line['event']}: field 'data' does not match the raw bytes" in message
+
+
+def test_a_missing_event_line(finished: Record, tmp_path: Path) -> None:
+    path, lines = _lines(finished, tmp_path)
+    n = len(finished.commands) + 10  # line index of event 9
+    del lines[n]
+    path.write_text("\n".join(lines))
+    assert f"line {n + 1}: expected event 9, found event 10" in _error(path)
+
+
+def test_raw_bytes_that_are_not_base64(finished: Record, tmp_path: Path) -> None:
+    path, lines = _lines(finished, tmp_path)
+    line = json.loads(lines[2])
+    line["raw"] = "***"
+    lines[2] = json.dumps(line)
+    path.write_text("\n".join(lines))
+    assert "line 3: command 1: raw is not valid base64" in _error(path)
+
+
+def test_a_file_without_a_header(finished: Record, tmp_path: Path) -> None:
+    path, lines = _lines(finished, tmp_path)
+    path.write_text("\n".join(lines[1:]))
+    assert "line 1: the file does not start with a record header" in _error(path)
+
+
+def test_a_newer_format(finished: Record, tmp_path: Path) -> None:
+    path, lines = _lines(finished, tmp_path)
+    header = json.loads(lines[0])
+    header["format"] = FORMAT + 1
+    lines[0] = json.dumps(header)
+    path.write_text("\n".join(lines))
+    assert f"record format {FORMAT + 1} is not one this red7es reads" in _error(path)
+
+
+def test_a_header_announcing_other_counts(finished: Record, tmp_path: Path) -> None:
+    path, lines = _lines(finished, tmp_path)
+    path.write_text("\n".join(lines[:-1]))
+    assert f"announces {len(finished.events)} events, the record holds {len(finished.events) - 1}" in _error(path)
+
+
+def test_a_bad_header_field(finished: Record, tmp_path: Path) -> None:
+    path, lines = _lines(finished, tmp_path)
+    header = json.loads(lines[0])
+    header["variant"]["players"] = 9
+    lines[0] = json.dumps(header)
+    path.write_text("\n".join(lines))
+    assert "line 1: bad variant" in _error(path)
+
+
+def test_a_truncated_msgpack_file(finished: Record, tmp_path: Path) -> None:
+    path = tmp_path / "game.msgpack"
+    write(finished, path)
+    data = path.read_bytes()
+    path.write_bytes(data[:-7])
+    message = _error(path)
+    assert "byte offset" in message and "ends in the middle of an entry" in message
+
+
+def test_a_msgpack_entry_with_text_for_bytes(finished: Record, tmp_path: Path) -> None:
+    path = tmp_path / "game.msgpack"
+    packer = msgpack.Packer(use_bin_type=True)
+    header = packer.pack(finished.header())
+    path.write_bytes(header + packer.pack({"command": 0, "id": "1-0", "raw": "text"}))
+    assert f"byte offset {len(header)}: command 0: raw must be msgpack bin" in _error(path)
+
+
+def test_garbage(tmp_path: Path) -> None:
+    path = tmp_path / "junk.msgpack"
+    path.write_bytes(b"\xc1\xc1\xc1")
+    assert "byte offset 0: not valid msgpack" in _error(path)
+
+
+def test_a_missing_file(tmp_path: Path) -> None:
+    assert "cannot read" in _error(tmp_path / "nothing.jsonl")
+
+
+def test_writing_needs_a_known_format(finished: Record, tmp_path: Path) -> None:
+    with pytest.raises(RecordError, match=r"name it \.jsonl or \.msgpack"):
+        write(finished, tmp_path / "game.txt")
+    with pytest.raises(RecordError, match="unknown record format"):
+        write(finished, tmp_path / "game.txt", "xml")
+    assert not list(tmp_path.iterdir())
+
+
+# ---------------------------------------------------------------------------- export and import
+
+
+def test_import_then_show_replay_audit_and_export_again(
+    finished: Record, tmp_path: Path, other_redis: fakeredis.FakeRedis
+) -> None:
+    for suffix in (".jsonl", ".msgpack"):
+        other_redis.flushall()
+        path = tmp_path / f"game{suffix}"
+        write(finished, path)
+        report = import_record(other_redis, read(path))
+        assert report.passed
+        service = GameService(other_redis)
+        assert export(service, "rec") == finished  # byte for byte, stream ids included
+        assert audit_game(service, "rec").passed
+        view = service.view("rec")
+        assert view["status"] == "over" and view["seed"] == finished.seed
+        assert view == Replay(service.log("rec")).view()
+        assert service.view("rec", 1)["hand"] == Replay(service.log("rec")).view(seat=1)["hand"]
+        assert "rec" in [g.game_id for g in service.games()]
+
+
+def test_import_refuses_an_existing_game(finished: Record, other_redis: fakeredis.FakeRedis) -> None:
+    import_record(other_redis, finished)
+    with pytest.raises(RecordError, match="a game 'rec' already exists"):
+        import_record(other_redis, finished)
+
+
+def test_import_refuses_a_tampered_record(finished: Record, other_redis: fakeredis.FakeRedis) -> None:
+    k = len(finished.events) // 2
+    with pytest.raises(ImportRefused) as info:
+        import_record(other_redis, flip_byte(finished, k, 10))
+    assert str(info.value).startswith(f"refusing to import game rec: FAIL rec: event {k}")
+    assert info.value.report.divergence is not None
+    assert not other_redis.keys("*")
+
+
+def test_import_refuses_a_rechained_forgery(finished: Record, other_redis: fakeredis.FakeRedis) -> None:
+    from red7es.facts import GameOver
+
+    from .tamper import find
+
+    g = find(finished, lambda e: isinstance(e, GameOver))
+    forged = edit_event(finished, g, lambda e: GameOver(dataclasses.replace(e.outcome, winners=(2,))))
+    with pytest.raises(ImportRefused, match="outcome"):
+        import_record(other_redis, forged)
+    assert not other_redis.keys("*")
+
+
+def test_import_refuses_a_game_not_over(games: Games, other_redis: fakeredis.FakeRedis) -> None:
+    games.people("running", Variant(2, rounds=9), ("alice", "bob"), stop_after=3, mischief=0)
+    record = games.record("running")
+    assert not record.over
+    with pytest.raises(ImportRefused, match="INCOMPLETE running"):
+        import_record(other_redis, record)
+
+
+def test_export_of_unknown_and_uncreated_games(games: Games) -> None:
+    from red7es.service.events import SeatSpec
+    from red7es.service.store import NoSuchGame
+
+    with pytest.raises(NoSuchGame):
+        export(games.service, "nothing")
+    games.service.create(Variant(2), [SeatSpec("a"), SeatSpec("b")], game_id="new", wait=None)
+    with pytest.raises(RecordError, match="game new has no log yet"):
+        export(games.service, "new")
