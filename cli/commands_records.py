@@ -269,10 +269,16 @@ def import_(session: Session, file: str, fmt: str | None, as_json: bool) -> None
 @click.command()
 @click.argument("source", required=False, metavar="GAME|FILE")
 @click.option("--all", "all_games", is_flag=True, help="Audit every finished game in Redis.")
+@click.option(
+    "--tournament", "tournament_id", metavar="T", help="Audit a whole tournament (as `red7 tournament audit T`)."
+)
 @json_option
 @url_option
+@click.pass_context
 @pass_session
-def audit(session: Session, source: str | None, all_games: bool, as_json: bool) -> None:
+def audit(
+    session: Session, ctx: click.Context, source: str | None, all_games: bool, tournament_id: str | None, as_json: bool
+) -> None:
     """Prove a game fair: replay it from its revealed seed and compare every event.
 
     Prints PASS, or the first divergence in one line (event and command number,
@@ -285,9 +291,17 @@ def audit(session: Session, source: str | None, all_games: bool, as_json: bool) 
         red7 audit 3f9a2c1b
         red7 audit game.jsonl --json
         red7 audit --all
+        red7 audit --tournament cup
     """
+    if tournament_id is not None:
+        if source or all_games:
+            raise click.UsageError("--tournament stands alone")
+        from .commands_tournament import audit as audit_tournament_command
+
+        ctx.invoke(audit_tournament_command, name=tournament_id, as_json=as_json, url=session.url)
+        return
     if bool(source) == all_games:
-        raise click.UsageError("give one GAME or FILE, or --all")
+        raise click.UsageError("give one GAME or FILE, --all, or --tournament T")
     with _one_line():
         if all_games:
             ids = _finished(session)
