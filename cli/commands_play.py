@@ -114,6 +114,7 @@ def _loop(out: Console, service: GameService, game_id: str, name: str, token: st
             cursor = _catch_up(out, service, game_id, cursor, names)
             view = seat_view(service, game_id, name)
             if view.get("to_move") == view["seat"] or view["status"] == "over":
+                cursor = _catch_up(out, service, game_id, cursor, names)  # what led to this view
                 render_view(out, view, you=view["seat"])
             continue
         turn = _ask(out, view)
@@ -133,6 +134,7 @@ def _loop(out: Console, service: GameService, game_id: str, name: str, token: st
         cursor = _catch_up(out, service, game_id, mark, names)
         view = seat_view(service, game_id, name)
         if view.get("to_move") == view["seat"] or view["status"] == "over":
+            cursor = _catch_up(out, service, game_id, cursor, names)  # bots that replied meanwhile
             render_view(out, view, you=view["seat"])
 
 

@@ -193,7 +193,8 @@ def outcome_line(view: dict[str, Any]) -> str:
     if scoring:
         scores = ", ".join(f"{s['name']} {outcome['scores'][s['seat']]}" for s in view["seats"])
         return f"{head} ({scores} points)."
-    return f"{head} ({outcome['round_wins'][outcome['winners'][0]]} round(s) won)."
+    won = outcome["round_wins"][outcome["winners"][0]]
+    return f"{head} ({won} round{'' if won == 1 else 's'} won)."
 
 
 def _name(names: Sequence[str], seat: Any) -> str:

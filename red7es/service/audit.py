@@ -163,10 +163,18 @@ class AuditReport:
                 f"outcome cannot be checked; verified only: hash chain ({self.events} events), "
                 f"{c.get('signatures', 0)} signatures, {c.get('steps', 0)} steps legal"
             )
+        verified = ", ".join(
+            _count(c.get(key, 0), noun)
+            for key, noun in (
+                ("deals", "deal"),
+                ("steps", "step"),
+                ("signatures", "signature"),
+                ("bot_turns", "bot turn"),
+            )
+        )
         return (
-            f"PASS {self.game}: {self.events} events re-executed from the revealed seed and {self.commands} "
-            f"commands; {c.get('deals', 0)} deals, {c.get('steps', 0)} steps, {c.get('signatures', 0)} signatures, "
-            f"{c.get('bot_turns', 0)} bot turns verified; hash chain intact"
+            f"PASS {self.game}: {_count(self.events, 'event')} re-executed from the revealed seed and "
+            f"{_count(self.commands, 'command')}; {verified} verified; hash chain intact"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -913,3 +921,7 @@ def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:
                 return _first_difference(x, y, f"{path}[{index}]")
         return None
     return None if a == b else (path, a, b)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
