@@ -165,11 +165,11 @@ def new(
     out.print(Text(f"Game {created.game_id} created: {variant.describe()}.", style="bold"))
     out.print(f"Seed commitment (SHA-256): {created.commitment}")
     for s in seats:
-        token = created.tokens.get(s.name)
+        seat_token = created.tokens.get(s.name)
         status = (
             f"bot ({s.bot})"
             if s.is_bot
-            else (f"yours, token {token}" if token else f"open: red7 join {created.game_id} {s.name}")
+            else (f"yours, token {seat_token}" if seat_token else f"open: red7 join {created.game_id} {s.name}")
         )
         out.print(f"  {s.name}: {status}")
     if created.tokens:

@@ -8,8 +8,6 @@ traceback), 2 usage error.
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from .options import Red7Group
@@ -57,4 +55,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -14,6 +14,7 @@ few shifts, ``int.bit_count``/``int.bit_length`` and lookup tables over pairs of
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 
 from .cards import _COLOR_BITS, ALL_CARDS, Card, Color, cards_of_mask, color_mask_of, mask_of
 
@@ -59,8 +60,8 @@ def _pair_tables(top_in_chunk: Callable[[int, int], int]) -> tuple[list[int], li
             low, high = value & _CHUNK, value >> 7
             table.append(
                 max(
-                    _group_key(low, lambda c, k=first: top_in_chunk(k, c)),
-                    _group_key(high, lambda c, k=first + 1: top_in_chunk(k, c)),
+                    _group_key(low, partial(top_in_chunk, first)),
+                    _group_key(high, partial(top_in_chunk, first + 1)),
                 )
             )
         tables.append(table)

@@ -13,7 +13,7 @@ sees the card a 3 made them draw before deciding the rest of the turn.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -185,6 +185,7 @@ class Turn:
             return text
         if isinstance(text, Step):
             return cls((text,))
+        tokens: Sequence[str | Step]
         if isinstance(text, str):
             tokens = text.replace(",", " ").split()
         else:

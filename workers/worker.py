@@ -59,7 +59,7 @@ class Red7Worker(SimpleWorker):
         # remember it so run_worker does not restart a worker asked to stop, and a
         # running shift ends within half a second.
         self.context.stopping = True
-        super().request_stop(signum, frame)
+        super().request_stop(signum, frame)  # type: ignore[no-untyped-call]  # rq leaves it unannotated
 
     def heartbeat(self, *args: Any, **kwargs: Any) -> None:
         super().heartbeat(*args, **kwargs)
@@ -90,7 +90,7 @@ class Red7Worker(SimpleWorker):
             self.connection.delete(f"{BEAT_PREFIX}{self.name}")
         except redis.exceptions.ConnectionError:
             pass
-        super().teardown()
+        super().teardown()  # type: ignore[no-untyped-call]  # rq leaves it unannotated
 
 
 def run_worker(

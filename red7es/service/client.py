@@ -23,7 +23,7 @@ from ..variant import Variant
 from .codec import GENESIS, Recorded, decode_command, decode_event, encode_command
 from .events import CommandRejected, CreateCommand, JoinCommand, SeatSpec, TurnCommand
 from .inbox import Inbox
-from .store import GameStore, NoSuchGame, now_ms, valid_game_id
+from .store import GameStore, NoSuchGame, entry_field, now_ms, valid_game_id
 from .table import CreateRejected, validate_seats
 from .tokens import TokenError, new_token, public_key, sign_turn
 
@@ -184,7 +184,7 @@ class GameService:
         if not rows:
             return
         try:
-            first, _at = decode_command(rows[0][1][b"c"])
+            first, _at = decode_command(entry_field(rows[0][1], b"c"))
         except ValueError:
             first = None
         if not isinstance(first, TurnCommand) or (first.seat, first.turn) != (command.seat, command.turn):

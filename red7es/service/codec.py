@@ -296,10 +296,11 @@ def type_name(event: Any) -> str:
 def encode_event(event: Any, seq: int, prev: bytes, at: int) -> bytes:
     name = type_name(event)
     t = EVENT_TYPES[name]
-    return msgpack.packb(
+    packed: bytes = msgpack.packb(
         {"type": name, "version": t.version, "seq": seq, "prev": prev, "at": at, "data": t.to_data(event)},
         use_bin_type=True,
     )
+    return packed
 
 
 def _unpack(raw: bytes, what: str) -> dict[str, Any]:
@@ -318,9 +319,9 @@ def _unpack(raw: bytes, what: str) -> dict[str, Any]:
 
 def _build(types: dict[str, _Type], obj: dict[str, Any], what: str) -> Any:
     name = obj.get("type")
-    t = types.get(name) if isinstance(name, str) else None
-    if t is None:
+    if not isinstance(name, str) or name not in types:
         raise CorruptEvent(f"{what} has unknown type {name!r}")
+    t = types[name]
     version = obj.get("version")
     data = obj.get("data")
     if not isinstance(version, int) or not isinstance(data, dict):
@@ -354,7 +355,10 @@ def decode_event(raw: bytes, what: str = "event") -> Recorded:
 def encode_command(command: Any, at: int) -> bytes:
     name = _COMMAND_NAME_OF[type(command)]
     t = COMMAND_TYPES[name]
-    return msgpack.packb({"type": name, "version": t.version, "at": at, "data": t.to_data(command)}, use_bin_type=True)
+    packed: bytes = msgpack.packb(
+        {"type": name, "version": t.version, "at": at, "data": t.to_data(command)}, use_bin_type=True
+    )
+    return packed
 
 
 def decode_command(raw: bytes, what: str = "command") -> tuple[Any, int]:

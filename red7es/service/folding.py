@@ -122,7 +122,8 @@ class Folder:
             if time.monotonic() > deadline:
                 progress.more = True
                 return
-            events, bot_commands = [], []
+            events = []
+            bot_commands: list[TurnCommand] = []
             while table.bot_to_move and len(bot_commands) < self.bot_batch:
                 command = table.bot_command(table.version + len(events))
                 produced = table.handle(command)

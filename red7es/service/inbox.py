@@ -40,8 +40,11 @@ class Inbox:
     def take(self, consumer: str, count: int = 32, block_ms: int = 500) -> list[str]:
         """Game ids posted since this group last read, waiting up to ``block_ms``."""
         reply = self.redis.xreadgroup(GROUP, consumer, {INBOX_KEY: ">"}, count=count, block=block_ms, noack=True)
+        if not reply:
+            return []
+        assert isinstance(reply, list)  # RESP2, this connection's protocol: [[stream, entries]]
         games = []
-        for _stream, entries in reply or []:
+        for _stream, entries in reply:
             for _id, fields in entries:
                 value = fields.get(b"g")
                 if value:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -190,7 +191,7 @@ class GameStore:
         """Commands after stream id ``after`` (exclusive), oldest first."""
         start = "-" if after == "0-0" else f"({after}"
         rows = self.redis.xrange(Keys(game_id).commands, min=start, max="+", count=count)
-        return [(_text(i), fields[b"c"]) for i, fields in rows]
+        return [(_text(i), entry_field(fields, b"c")) for i, fields in rows or []]
 
     def last_command_id(self, game_id: str) -> str:
         rows = self.redis.xrevrange(Keys(game_id).commands, max="+", min="-", count=1)
@@ -203,16 +204,18 @@ class GameStore:
     def log(self, game_id: str, start: int = 0, end: int | None = None) -> list[bytes]:
         """Encoded log events ``start`` .. ``end`` (exclusive), by sequence number."""
         rows = self.redis.xrange(Keys(game_id).log, min="-", max="+")
-        events = [fields[b"e"] for _, fields in rows]
+        events = [entry_field(fields, b"e") for _, fields in rows or []]
         return events[start:end]
 
     def log_entries(self, game_id: str) -> list[tuple[str, bytes]]:
         rows = self.redis.xrange(Keys(game_id).log, min="-", max="+")
-        return [(_text(i), fields[b"e"]) for i, fields in rows]
+        return [(_text(i), entry_field(fields, b"e")) for i, fields in rows or []]
 
     def view(self, game_id: str, seat: int | None = None) -> bytes | None:
         k = Keys(game_id)
-        value: bytes | None = self.redis.get(k.public_view if seat is None else k.view(seat))
+        value = self.redis.get(k.public_view if seat is None else k.view(seat))
+        if value is not None and not isinstance(value, bytes):
+            raise TypeError(f"view of game {game_id} is {type(value).__name__}, not bytes")
         return value
 
     def changes(self, game_id: str, after: str = "0-0", block_ms: int | None = None) -> list[tuple[str, int, bytes]]:
@@ -230,8 +233,12 @@ class GameStore:
                 reply = self.redis.xread({k.changes: after}, block=max(1, min(left, _BLOCK_CHUNK_MS)))
                 if reply or left <= _BLOCK_CHUNK_MS:
                     break
-            rows = reply[0][1] if reply else []
-        return [(_text(i), int(fields[b"v"]), fields[b"p"]) for i, fields in rows]
+            if reply:
+                assert isinstance(reply, list)  # RESP2, this connection's protocol: [[stream, entries]]
+                rows = reply[0][1]
+            else:
+                rows = []
+        return [(_text(i), int(entry_field(fields, b"v")), entry_field(fields, b"p")) for i, fields in rows or []]
 
     def last_change_id(self, game_id: str) -> str:
         rows = self.redis.xrevrange(Keys(game_id).changes, max="+", min="-", count=1)
@@ -280,3 +287,11 @@ class GameStore:
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def entry_field(fields: Mapping[bytes | str, bytes | str] | None, name: bytes) -> bytes:
+    """Field ``name`` of a stream entry: bytes, as this connection answers (no decode_responses)."""
+    value = fields[name] if fields is not None else None
+    if not isinstance(value, bytes):
+        raise TypeError(f"stream entry field {name!r} is {type(value).__name__}, not bytes")
+    return value

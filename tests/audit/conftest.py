@@ -16,7 +16,6 @@ from typing import Any
 
 import fakeredis
 import pytest
-from red7es.workers.context import WorkerContext
 
 from red7es.service.client import GameService
 from red7es.service.codec import encode_command
@@ -25,6 +24,7 @@ from red7es.service.records import Record, export
 from red7es.service.store import now_ms
 from red7es.service.tokens import new_token, public_key
 from red7es.variant import Variant
+from red7es.workers.context import WorkerContext
 
 ADVANCED = {"scoring": True, "draw": True, "actions": True}
 

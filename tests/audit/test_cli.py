@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import redis
 from click.testing import CliRunner, Result
-from red7es.cli.main import cli
 
+from red7es.cli.main import cli
 from red7es.service.codec import decode_event
 from red7es.service.records import Record, read, write, write_all
 from red7es.service.redis_server import RedisServer

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 import redis
 from click.testing import CliRunner, Result
+
 from red7es.cli.main import cli
 from red7es.cli.session import live_workers
-
 from red7es.service.redis_server import RedisServer, free_port
 
 RED7 = Path(sys.executable).with_name("red7")

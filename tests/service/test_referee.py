@@ -9,7 +9,6 @@ from typing import Any
 
 import msgpack
 import pytest
-from red7es.workers.context import WorkerContext
 
 from red7es.cards import ALL_CARDS
 from red7es.facts import CardDrawn, GameOver, RoundDealt, RoundWon, StepApplied
@@ -32,6 +31,7 @@ from red7es.service.table import Table
 from red7es.service.tokens import new_token, public_key, sign_turn, verify_turn
 from red7es.steps import Step
 from red7es.variant import Variant
+from red7es.workers.context import WorkerContext
 
 from .helpers import (
     all_bot_game,

@@ -6,14 +6,14 @@ from typing import Any
 
 import pytest
 import redis
-from red7es.workers import context as context_module
-from red7es.workers.context import WorkerContext
 
 from red7es.service.codec import encode_command
 from red7es.service.events import JoinCommand
 from red7es.service.inbox import INBOX_KEY
 from red7es.service.store import GameStore, Keys
 from red7es.variant import Variant
+from red7es.workers import context as context_module
+from red7es.workers.context import WorkerContext
 
 from .helpers import all_bot_game, bot, check_game, offline_service, person
 

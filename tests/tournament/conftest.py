@@ -13,7 +13,6 @@ from typing import Any
 import fakeredis
 import pytest
 import redis
-from red7es.workers.context import WorkerContext
 
 from red7es.service.client import GameService
 from red7es.service.events import BOT, PERSON, SeatSpec
@@ -21,6 +20,7 @@ from red7es.service.redis_server import RedisServer
 from red7es.tournament.events import GameFinished, TournamentCreated
 from red7es.tournament.pairing import default_rounds
 from red7es.variant import Variant
+from red7es.workers.context import WorkerContext
 
 
 def bots(n: int, kinds: tuple[str, ...] = ("greedy", "random")) -> list[SeatSpec]:

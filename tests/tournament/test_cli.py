@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import redis
 from click.testing import CliRunner, Result
-from red7es.cli.main import cli
 
+from red7es.cli.main import cli
 from red7es.service.redis_server import free_port
 
 from .conftest import wait_for
@@ -199,7 +199,6 @@ def test_other_commands_do_not_load_the_tournament_package() -> None:
     import sys
 
     from red7es.cli.commands_tournament import FORMATS
-
     from red7es.tournament.events import FORMATS as EVENT_FORMATS
 
     assert FORMATS == EVENT_FORMATS

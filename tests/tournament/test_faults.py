@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import redis
 from click.testing import CliRunner, Result
-from red7es.cli.main import cli
 
+from red7es.cli.main import cli
 from red7es.service.client import GameService
 from red7es.service.redis_server import RedisServer
 from red7es.tournament import RoundPaired, TournamentRunner, create_tournament, load
