@@ -69,7 +69,12 @@ class Session:
 
     @cached_property
     def service(self) -> GameService:
-        return GameService(self.connection)
+        service = GameService(self.connection)
+        if self.endpoint.embedded:
+            # A local worker may have died (its heartbeat lingers a few seconds):
+            # when an answer is slow, check again and start one if needed.
+            service.on_slow = self.ensure_worker
+        return service
 
     def ensure_worker(self) -> None:
         """On the embedded default, start a local worker if none is running."""

@@ -52,7 +52,7 @@ class Red7Worker(SimpleWorker):
     def _beat(self) -> None:
         # A short-lived key per worker, so clients can tell within seconds whether
         # any worker is alive (RQ's own registry keeps dead workers for minutes).
-        self.connection.set(f"{BEAT_PREFIX}{self.name}", self.context.owner, px=5000)
+        self.connection.set(f"{BEAT_PREFIX}{self.name}", self.context.owner, px=3000)
 
     def request_stop(self, signum: Any, frame: Any) -> None:
         # RQ raises StopRequested when idle without recording why work() returned;

@@ -39,6 +39,7 @@ __all__ = [
 
 QUEUE_NAME = "red7"  # the RQ queue every red7es worker listens on
 NUDGE_TTL_MS = 30_000
+SLOW_AFTER = 2.0  # seconds without an answer before on_slow is called
 
 
 class ServiceError(RuntimeError):
@@ -86,6 +87,8 @@ class GameService:
         self.redis = connection
         self.store = GameStore(connection)
         self.wake = wake if wake is not None else Inbox(connection).post
+        # Called when an answer is slow to come (the CLI starts a local worker if none runs).
+        self.on_slow: Callable[[], None] | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -321,6 +324,16 @@ class GameService:
             raise ServiceError(
                 f"no answer from a worker for game {game_id}: is one running? (start one with: red7 worker)"
             )
+        if self.on_slow is not None:
+            # Wait a little first; if nothing comes, let the caller make sure a worker runs.
+            rows = self.store.changes(game_id, after=after, block_ms=max(1, int(min(left, SLOW_AFTER) * 1000)))
+            if rows:
+                yield from rows
+                return
+            self.on_slow()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
         rows = self.store.changes(game_id, after=after, block_ms=max(1, int(left * 1000)))
         yield from rows
 
