@@ -89,6 +89,7 @@ class GameService:
         self.wake = wake if wake is not None else Inbox(connection).post
         # Called when an answer is slow to come (the CLI starts a local worker if none runs).
         self.on_slow: Callable[[], None] | None = None
+        self._seat_names: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -159,8 +160,7 @@ class GameService:
         self, game_id: str, name: str, token: str, turn: str | Turn, *, command_id: str | None = None
     ) -> tuple[str, bool]:
         """Append a signed turn for a seat; returns (command id, was it a duplicate)."""
-        view = self.view(game_id)
-        seat = _seat_index(view, name)
+        seat = self.seat_of(game_id, name)
         try:
             text = str(Turn.parse(turn))
         except StepError as exc:
@@ -266,7 +266,13 @@ class GameService:
         return view
 
     def seat_of(self, game_id: str, name: str) -> int:
-        return _seat_index(self.view(game_id), name)
+        """A seat's number by name (seats never change, so it is remembered)."""
+        seats = self._seat_names.get(game_id)
+        if seats is None or name not in seats:
+            seat = _seat_index(self.view(game_id), name)
+            self._seat_names[game_id] = [s["name"] for s in self.view(game_id)["seats"]]
+            return seat
+        return seats.index(name)
 
     def wait_change(self, game_id: str, after: str, timeout: float) -> tuple[str, list[dict[str, Any]]] | None:
         """Block until the game changes after change id ``after``; returns (id, events)."""

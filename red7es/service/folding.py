@@ -96,9 +96,10 @@ class Folder:
     # ------------------------------------------------------------------ folding
 
     def _advance(self, game_id: str, progress: Progress, deadline: float, keepalive: Callable[[], object]) -> None:
-        table = self._table(game_id)
+        table, rows = self._table(game_id)
         while True:
-            rows = self.store.commands(game_id, after=table.cursor if table else "0-0", count=200)
+            if rows is None:
+                rows = self.store.commands(game_id, after=table.cursor if table else "0-0", count=200)
             if table is None:
                 if not rows:
                     return
@@ -116,6 +117,7 @@ class Folder:
                 self._flush(table, events, cursor, [])
                 progress.events += len(events)
                 progress.appends += 1
+                rows = None
                 continue
             if not table.bot_to_move:
                 return
@@ -133,22 +135,27 @@ class Folder:
                 bot_commands.append(command)
             self._flush(table, events, table.cursor, bot_commands)
             keepalive()  # e.g. renew the worker's lease between batches
+            rows = None
             progress.bot_moves += len(bot_commands)
             progress.events += len(events)
             progress.appends += 1
 
-    def _table(self, game_id: str) -> Table | None:
-        """The warm table if it is still current, else rebuilt from the log."""
-        meta = self.store.meta(game_id)
+    def _table(self, game_id: str) -> tuple[Table | None, list[tuple[str, bytes]] | None]:
+        """The warm table if it is still current, else rebuilt from the log.
+
+        With a warm table, the commands after its cursor are read in the same round
+        trip as the game's meta (returned too; None when not read).
+        """
+        table = self.tables.get(game_id)
+        meta, rows = self.store.meta_and_commands(game_id, table.cursor if table is not None else None)
         if meta.get("broken"):
             raise GameBroken(f"game {game_id}: {meta['broken']}")
-        table = self.tables.get(game_id)
         if table is not None and str(table.version) == meta["version"] and table.cursor == meta["cursor"]:
             self.tables.move_to_end(game_id)
-            return table
+            return table, rows
         self.tables.pop(game_id, None)
         if meta["version"] == "0":
-            return None
+            return None, None
         raws = self.store.log(game_id)
         try:
             recorded = [decode_event(raw, f"event {i}") for i, raw in enumerate(raws)]
@@ -166,7 +173,7 @@ class Folder:
         table.head = recorded[-1].hash
         table.cursor = meta["cursor"]
         self._remember(table)
-        return table
+        return table, None
 
     def _start(self, game_id: str, row: tuple[str, bytes]) -> Table:
         stream_id, raw = row

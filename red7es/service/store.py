@@ -183,6 +183,23 @@ class GameStore:
             raise NoSuchGame(game_id)
         return {_text(a): _text(b) for a, b in raw.items()}
 
+    def meta_and_commands(
+        self, game_id: str, after: str | None, count: int = 200
+    ) -> tuple[dict[str, str], list[tuple[str, bytes]] | None]:
+        """The game's meta and, if ``after`` is given, the commands after it: one round trip."""
+        k = Keys(game_id)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hgetall(k.meta)
+        if after is not None:
+            pipe.xrange(k.commands, min="-" if after == "0-0" else f"({after}", max="+", count=count)
+        replies = pipe.execute()
+        if not replies[0]:
+            raise NoSuchGame(game_id)
+        meta = {_text(a): _text(b) for a, b in replies[0].items()}
+        if after is None:
+            return meta, None
+        return meta, [(_text(i), entry_field(fields, b"c")) for i, fields in replies[1] or []]
+
     def seed(self, game_id: str) -> bytes | None:
         value = self.redis.hget(Keys(game_id).secret, "seed")
         return bytes.fromhex(_text(value)) if value else None
