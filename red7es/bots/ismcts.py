@@ -7,14 +7,22 @@ other hands or the deck order, so every iteration
    unseen cards are dealt at random, so each iteration plays in a different world
    that agrees with everything the bot may know;
 2. descends one shared tree whose edges are whole turns (step codes), for the bot
-   and for its opponents alike.  Only the children legal in this world are
-   candidates, and each is scored by UCB1 over its *availability* count (how often
-   it was legal when its parent was visited) rather than the parent's visit count,
-   so rarely-possible turns are not over-explored;
-3. expands one untried turn and finishes the **round** with a fast playout;
-4. backs up a reward in [0, 1] per seat; every node accumulates the reward of the
-   seat that made the turn leading to it, so each seat maximises its own result
+   and for its opponents alike.  Only the turns legal in this world are candidates,
+   scored by UCB1 over their *availability* count (how often the turn was legal
+   when its parent was visited) rather than the parent's visits, so turns that are
+   rarely possible are not over-explored;
+3. stops at the first new node and finishes the **round** with a fast playout;
+4. backs up a reward in [0, 1] per seat; every node sums the reward of the seat
+   that made the turn leading to it, so each seat maximises its own result
    (n players, no zero-sum assumption).
+
+Turns are scored in the tree with a *progressive bias* (Chaslot et al., 2008): a
+cheap evaluation of the position a turn leaves (:func:`turn_value`) is added to
+UCB1 with a weight that fades as ``1 / (visits + 1)``.  The opponents' nodes are
+wide (their turns depend on the hand dealt in each world) and seldom revisited, so
+without it an opponent's reply in the tree is close to random, and the bot plans
+against a careless opponent.  The same evaluation, played greedily with a little
+noise, is the playout policy without actions.
 
 Searching only to the end of the round keeps playouts short.  The reward is the
 round's result: winning it in the basic game; in the ``scoring`` variant the points
@@ -33,6 +41,7 @@ the same turn whatever happened before, and a restarted bot replays identically.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import random
@@ -40,24 +49,38 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ..cards import color_bit
+from ..cards import color_mask_of
 from ..game import Game
 from ..observation import Observation, determinize
 from ..rules import all_keys, qualifying_mask
 from ..steps import DRAW, END, FOLD, STEPS, Turn
 from ..variant import Variant
-from .greedy import score_turn
 
-W = 1.0
-FPU = 1.0
+__all__ = [
+    "DEFAULT_C",
+    "DEFAULT_ITERATIONS",
+    "IsmctsBot",
+    "SearchStats",
+    "decision_seed",
+    "playout",
+    "playout_turn",
+    "round_rewards",
+    "turn_value",
+]
 
+DEFAULT_ITERATIONS = 300
+DEFAULT_C = 0.7  # UCB1 exploration constant, for rewards in [0, 1]
+BIAS = 1.0  # weight of the progressive bias, for the best turn of a node
+FPU = 1.0  # first-play urgency: the value of a turn not yet tried
+EPSILON = 0.1  # playouts: chance of a random turn instead of the best-valued one
+ACTIONS_RANDOM = 0.5  # the same with actions, where the heuristic knows fewer turns
+END_BIAS = 0.9  # random playout turns: chance to end as soon as the turn may end
 
-__all__ = ["DEFAULT_C", "DEFAULT_ITERATIONS", "IsmctsBot", "SearchStats", "playout_turn", "round_rewards"]
-
-DEFAULT_ITERATIONS = 400
-DEFAULT_C = 0.7
+FOLD_VALUE = -1000.0  # heuristic value of folding: below every real turn
 
 Action = tuple[tuple[int, ...], bool]  # (step codes without the implied end, open)
+
+_P, _C, _DRAW, _7C, _7D, _ONE = range(6)  # step kinds (code >> 6)
 
 
 @dataclass(frozen=True)
@@ -73,30 +96,12 @@ class SearchStats:
         return self.iterations / self.seconds if self.seconds > 0 else 0.0
 
 
-class _Node:
-    """One edge of the tree (the turn that led here) and the statistics of its subtree.
-
-    ``seat`` is who made that turn: ``reward`` sums that seat's rewards, which is what
-    UCB1 maximises when that seat chooses among its parent's children.
-    """
-
-    __slots__ = ("avail", "children", "h", "reward", "seat", "visits")
-
-    def __init__(self, seat: int, h: float = 0.0) -> None:
-        self.seat = seat
-        self.h = h
-        self.visits = 0
-        self.avail = 0
-        self.reward = 0.0
-        self.children: dict[Action, _Node] = {}
-
-
 class IsmctsBot:
     """SO-ISMCTS over whole turns with round-length playouts (see module docstring).
 
-    ``iterations`` caps the number of iterations per decision (deterministic);
-    ``time_limit`` caps the seconds per decision (depends on machine load).  With
-    neither, :data:`DEFAULT_ITERATIONS` is used; with both, whichever ends first.
+    ``iterations`` caps the iterations per decision (reproducible); ``time_limit``
+    caps the seconds per decision (depends on machine load).  With neither,
+    :data:`DEFAULT_ITERATIONS` is used; with both, whichever ends first.
     """
 
     name = "ismcts"
@@ -110,12 +115,12 @@ class IsmctsBot:
     ) -> None:
         if iterations is not None and iterations < 1:
             raise ValueError(f"iterations must be at least 1, not {iterations}")
-        if time_limit is not None and time_limit <= 0:
+        if time_limit is not None and not time_limit > 0:
             raise ValueError(f"time must be a positive number of seconds, not {time_limit}")
-        if c < 0:
-            raise ValueError(f"exploration constant c must not be negative, not {c}")
+        if not c >= 0:
+            raise ValueError(f"the exploration constant c must not be negative, not {c}")
         self.seed = seed
-        self.iterations = iterations if iterations is not None or time_limit is not None else DEFAULT_ITERATIONS
+        self.iterations = DEFAULT_ITERATIONS if iterations is None and time_limit is None else iterations
         self.time_limit = time_limit
         self.c = c
         self.last_stats: SearchStats | None = None
@@ -123,7 +128,7 @@ class IsmctsBot:
     @classmethod
     def from_options(
         cls,
-        seed: int = 0,
+        seed: int | str = 0,
         iterations: int | str | None = None,
         time: float | str | None = None,
         c: float | str | None = None,
@@ -137,14 +142,13 @@ class IsmctsBot:
         )
 
     def choose(self, obs: Observation) -> Turn:
+        """Search from ``obs`` within the budget and return the most visited turn."""
         if not obs.my_turn:
             raise ValueError("it is not this bot's turn")
-        rng = random.Random(decision_seed(self.seed, obs))
-        search = _Search(obs, rng, self.c)
-        candidates = search.root_actions
-        if len(candidates) == 1:
+        search = _Search(obs, random.Random(decision_seed(self.seed, obs)), self.c)
+        if len(search.root_actions) == 1:
             self.last_stats = SearchStats(0, 0.0, 1)
-            return _turn(candidates[0])
+            return _turn(search.root_actions[0])
         start = time.perf_counter()
         deadline = None if self.time_limit is None else start + self.time_limit
         done = 0
@@ -172,6 +176,30 @@ def _turn(action: Action) -> Turn:
     return Turn(tuple(STEPS[c] for c in codes), is_open)
 
 
+# ---------------------------------------------------------------------- the tree
+
+
+class _Node:
+    """One edge of the tree (the turn that led here) and the statistics below it.
+
+    ``seat`` made that turn, and ``reward`` sums that seat's rewards: what UCB1
+    maximises when ``seat`` chooses among its parent's children.  ``value`` is the
+    heuristic value of the turn (:func:`turn_value`), which depends on public
+    information only, so it is computed once, in the first world where the turn is
+    legal.
+    """
+
+    __slots__ = ("avail", "children", "reward", "seat", "value", "visits")
+
+    def __init__(self, seat: int, value: float = 0.0) -> None:
+        self.seat = seat
+        self.value = value
+        self.visits = 0
+        self.avail = 0
+        self.reward = 0.0
+        self.children: dict[Action, _Node] = {}
+
+
 class _Search:
     """One decision's tree and the worlds it is searched in."""
 
@@ -180,13 +208,15 @@ class _Search:
         self.rng = rng
         self.c = c
         self.root = _Node(obs.seat)
-        # Simulations stop when the round is won: a basic one-round variant with the
-        # same rules makes the engine end the game there instead of dealing again.
+        # Simulations stop when the round is won: the same rules as a one-round
+        # basic game make the engine end the game there instead of dealing again.
         self.sim_variant = replace(obs.variant, scoring=False, rounds=1, target=None)
         self.keep_folds = obs.variant.scoring
+        # The bot's own turns never depend on the hidden cards: any world gives them.
         self.root_actions = self._options(determinize(obs, random.Random(0)))
 
     def size(self) -> int:
+        """Number of nodes in the tree (tried or merely seen)."""
         count, stack = 0, [self.root]
         while stack:
             node = stack.pop()
@@ -216,8 +246,7 @@ class _Search:
         path = [self.root]
         node = self.root
         while game.outcome is None:
-            options = self._options(game)
-            action, node = self._select(node, options, game)
+            action, node = self._select(node, self._options(game), game)
             game.play_turn(*action)
             path.append(node)
             if not node.visits:
@@ -231,141 +260,244 @@ class _Search:
     def _select(self, node: _Node, options: Sequence[Action], game: Game) -> tuple[Action, _Node]:
         """UCB1 with availability counts plus a progressive heuristic bias.
 
-        Every turn legal in this world is a candidate; one never tried is scored
-        ``FPU`` (first-play urgency) instead of its mean.  The bias ``W * h / (n + 1)``
-        (``h`` the greedy evaluation, scaled to [0, 1] among this world's options)
-        makes few-visit nodes, above all the opponents' wide nodes, play like a
-        sensible player, and fades as real statistics accumulate.
+        A turn never tried scores ``FPU`` instead of its mean.  The bias is
+        ``BIAS * h / (n + 1)``, with ``h`` the turn's heuristic value scaled to
+        [0, 1] among this world's options: few-visit nodes (above all the opponents'
+        wide ones) choose like a sensible player, and real statistics take over.
         """
         children = node.children
-        seat = game.turn
-        raws = []
+        values = []
+        opponents: tuple[int, ...] | None = None
         for a in options:
             child = children.get(a)
             if child is None:
-                child = children[a] = _Node(seat, _heuristic(game, a[0]))
-            raws.append(child.h)
-        lo, hi = min(raws), max(raws)
-        scale = W / (hi - lo) if hi > lo else 0.0
-        c, fpu = self.c, FPU
-        log, sqrt = math.log, math.sqrt
-        best_value = -1e9
-        best: tuple[Action, _Node] | None = None
-        for a, raw in zip(options, raws):
+                if opponents is None:
+                    opponents = opponent_keys(game, game.turn)
+                child = children[a] = _Node(game.turn, turn_value(game, a[0], opponents))
+            values.append(child.value)
+        hi = max(values)
+        lo = min((v for v in values if v > FOLD_VALUE), default=hi)
+        scale = BIAS / (hi - lo) if hi > lo else 0.0
+        c, log, sqrt = self.c, math.log, math.sqrt
+        best_score = -math.inf
+        best = options[0]
+        for a, value in zip(options, values, strict=True):
             child = children[a]
             child.avail += 1
             n = child.visits
-            bias = (raw - lo) * scale
+            bias = (value - lo) * scale if value >= lo else 0.0
             if n:
-                value = child.reward / n + c * sqrt(log(child.avail) / n) + bias / (n + 1)
+                score = child.reward / n + c * sqrt(log(child.avail) / n) + bias / (n + 1)
             else:
-                value = fpu + bias
-            if value > best_value:
-                best_value, best = value, (a, child)
-        assert best is not None
-        return best
+                score = FPU + bias
+            if score > best_score:
+                best_score, best = score, a
+        return best, children[best]
 
     def best(self) -> Action:
-        """The most visited root turn (the robust choice); mean reward, then the heuristic, break ties."""
+        """The most visited root turn (the robust choice); mean reward, then heuristic, break ties."""
         children = self.root.children
 
         def rank(action: Action) -> tuple[int, float, float]:
             child = children.get(action)
-            if child is None or not child.visits:
-                return (0, 0.0, child.h if child else 0.0)
-            return (child.visits, child.reward / child.visits, child.h)
+            if child is None:
+                return (0, 0.0, -math.inf)
+            mean = child.reward / child.visits if child.visits else 0.0
+            return (child.visits, mean, child.value)
 
         return max(self.root_actions, key=rank)
 
 
-def _heuristic(game: Game, codes: tuple[int, ...]) -> float:
-    """The greedy evaluation of a turn (public information only); fold is the worst."""
-    if codes[-1] == FOLD:
-        return -100.0
-    return score_turn(game, codes)
+# ---------------------------------------------------------------------- the heuristic
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _keys(palette: int) -> tuple[int, int, int, int, int, int, int]:
+    """:func:`~red7es.rules.all_keys` of a palette, memoised: the same palettes recur
+    in every world (they are public) and across the turns a node compares."""
+    return all_keys(palette, color_mask_of(palette))
+
+
+def opponent_keys(game: Game, seat: int) -> tuple[int, ...]:
+    """Per rule, the best key among the other seats still in the round (0 if none)."""
+    best = [0, 0, 0, 0, 0, 0, 0]
+    pal, alive = game.pal, game.alive
+    for s in range(len(pal)):
+        if s != seat and alive[s]:
+            for r, k in enumerate(_keys(pal[s])):
+                if k > best[r]:
+                    best[r] = k
+    return tuple(best)
+
+
+def turn_value(game: Game, codes: Sequence[int], opponents: Sequence[int]) -> float:
+    """How good the public position after ``codes`` looks for the player to move.
+
+    The greedy bot's evaluation, on masks only (no copy of the game): cards spent
+    from hand cost 10 each (the hand is the player's future; a card drawn counts as
+    one spent less), each rule the palette would lead under earns 3 (the next
+    player must find a rule to lead under: every rule held is one fewer escape), the
+    lead's margin under the rule in force up to 1.5, and a little for playing high
+    cards and discarding low ones.  ``opponents`` is :func:`opponent_keys` before
+    the turn.  ``fold`` is worth less than any turn.
+    """
+    if codes and codes[-1] == FOLD:
+        return FOLD_VALUE
+    seat = game.turn
+    nm, rule = game.pal[seat], game.rule
+    actions, deck = game.variant.actions, len(game.deck)
+    spent, extra = 0, 0.0
+    pal: list[int] | None = None
+    for code in codes:
+        kind, card = code >> 6, code & 63
+        if kind == _P:
+            nm |= 1 << card
+            spent += 1
+            extra += card / 49
+            if actions and card // 7 == 2 and deck:  # a 3 draws a card
+                spent -= 1
+                deck -= 1
+        elif kind in (_C, _7C):
+            rule = 6 - card % 7
+            if kind == _C:
+                spent += 1
+                extra -= card / 49
+            else:
+                nm ^= 1 << card
+        elif kind == _DRAW:
+            spent -= 1
+            deck -= 1
+        elif kind == _7D:
+            nm ^= 1 << card
+            deck += 1
+        elif kind == _ONE:
+            pal = [m & ~(1 << card) for m in (pal or game.pal)]
+            deck += 1
+    if pal is not None:
+        opponents = _keys_without(game, seat, pal)
+    mine = _keys(nm)
+    dominance = _dominance(mine, opponents)
+    margin = min((mine[rule] >> 6) - (opponents[rule] >> 6), 3)
+    return -10.0 * spent + 3.0 * dominance + 0.5 * margin + extra
+
+
+def _dominance(mine: Sequence[int], opp: Sequence[int]) -> int:
+    """Under how many rules ``mine`` beats the best opponent (unrolled: a hot spot)."""
+    return (
+        (mine[0] > opp[0])
+        + (mine[1] > opp[1])
+        + (mine[2] > opp[2])
+        + (mine[3] > opp[3])
+        + (mine[4] > opp[4])
+        + (mine[5] > opp[5])
+        + (mine[6] > opp[6])
+    )
+
+
+def _keys_without(game: Game, seat: int, pal: Sequence[int]) -> tuple[int, ...]:
+    """:func:`opponent_keys` once a 1 has taken a card from a palette (``pal``)."""
+    best = [0, 0, 0, 0, 0, 0, 0]
+    for s in range(len(pal)):
+        if s != seat and game.alive[s]:
+            for r, k in enumerate(_keys(pal[s])):
+                if k > best[r]:
+                    best[r] = k
+    return tuple(best)
 
 
 # ---------------------------------------------------------------------- playouts
 
-END_BIAS = 0.9  # chance to end a turn as soon as it may end: spend few cards, like real players
-
-
-EPSILON = 0.1
-
 
 def playout(game: Game, rng: random.Random) -> None:
-    """Finish the round in ``game`` with :func:`playout_turn` for every seat."""
-    simple = not game.variant.actions
+    """Finish the round in ``game``, mostly with heuristic turns.
+
+    :func:`heuristic_turn` is cheap (masks only) and plays like a sensible player,
+    which makes a playout's verdict far more telling than random play.  A share of
+    the turns are random (:func:`playout_turn`) for variety: ``EPSILON`` without
+    actions; with actions the heuristic only knows turns that trigger no action, so
+    half the turns are random, and so is every turn the heuristic has no answer for.
+    """
+    actions = game.variant.actions
+    random_share = ACTIONS_RANDOM if actions else EPSILON
     while game.outcome is None:
-        if simple and not game.turn_steps and rng.random() >= EPSILON:
-            game.play_turn(heuristic_turn(game), False)
-        elif not playout_turn(game, rng):
+        if not game.turn_steps and rng.random() >= random_share:
+            codes = heuristic_turn(game)
+            if codes != (FOLD,) or not actions:
+                game.play_turn(codes, False)
+                continue
+        if not playout_turn(game, rng):
             game.play_turn((FOLD,))
 
 
 def heuristic_turn(game: Game) -> tuple[int, ...]:
-    """The greedy bot's choice, computed fast from the masks (no actions in play)."""
+    """The turn :func:`turn_value` likes best among plays and discards, at a turn's start.
+
+    A second card spent costs 10 while a rule led earns 3, so a turn spending two
+    cards is nearly never worth more than the best one-card turn: as a cheap
+    approximation, two-card turns are only looked at when no one-card turn leads.  The Advanced
+    draw is taken whenever the discard allows it.  With actions, only cards whose
+    play triggers no action (even numbers) are played.  Returns ``(fold,)`` if
+    none of these turns leads.
+    """
     seat = game.turn
-    pal, palc, alive = game.pal, game.palc, game.alive
-    best = [0, 0, 0, 0, 0, 0, 0]
-    for s in range(len(pal)):
-        if s != seat and alive[s]:
-            ks = all_keys(pal[s], palc[s])
-            best = [a if a > b else b for a, b in zip(best, ks)]
-    nm, cm, rule = pal[seat], palc[seat], game.rule
+    opp = opponent_keys(game, seat)
+    nm, rule = game.pal[seat], game.rule
     cards = _bits(game.hands[seat])
-    cur = all_keys(nm, cm)
-    dom_cur = sum(1 for r in range(7) if cur[r] > best[r])
-    top_value = -1e9
-    top: tuple[int, ...] = (FOLD,)
-    played = []
-    for x in cards:
-        keys = all_keys(nm | 1 << x, cm | color_bit(x))
-        played.append((x, keys))
-        if keys[rule] > best[rule]:
-            dom = sum(1 for r in range(7) if keys[r] > best[r])
-            value = 3.0 * dom + 0.5 * min((keys[rule] >> 6) - (best[rule] >> 6), 3) + x / 49
-            if value > top_value:
-                top_value, top = value, (x,)
+    playable = [x for x in cards if x // 7 % 2] if game.variant.actions else cards
+    now = _keys(nm)
+    dominance_now = _dominance(now, opp)
+    best_value = -math.inf
+    best: tuple[int, ...] = (FOLD,)
+    after_play = []
+    for x in playable:
+        keys = _keys(nm | 1 << x)
+        after_play.append((x, keys))
+        if keys[rule] > opp[rule]:
+            value = _value(keys, opp, rule) + x / 49
+            if value > best_value:
+                best_value, best = value, (x,)
     for y in cards:
         r = 6 - y % 7
-        if cur[r] > best[r]:
-            value = 3.0 * dom_cur + 0.5 * min((cur[r] >> 6) - (best[r] >> 6), 3) - y / 49
-            if value > top_value:
-                top_value, top = value, (64 + y,)
-    if top_value > -1e9:
-        return _with_draw(game, top, nm)
-    for x, keys in played:
-        dom = sum(1 for r in range(7) if keys[r] > best[r])
-        for y in cards:
-            r = 6 - y % 7
-            if y != x and keys[r] > best[r]:
-                value = 3.0 * dom + 0.5 * min((keys[r] >> 6) - (best[r] >> 6), 3) + (x - y) / 49
-                if value > top_value:
-                    top_value, top = value, (x, 64 + y)
-    if top_value > -1e9:
-        return _with_draw(game, top, nm | 1 << top[0])
-    return top
+        if now[r] > opp[r]:
+            value = 3.0 * dominance_now + 0.5 * min((now[r] >> 6) - (opp[r] >> 6), 3) - y / 49
+            if value > best_value:
+                best_value, best = value, (_C * 64 + y,)
+    if best_value == -math.inf:
+        for x, keys in after_play:
+            for y in cards:
+                r = 6 - y % 7
+                if y != x and keys[r] > opp[r]:
+                    value = _value(keys, opp, r) + (x - y) / 49
+                    if value > best_value:
+                        best_value, best = value, (x, _C * 64 + y)
+    return _with_draw(game, best, nm)
+
+
+def _value(keys: Sequence[int], opp: Sequence[int], rule: int) -> float:
+    dominance = _dominance(keys, opp)
+    return 3.0 * dominance + 0.5 * min((keys[rule] >> 6) - (opp[rule] >> 6), 3)
 
 
 def _with_draw(game: Game, codes: tuple[int, ...], palette: int) -> tuple[int, ...]:
-    """Add the Advanced draw when the turn's discard allows it: a card more is never worse."""
+    """Add the Advanced draw when the turn's discard allows it: a card more never hurts."""
     last = codes[-1]
-    if game.variant.draw and game.deck and 64 <= last < 128 and (last - 64) // 7 + 1 > palette.bit_count():
-        return (*codes, DRAW)
-    return codes
+    if not (game.variant.draw and game.deck and last >> 6 == _C):
+        return codes
+    size = palette.bit_count() + (1 if len(codes) == 2 else 0)
+    return (*codes, DRAW) if (last & 63) // 7 + 1 > size else codes
 
 
 def playout_turn(game: Game, rng: random.Random) -> bool:
     """Play one random legal turn (never ``fold``) step by step; False if none exists.
 
-    Enumerating every legal turn (``legal_turn_codes``) costs a search over all step
-    sequences, which with actions is ~65 snapshots per turn; a playout only needs
-    *one* turn, so this walks the steps in random order and backtracks only from a
-    dead end.  Its biases are cheap and realistic: the Advanced draw is always taken,
-    and a turn ends as soon as it may (with probability :data:`END_BIAS`), since
-    every extra card spent is one fewer for later turns.  When it returns False the
-    game is exactly as before.
+    Listing every legal turn costs a search over all step sequences; a playout
+    needs only *one*, so this walks the steps in random order and backtracks only
+    from a dead end.  Cheap, realistic biases: the Advanced draw is always taken,
+    and the turn ends as soon as it may with probability ``END_BIAS`` (every extra
+    card spent is one fewer for later).  On False the game is exactly as before.
+
+    It drives the engine's step kernel directly (``_legal_step_codes``, ``_step``,
+    ``_save``/``_restore``): the public ``push``/``pop`` validate every step again.
     """
     codes = game._legal_step_codes()
     if DRAW in codes:
@@ -375,7 +507,7 @@ def playout_turn(game: Game, rng: random.Random) -> bool:
     if can_end and rng.random() < END_BIAS:
         game._step(END, False)
         return True
-    moves = [c for c in codes if c < END]  # plays, discards and actions (no draw left)
+    moves = [c for c in codes if c < END and c != DRAW]  # plays, discards, actions
     count = len(moves)
     if count:
         first = int(rng.random() * count)
@@ -400,9 +532,9 @@ def round_rewards(game: Game, variant: Variant) -> list[float]:
     ``game`` ran under a one-round basic variant, so its outcome names the round
     winner and the winner's palette and the rule are still on the table.  Basic:
     1 for the winner.  Scoring: if this round ends the match, the match result;
-    otherwise 0.5 plus half the seat's points this round minus the mean of the
-    others', over the target score.  Winning a round is always worth more than
-    losing it, but losing a cheap round beats fighting on and losing a dear one.
+    otherwise 0.5, plus half the winner's points over the target score for the
+    winner, minus as much shared among the others.  Winning a round is always worth
+    more than losing it, but losing a cheap round beats fighting on to lose a dear one.
     """
     assert game.outcome is not None
     n = variant.players
@@ -415,18 +547,17 @@ def round_rewards(game: Game, variant: Variant) -> list[float]:
     points = sum(card // 7 + 1 for card in _bits(taken))
     totals = [game.score(s) for s in range(n)]
     totals[winner] += points
-    removed = (game.removed | taken).bit_count()
-    if max(totals) >= variant.target_score or 49 - removed < 8 * n:
+    left = 49 - (game.removed | taken).bit_count()
+    if max(totals) >= variant.target_score or left < 8 * n:
         return _match_rewards(totals, game.round_wins)
-    norm = 2.0 * variant.target_score
-    loss = points / ((n - 1) * norm)
-    out = [0.5 - loss] * n
-    out[winner] = 0.5 + points / norm
+    gain = 0.5 * points / variant.target_score
+    out = [0.5 - gain / (n - 1)] * n
+    out[winner] = 0.5 + gain
     return out
 
 
 def _match_rewards(totals: Sequence[int], round_wins: Sequence[int]) -> list[float]:
-    """1 for the match winner (shared equally on a tie), 0 for the others."""
+    """1 for the match winner (RULES.md: most points, then most rounds won; else shared)."""
     best = max(totals)
     tied = [s for s, t in enumerate(totals) if t == best]
     most = max(round_wins[s] for s in tied)

@@ -1,0 +1,248 @@
+"""How strong is the ``ismcts`` bot?  Win rates with 95% Wilson intervals.
+
+Matches, each over seeded games in which every seed is played once with the ISMCTS
+bot in each seat (so the deal's luck cancels out between seats):
+
+* 2-player basic vs ``greedy`` and vs ``random`` (the issue's targets: at most 50 ms
+  per move, >= 70% vs greedy and >= 90% vs random over 1,000 games);
+* 3- and 4-player basic vs ``greedy`` opponents (an even share would be 1/3, 1/4);
+* the advanced game ``scoring+draw+actions`` (2, 3 and 4 players) vs ``greedy``.
+
+A time budget (``--budget-ms``) is what a player would face but depends on machine
+load; an iteration budget (``--iterations``) is reproducible.  Examples::
+
+    python bench/strength.py --quick
+    python bench/strength.py --games 1000 --budget-ms 50 --workers 2
+    python bench/strength.py --games 1000 --iterations 300 --only 2p-greedy,2p-random
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import multiprocessing
+import os
+import platform
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from red7es.bots.base import Bot, make_bot
+from red7es.bots.ismcts import IsmctsBot
+from red7es.game import Game
+from red7es.variant import Variant
+
+ADVANCED = {"scoring": True, "draw": True, "actions": True}
+
+
+@dataclass(frozen=True)
+class Match:
+    """One line of the table: a variant, an opponent, and how many games to play."""
+
+    key: str
+    label: str
+    players: int
+    opponent: str
+    flags: tuple[tuple[str, bool], ...]
+    games: int
+
+    @property
+    def variant(self) -> Variant:
+        return Variant(self.players, **dict(self.flags))
+
+    @property
+    def expected(self) -> float:
+        """Share of wins of a player exactly as strong as the others."""
+        return 1.0 / self.players
+
+
+@dataclass(frozen=True)
+class Task:
+    """One game: a match, a seed, and the seat the ISMCTS bot sits in."""
+
+    match: Match
+    seed: int
+    seat: int
+    bot_spec: str
+
+
+@dataclass(frozen=True)
+class GameResult:
+    key: str
+    score: float  # 1 for a win, 1/k for a win shared by k players, else 0
+    moves: int
+    iterations: int
+    seconds: float
+
+
+def matches(games: int, multi_games: int, advanced_games: int) -> list[Match]:
+    basic: tuple[tuple[str, bool], ...] = ()
+    adv = tuple(ADVANCED.items())
+    return [
+        Match("2p-greedy", "2p basic vs greedy", 2, "greedy", basic, games),
+        Match("2p-random", "2p basic vs random", 2, "random", basic, games),
+        Match("3p-greedy", "3p basic vs 2 greedy", 3, "greedy", basic, multi_games),
+        Match("4p-greedy", "4p basic vs 3 greedy", 4, "greedy", basic, multi_games),
+        Match("2p-adv", "2p scoring+draw+actions vs greedy", 2, "greedy", adv, advanced_games),
+        Match("3p-adv", "3p scoring+draw+actions vs 2 greedy", 3, "greedy", adv, advanced_games),
+        Match("4p-adv", "4p scoring+draw+actions vs 3 greedy", 4, "greedy", adv, advanced_games),
+    ]
+
+
+def tasks_for(match: Match, bot_spec: str) -> Iterator[Task]:
+    """Seeds 0, 1, ... each played with the bot in every seat, ``match.games`` games in all."""
+    seeds = max(1, math.ceil(match.games / match.players))
+    for seed in range(seeds):
+        for seat in range(match.players):
+            yield Task(match, seed, seat, bot_spec)
+
+
+def play(task: Task) -> GameResult:
+    """Play one game to its end; every bot decides from its own observation."""
+    match = task.match
+    game = Game.new(match.variant, seed=f"strength-{match.key}-{task.seed}", record=False)
+    bots: list[Bot] = [make_bot(match.opponent, seed=1000 * task.seed + s) for s in range(match.players)]
+    bots[task.seat] = make_bot(task.bot_spec, seed=task.seed)
+    ismcts = bots[task.seat]
+    assert isinstance(ismcts, IsmctsBot)
+    moves = iterations = 0
+    seconds = 0.0
+    while game.outcome is None:
+        seat = game.turn
+        turn = bots[seat].choose(game.observation(seat))
+        if seat == task.seat and ismcts.last_stats is not None and ismcts.last_stats.iterations:
+            moves += 1
+            iterations += ismcts.last_stats.iterations
+            seconds += ismcts.last_stats.seconds
+        game.apply(turn)
+    winners = game.outcome.winners
+    score = 1.0 / len(winners) if task.seat in winners else 0.0
+    return GameResult(match.key, score, moves, iterations, seconds)
+
+
+def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval for a proportion (sound near 0 and 1, unlike p ± 2σ)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass
+class Tally:
+    games: int = 0
+    score: float = 0.0
+    moves: int = 0
+    iterations: int = 0
+    seconds: float = 0.0
+
+    def add(self, r: GameResult) -> None:
+        self.games += 1
+        self.score += r.score
+        self.moves += r.moves
+        self.iterations += r.iterations
+        self.seconds += r.seconds
+
+
+def table(rows: Sequence[tuple[Match, Tally]]) -> str:
+    lines = [
+        "| match | games | ISMCTS wins | win rate | 95% CI (Wilson) | even share | ms/move | playouts/s |",
+        "|---|---:|---:|---:|---|---:|---:|---:|",
+    ]
+    for match, t in rows:
+        lo, hi = wilson(t.score, t.games)
+        rate = t.score / t.games if t.games else 0.0
+        ms = 1000 * t.seconds / t.moves if t.moves else 0.0
+        pps = t.iterations / t.seconds if t.seconds else 0.0
+        lines.append(
+            f"| {match.label} | {t.games} | {t.score:g} | {rate:.1%} | {lo:.1%} – {hi:.1%} "
+            f"| {match.expected:.1%} | {ms:.1f} | {pps:,.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    budget = ap.add_mutually_exclusive_group()
+    budget.add_argument("--budget-ms", type=float, default=None, help="time per decision (default 50)")
+    budget.add_argument("--iterations", type=int, default=None, help="iterations per decision instead of time")
+    ap.add_argument("--games", type=int, default=1000, help="games per 2-player basic match (default 1000)")
+    ap.add_argument("--multi-games", type=int, default=None, help="games per 3/4-player basic match")
+    ap.add_argument("--advanced-games", type=int, default=None, help="games per scoring+draw+actions match")
+    ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
+    ap.add_argument("--quick", action="store_true", help="a few games per match, for a smoke run")
+    ap.add_argument(
+        "--only", default="", help="comma-separated match keys: " + ", ".join(m.key for m in matches(0, 0, 0))
+    )
+    ap.add_argument("--c", type=float, default=None, help="exploration constant for the bot")
+    ap.add_argument("--bot", default="ismcts", help="bot spec (options may be added, e.g. ismcts:c=0.5)")
+    ap.add_argument("--output", type=Path, default=None, help="also append the report (Markdown) to this file")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.games = min(args.games, 40)
+    args.multi_games = args.multi_games if args.multi_games is not None else (24 if args.quick else args.games // 2)
+    args.advanced_games = args.advanced_games if args.advanced_games is not None else (8 if args.quick else 200)
+    if args.iterations is None and args.budget_ms is None:
+        args.budget_ms = 50.0
+    return args
+
+
+def bot_spec(args: argparse.Namespace) -> str:
+    """The bot spec for ``make_bot``: ``--bot`` plus the budget and ``--c``."""
+    name, _, extra = str(args.bot).partition(":")
+    opts = [p for p in extra.split(",") if p]
+    if args.iterations is not None:
+        opts.append(f"iterations={args.iterations}")
+    else:
+        opts.append(f"time={args.budget_ms / 1000:g}")
+    if args.c is not None:
+        opts.append(f"c={args.c}")
+    return name + ":" + ",".join(opts)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    spec = bot_spec(args)
+    wanted = {k for k in args.only.split(",") if k}
+    chosen = [
+        m
+        for m in matches(args.games, args.multi_games, args.advanced_games)
+        if (not wanted or m.key in wanted) and m.games > 0
+    ]
+    tasks = [t for m in chosen for t in tasks_for(m, spec)]
+    tallies = {m.key: Tally() for m in chosen}
+    start = time.perf_counter()
+    print(f"# {len(tasks)} games, bot {spec}, {args.workers} workers", file=sys.stderr, flush=True)
+    ctx = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
+    with ctx.Pool(args.workers) as pool:
+        for i, result in enumerate(pool.imap_unordered(play, tasks, chunksize=1), 1):
+            tallies[result.key].add(result)
+            if i % 50 == 0 or i == len(tasks):
+                print(f"# {i}/{len(tasks)} games, {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    command = " ".join(["python", "bench/strength.py", *(sys.argv[1:] if argv is None else argv)])
+    report = (
+        f"`{command}`\n\n"
+        f"Bot `{spec}`; {now}; {platform.python_implementation()} {platform.python_version()} on "
+        f"{os.cpu_count()} CPUs, {args.workers} workers; wall time {time.perf_counter() - start:.0f} s.\n\n"
+        + table([(m, tallies[m.key]) for m in chosen])
+        + "\n"
+    )
+    print(report)
+    if args.output is not None:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        with args.output.open("a") as f:
+            f.write(report + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
