@@ -29,6 +29,7 @@ __all__ = [
     "Card",
     "CardError",
     "Color",
+    "bits",
     "card_bit",
     "cards_of_mask",
     "color_bit",
@@ -192,6 +193,16 @@ def color_mask_of(mask: int) -> int:
         result |= _COLOR_BITS[low.bit_length() - 1]
         mask ^= low
     return result
+
+
+def bits(mask: int) -> list[int]:
+    """The set bits of a mask (card ids of a number-major mask), lowest first."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
 
 
 def cards_of_mask(mask: int) -> tuple[Card, ...]:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from .cards import ALL_CARDS, Card, Color, cards_of_mask, color_bit
+from .cards import bits as _bits
 from .deal import commitment, deck_order, make_seed
 from .facts import CardDrawn, Fact, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied
 from .rules import KEY_FUNCTIONS, all_keys, qualifying_mask
@@ -1222,16 +1223,6 @@ class Game:
     def __repr__(self) -> str:
         state = "over" if self.outcome else f"seat {self.turn} to move"
         return f"<Game {self.variant.describe()}, round {self.round}, {state}>"
-
-
-def _bits(mask: int) -> list[int]:
-    """The set bits of a mask, lowest first."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def replay(variant: Variant, seed: bytes | str, turns: Iterable[str | Turn]) -> Game:

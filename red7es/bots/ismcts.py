@@ -49,6 +49,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from ..cards import bits as _bits
 from ..cards import color_mask_of
 from ..game import Game
 from ..observation import Observation, determinize
@@ -565,13 +566,4 @@ def _match_rewards(totals: Sequence[int], round_wins: Sequence[int]) -> list[flo
     out = [0.0] * len(totals)
     for s in winners:
         out[s] = 1.0 / len(winners)
-    return out
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
     return out

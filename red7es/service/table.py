@@ -15,6 +15,7 @@ from typing import Any
 
 from ..bots.base import BotError, make_bot
 from ..cards import Card
+from ..cards import bits as _bits
 from ..deal import commitment
 from ..facts import FACT_TYPES, CardDrawn, GameOver, RoundDealt
 from ..game import Game, IllegalStep
@@ -332,15 +333,6 @@ class Table:
             },
         )
         return view
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def public_event(event: LogEvent) -> dict[str, Any] | None:
