@@ -25,9 +25,14 @@ __all__ = ["COMMANDS"]
 @click.option("--max-idle", type=int, metavar="SECONDS", help="Stop after this many idle seconds.")
 @click.option("--name", help="Worker name (default: random).")
 @click.option("--verbose", "-v", is_flag=True, help="Log every job.")
+@click.option(
+    "--rq-url", envvar="RED7_RQ_URL", metavar="URL", help="A separate Redis for RQ's queues (default: the --url one)."
+)
 @url_option
 @pass_session
-def worker(session: Session, burst: bool, max_idle: int | None, name: str | None, verbose: bool) -> None:
+def worker(
+    session: Session, burst: bool, max_idle: int | None, name: str | None, verbose: bool, rq_url: str | None
+) -> None:
     """Run one worker: folds submitted commands into games and plays bots.
 
     Start as many as you like, on any machine that reaches the Redis; a worker
@@ -49,6 +54,7 @@ def worker(session: Session, burst: bool, max_idle: int | None, name: str | None
         # Not session.connection, which refuses to start while Redis is down: a worker
         # started before its Redis waits for it (run_worker reconnects).
         redis.Redis.from_url(session.endpoint.url, socket_connect_timeout=5, socket_timeout=None),
+        redis.Redis.from_url(rq_url, socket_connect_timeout=5, socket_timeout=None) if rq_url else None,
         burst=burst,
         max_idle=max_idle,
         name=name,

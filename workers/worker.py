@@ -52,7 +52,7 @@ class Red7Worker(SimpleWorker):
     def _beat(self) -> None:
         # A short-lived key per worker, so clients can tell within seconds whether
         # any worker is alive (RQ's own registry keeps dead workers for minutes).
-        self.connection.set(f"{BEAT_PREFIX}{self.name}", self.context.owner, px=3000)
+        self.context.store.redis.set(f"{BEAT_PREFIX}{self.name}", self.context.owner, px=3000)
 
     def request_stop(self, signum: Any, frame: Any) -> None:
         # RQ raises StopRequested when idle without recording why work() returned;
@@ -87,7 +87,7 @@ class Red7Worker(SimpleWorker):
         # Our shift queue is useless without us: do not leave it for `rq info`.
         try:
             self.shift_queue.delete(delete_jobs=True)
-            self.connection.delete(f"{BEAT_PREFIX}{self.name}")
+            self.context.store.redis.delete(f"{BEAT_PREFIX}{self.name}")
         except redis.exceptions.ConnectionError:
             pass
         super().teardown()  # type: ignore[no-untyped-call]  # rq leaves it unannotated
@@ -95,6 +95,7 @@ class Red7Worker(SimpleWorker):
 
 def run_worker(
     connection: redis.Redis,
+    rq_connection: redis.Redis | None = None,
     *,
     burst: bool = False,
     max_idle: int | None = None,
@@ -103,10 +104,13 @@ def run_worker(
 ) -> None:
     """Run one worker until stopped; survives Redis restarts by reconnecting.
 
-    ``burst`` serves one shift and stops; ``max_idle`` stops once no game has needed
-    work for that many seconds.
+    ``rq_connection`` is where RQ keeps its queues and registries (default: the games'
+    Redis), so games can live on a Redis Cluster while RQ, which needs a single
+    server, has its own.  ``burst`` serves one shift and stops; ``max_idle`` stops once
+    no game has needed work for that many seconds.
     """
     context = WorkerContext(connection)
+    rq_connection = rq_connection if rq_connection is not None else connection
     context.max_idle = max_idle
     delay = 0.5
     while True:
@@ -114,7 +118,7 @@ def run_worker(
         try:
             # inside the try: RQ's Worker() already talks to Redis (CLIENT SETNAME)
             worker = Red7Worker(
-                [Queue(QUEUE_NAME, connection=connection)], connection=connection, name=name, context=context
+                [Queue(QUEUE_NAME, connection=rq_connection)], connection=rq_connection, name=name, context=context
             )
             worker.work(logging_level=logging_level, max_jobs=1 if burst else None)
             if burst or context.stopping:
