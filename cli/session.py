@@ -43,6 +43,10 @@ def spawn_worker(url: str, max_idle: int | None = 900) -> subprocess.Popen[bytes
         stderr=subprocess.STDOUT,
         start_new_session=True,
         env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        # `python -m` puts the working directory first on sys.path: started from a
+        # checkout of red7es, its red7es/ folder (which has no cli/) would shadow the
+        # installed package. The data directory holds no Python code.
+        cwd=log_path.parent,
     )
 
 
