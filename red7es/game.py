@@ -482,9 +482,6 @@ class Game:
                 raise IllegalStep(f"step {fact.step} by seat {fact.seat}, but seat {self.turn} is to move")
             self._step(int(fact.step), True)
 
-    def _illegal(self, message: str) -> IllegalStep:
-        return IllegalStep(message)
-
     def _step(self, code: int, check: bool) -> None:
         if self.outcome is not None:
             raise GameOverError("the game is over")
@@ -644,62 +641,60 @@ class Game:
         hands = self.hands[seat]
         name = str(ALL_CARDS[card]) if card != NO_CARD else ""
         if pending == PLAY5 and kind != _P:
-            raise self._illegal("the 5's action comes first: play another card from your hand to your palette")
+            raise IllegalStep("the 5's action comes first: play another card from your hand to your palette")
         if pending == SEVEN and kind not in (_7C, _7D):
-            raise self._illegal(
+            raise IllegalStep(
                 f"the {ALL_CARDS[self.seven_card]}'s action comes first: move another card of your palette "
                 "to the Canvas (7c:) or to the deck (7d:)"
             )
         if pending == ONE and kind != _ONE:
-            raise self._illegal(
-                "the 1's action comes first: move a card from another player's palette to the deck (1:)"
-            )
+            raise IllegalStep("the 1's action comes first: move a card from another player's palette to the deck (1:)")
         if kind == _P:
             if not hands >> card & 1:
-                raise self._illegal(f"{name} is not in your hand")
+                raise IllegalStep(f"{name} is not in your hand")
             if self.canvas_changed:
-                raise self._illegal("you cannot play to your palette after changing the Canvas")
+                raise IllegalStep("you cannot play to your palette after changing the Canvas")
             if pending != PLAY5 and self.plays_left <= 0:
-                raise self._illegal("you have already played a card to your palette this turn")
+                raise IllegalStep("you have already played a card to your palette this turn")
             if not self._playable(seat, card):
-                raise self._illegal(f"you may not play {name}: no way to finish this turn leading after its action")
+                raise IllegalStep(f"you may not play {name}: no way to finish this turn leading after its action")
         elif kind == _C:
             if not hands >> card & 1:
-                raise self._illegal(f"{name} is not in your hand")
+                raise IllegalStep(f"{name} is not in your hand")
             if self.canvas_changed:
-                raise self._illegal("you have already changed the Canvas this turn")
+                raise IllegalStep("you have already changed the Canvas this turn")
         elif kind == _END:
             if not self.acted:
-                raise self._illegal("you must play or discard a card before ending your turn (or fold)")
+                raise IllegalStep("you must play or discard a card before ending your turn (or fold)")
             if not self._leads(seat):
-                raise self._illegal(f"you would not lead under {Color(self.rule).title}")
+                raise IllegalStep(f"you would not lead under {Color(self.rule).title}")
         elif kind in (_7C, _7D):
             if pending != SEVEN:
-                raise self._illegal(f"{STEPS[kind * 64 + card]} is only possible as the action of a 7 you just played")
+                raise IllegalStep(f"{STEPS[kind * 64 + card]} is only possible as the action of a 7 you just played")
             if not self.pal[seat] >> card & 1:
-                raise self._illegal(f"{name} is not in your palette")
+                raise IllegalStep(f"{name} is not in your palette")
             if card == self.seven_card:
-                raise self._illegal(f"the {name} must move another card, not itself")
+                raise IllegalStep(f"the {name} must move another card, not itself")
         elif kind == _ONE:
             if pending != ONE:
-                raise self._illegal(f"1:{name} is only possible as the action of a 1 you just played")
+                raise IllegalStep(f"1:{name} is only possible as the action of a 1 you just played")
             owner = self._owner(card)
             if owner is None or owner == seat or not self.alive[owner]:
-                raise self._illegal(f"{name} is not in another player's palette")
+                raise IllegalStep(f"{name} is not in another player's palette")
             if not self._one_targets(seat) >> card & 1:
-                raise self._illegal(f"{name} is in a palette with fewer cards than yours")
+                raise IllegalStep(f"{name} is in a palette with fewer cards than yours")
         elif kind == _DRAW:
             if not self.variant.draw:
-                raise self._illegal("draw is only allowed in the Advanced draw variant")
+                raise IllegalStep("draw is only allowed in the Advanced draw variant")
             if not self.draw_ok:
-                raise self._illegal(
+                raise IllegalStep(
                     "you may draw only once, after discarding to the Canvas a card numbered higher "
                     "than the number of cards in your palette"
                 )
             if not self.deck:
-                raise self._illegal("the draw deck is empty")
+                raise IllegalStep("the draw deck is empty")
         else:  # pragma: no cover - codes come from Step
-            raise self._illegal(f"unknown step code {kind * 64 + card}")
+            raise IllegalStep(f"unknown step code {kind * 64 + card}")
 
     def _knock_out(self, seat: int, reason: str) -> None:
         self.alive[seat] = False
@@ -813,31 +808,32 @@ class Game:
             return []
         out: list[tuple[tuple[int, ...], bool]] = []
         if not self.turn_steps and (not self.variant.actions):
-            self._fast_turns(out, self.hands[self.turn])
+            self._fast_turns(out)
         else:
             self._search_turns((), out)
         out.append(((FOLD,), False))
         return out
 
-    def _fast_turns(self, out: list[tuple[tuple[int, ...], bool]], playable: int) -> None:
-        """Turns at the start of a turn without actions: play, discard, or both."""
+    def _fast_turns(self, out: list[tuple[tuple[int, ...], bool]]) -> None:
+        """Turns at the start of a turn without actions: play, discard, or both.
+
+        Listed in the same order as the step-by-step search (plays by card, each
+        followed by its discards, the draw before the plain discard, then the play
+        alone; then the discards alone), since bots break ties by that order.
+        """
         seat = self.turn
-        hand = self.hands[seat]
         rule = self.rule
-        pal, palc = self.pal, self.palc
         best = self._opponent_best(seat)
         draw = self.variant.draw and bool(self.deck)
-        cards = _bits(hand)
-        my_nm, my_cm = pal[seat], palc[seat]
+        cards = _bits(self.hands[seat])
+        my_nm, my_cm = self.pal[seat], self.palc[seat]
         prefix: tuple[int, ...]
-        for x in [-1, *[c for c in cards if playable >> c & 1]]:
+        for x in [*cards, -1]:
             if x < 0:
                 nm, cm, prefix = my_nm, my_cm, ()
             else:
                 nm, cm, prefix = my_nm | 1 << x, my_cm | color_bit(x), (_P * 64 + x,)
             keys = all_keys(nm, cm)
-            if x >= 0 and keys[rule] > best[rule]:
-                out.append((prefix, False))
             size = nm.bit_count()
             for y in cards:
                 if y == x:
@@ -845,9 +841,11 @@ class Game:
                 r = 6 - y % 7
                 if keys[r] > best[r]:
                     turn = prefix + (_C * 64 + y,)
-                    out.append((turn, False))
                     if draw and y // 7 + 1 > size:
                         out.append((turn + (DRAW,), False))
+                    out.append((turn, False))
+            if x >= 0 and keys[rule] > best[rule]:
+                out.append((prefix, False))
 
     def _search_turns(self, prefix: tuple[int, ...], out: list[tuple[tuple[int, ...], bool]]) -> None:
         """Every way to finish the turn from here (used with actions or mid-turn).

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from .cards import ALL_CARDS, FULL_DECK_MASK, Card, Color, cards_of_mask, color_mask_of, mask_of
 from .facts import Outcome
 from .game import Game, Pending
-from .steps import STEPS, Step, Turn
+from .steps import STEPS, Step, StepKind, Turn
 from .variant import Variant
 
 __all__ = ["Observation", "SeatView", "determinize", "observe"]
@@ -95,33 +95,37 @@ class Observation:
         return determinize(self, None).legal_turns()
 
     def check(self, turn: str | Turn) -> str | None:
-        """Why ``turn`` would be rejected now, or None if it is legal."""
+        """Why ``turn`` would be rejected now, or None if it is legal.
+
+        Steps are tried one by one on a game consistent with this observation. After
+        a 3 draws a card nobody has seen, what follows depends on that card, which
+        the observation does not know: the rest of the turn is not judged here.
+        """
         from .game import IllegalStep
 
         if not self.my_turn:
             return "it is not your turn"
         game = determinize(self, None)
+        parsed = Turn.parse(turn)
         try:
-            game.apply(_stop_before_hidden_draw(game, Turn.parse(turn)))
+            for step in parsed.steps:
+                deck = game.deck
+                draws_unseen = (
+                    game.variant.actions
+                    and step.kind == StepKind.PLAY
+                    and step.card is not None
+                    and step.card.number == 3
+                    and bool(deck)
+                    and not game.known >> deck[-1] & 1
+                )
+                game.push(step)
+                if draws_unseen:
+                    return None
+            if not parsed.open and not parsed.is_fold:
+                game.push("end")
         except IllegalStep as exc:
             return str(exc)
         return None
-
-
-def _stop_before_hidden_draw(game: Game, turn: Turn) -> Turn:
-    """The part of ``turn`` that can be checked without knowing unseen cards.
-
-    After a 3 draws an unseen card, a determinized game holds some random card, so
-    steps using the drawn card cannot be judged from an observation: check the
-    prefix up to the 3 as an open turn.
-    """
-    if not game.variant.actions:
-        return turn
-    for i, step in enumerate(turn.steps):
-        card = step.card
-        if step.kind == 0 and card is not None and card.number == 3 and i + 1 < len(turn.steps):
-            return Turn(turn.steps[: i + 1], True)
-    return turn
 
 
 def observe(game: Game, seat: int) -> Observation:

@@ -98,6 +98,8 @@ def score_turn(game: Game, codes: Sequence[int], opponents: list[int] | None = N
                 rule = 6 - card % 7
                 spent += 1
                 spent_value += card / 49
+            else:  # the Advanced draw: a card gained
+                spent -= 1
         best = opponents
     else:
         after = game.copy(record=False)

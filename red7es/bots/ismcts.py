@@ -247,7 +247,8 @@ class _Search:
         path = [self.root]
         node = self.root
         while game.outcome is None:
-            action, node = self._select(node, self._options(game), game)
+            options = self.root_actions if node is self.root else self._options(game)
+            action, node = self._select(node, options, game)
             game.play_turn(*action)
             path.append(node)
             if not node.visits:

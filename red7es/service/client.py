@@ -23,7 +23,7 @@ from ..variant import Variant
 from .codec import GENESIS, Recorded, decode_command, decode_event, encode_command
 from .events import CommandRejected, CreateCommand, JoinCommand, SeatSpec, TurnCommand
 from .inbox import Inbox
-from .store import GameStore, NoSuchGame, entry_field, now_ms, valid_game_id
+from .store import GameStore, NoSuchGame, ReservedId, entry_field, now_ms, valid_game_id
 from .table import CreateRejected, validate_seats
 from .tokens import TokenError, new_token, public_key, sign_turn
 
@@ -166,16 +166,15 @@ class GameService:
         except StepError as exc:
             raise Rejected(str(exc)) from None
         command_id = command_id or uuid.uuid4().hex
-        if command_id.startswith(("bot-", "create-")):
-            # the ids of bots' turns and of the create command: taking one would make
-            # this turn a "duplicate", dropped, and its answer someone else's
-            raise ServiceError(f"command id {command_id!r} is reserved (ids starting with bot- or create-)")
         try:
             signature = sign_turn(token, game_id, command_id, seat, text)
         except TokenError as exc:
             raise ServiceError(str(exc)) from None
         command = TurnCommand(command_id, seat, text, "person", signature)
-        stream_id, duplicate = self.store.submit(game_id, command_id, encode_command(command, now_ms()))
+        try:
+            stream_id, duplicate = self.store.submit(game_id, command_id, encode_command(command, now_ms()))
+        except ReservedId as exc:
+            raise ServiceError(str(exc)) from None
         if duplicate:
             self._check_same_command(game_id, stream_id, command)
         self.schedule(game_id)

@@ -26,10 +26,13 @@ __all__ = [
     "LogEvent",
     "PERSON",
     "BOT",
+    "BOT_ID_PREFIX",
 ]
 
 PERSON = "person"
 BOT = "bot"
+# Command ids starting with this are the ids of bots' turns, written by workers only.
+BOT_ID_PREFIX = "bot-"
 
 
 @dataclass(frozen=True)

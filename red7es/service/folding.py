@@ -259,12 +259,7 @@ def decide(table: Table, stream_id: str, raw: bytes) -> list[LogEvent]:
         return [CommandRejected(stream_id, -1, "corrupt", "", str(exc))]
     if isinstance(command, CreateCommand):
         return [CommandRejected(command.id, -1, "create", "", "the game already exists")]
-    if isinstance(command, TurnCommand) and command.by != "person":
-        # bots' turns are only ever written by workers, together with their facts
-        rejection = CommandRejected(command.id, command.seat, "turn", command.turn, "only workers play for bots")
-        table.fold(rejection)  # the seat's view shows it, as it does once the table is rebuilt from the log
-        return [rejection]
-    return table.handle(command)
+    return table.handle(command, from_client=True)
 
 
 def _check_chain(recorded: list[Recorded]) -> None:

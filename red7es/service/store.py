@@ -29,7 +29,7 @@ from typing import Any
 
 import redis
 
-__all__ = ["GameStore", "AppendConflict", "NoSuchGame", "Keys", "Batch", "valid_game_id", "now_ms"]
+__all__ = ["GameStore", "AppendConflict", "ReservedId", "NoSuchGame", "Keys", "Batch", "valid_game_id", "now_ms"]
 
 _GAME_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 
@@ -46,6 +46,10 @@ class NoSuchGame(LookupError):
     def __init__(self, game_id: str) -> None:
         super().__init__(f"no game {game_id!r}")
         self.game_id = game_id
+
+
+class ReservedId(ValueError):
+    """A client command id that only workers may use."""
 
 
 class AppendConflict(RuntimeError):
@@ -134,6 +138,8 @@ class GameStore:
         code, stream_id = self._submit(keys=[k.commands, k.cmdids, k.meta], args=[command_id, command])
         if code == 0:
             raise NoSuchGame(game_id)
+        if code == 3:
+            raise ReservedId(f"command id {command_id!r} is reserved: ids starting with bot- name bots' turns")
         return _text(stream_id), code == 2
 
     def append(self, game_id: str, batch: Batch) -> tuple[int, str]:

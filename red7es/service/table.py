@@ -26,6 +26,7 @@ from ..variant import Variant
 from .codec import GENESIS
 from .events import (
     BOT,
+    BOT_ID_PREFIX,
     PERSON,
     CommandApplied,
     CommandRejected,
@@ -176,11 +177,15 @@ class Table:
 
     # ------------------------------------------------------------------ deciding
 
-    def handle(self, command: JoinCommand | TurnCommand) -> list[LogEvent]:
-        """The log events a command causes (a rejection is an event too)."""
+    def handle(self, command: JoinCommand | TurnCommand, *, from_client: bool = False) -> list[LogEvent]:
+        """The log events a command causes (a rejection is an event too).
+
+        ``from_client``: the command came through the commands stream, where bots'
+        turns never come from (workers write them together with their facts).
+        """
         if isinstance(command, JoinCommand):
             return self._join(command.seat, command.key, command.id)
-        return self._turn(command)
+        return self._turn(command, from_client)
 
     def bot_command(self, position: int) -> TurnCommand:
         """The turn the bot to move chooses, from its observation alone.
@@ -195,7 +200,7 @@ class Table:
             raise ValueError("bots cannot play without the game's seed")
         bot = make_bot(self.seats[seat].bot or "random", seed=bot_seed(self.game.seed, seat, position))
         turn = bot.choose(self.game.observation(seat))
-        return TurnCommand(f"bot-{position}", seat, str(turn), BOT, "")
+        return TurnCommand(f"{BOT_ID_PREFIX}{position}", seat, str(turn), BOT, "")
 
     def _join(self, seat: int, key: str, command_id: str) -> list[LogEvent]:
         name = self.seats[seat].name if 0 <= seat < len(self.seats) else str(seat)
@@ -213,8 +218,8 @@ class Table:
         self.keys[seat] = key
         return [SeatJoined(seat, name, key)]
 
-    def _turn(self, command: TurnCommand) -> list[LogEvent]:
-        reason = self._turn_refusal(command)
+    def _turn(self, command: TurnCommand, from_client: bool) -> list[LogEvent]:
+        reason = self._turn_refusal(command, from_client)
         if reason is None:
             try:
                 turn = Turn.parse(command.turn)
@@ -232,7 +237,11 @@ class Table:
             events.append(SeedRevealed(self.seed_revealed))
         return events
 
-    def _turn_refusal(self, command: TurnCommand) -> str | None:
+    def _turn_refusal(self, command: TurnCommand, from_client: bool) -> str | None:
+        if from_client and command.by != PERSON:
+            return "only workers play for bots"
+        if from_client and command.id.startswith(BOT_ID_PREFIX):
+            return f"command ids starting with {BOT_ID_PREFIX} are reserved for bots' turns"
         seat = command.seat
         if not 0 <= seat < len(self.seats):
             return f"there is no seat {seat}"

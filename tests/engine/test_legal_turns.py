@@ -54,10 +54,10 @@ def test_fast_path_and_depth_first_search_give_the_same_turns():
         if game.variant.actions:
             continue
         fast: list = []
-        game._fast_turns(fast, game.hands[game.turn])
+        game._fast_turns(fast)
         search: list = []
         game._search_turns((), search)
-        assert sorted(fast) == sorted(search)
+        assert fast == search  # same order: bots break ties by it
         checked += 1
     assert checked > 500
 

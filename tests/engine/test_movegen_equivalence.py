@@ -66,7 +66,7 @@ def reference_one_keeps_lead_possible(game: Game, seat: int, card: int) -> bool:
     return False
 
 
-def assert_same_turns(game: Game) -> str:
+def assert_same_turns(game: Game, *, reachable: bool = True) -> str:
     """Fast and reference searches agree here and leave the game as it was; returns the state kind."""
     before = game._save()
     log = list(game.log) if game.log is not None else None
@@ -78,7 +78,10 @@ def assert_same_turns(game: Game) -> str:
     game._search_turns_reference((), reference)
     assert game._save() == before
     assert fast == reference, (game, game.current_turn_steps, fast, reference)
-    if game.turn_steps or game.variant.actions:
+    # With or without actions, at the start of a turn or mid-turn: the same list in the
+    # same order. (Hand-built states that play never reaches are the search's alone:
+    # the fast start-of-turn path does not look for them.)
+    if reachable:
         assert game.legal_turn_codes() == [*reference, ((FOLD,), False)]
     for c in _bits(game.hands[game.turn]):
         if c // 7 == 0:  # a 1
@@ -138,7 +141,7 @@ def test_pending_states_outside_play_fall_back_or_agree():
             if pending == SEVEN:
                 palette = _bits(trial.pal[trial.turn])
                 trial.seven_card = rng.choice(palette)
-            assert_same_turns(trial)
+            assert_same_turns(trial, reachable=False)
             checked += 1
     assert checked > 100
 

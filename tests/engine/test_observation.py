@@ -9,6 +9,7 @@ import pytest
 
 from red7es import Card, Step, determinize
 from red7es.cards import cards_of_mask
+from red7es.variant import Variant
 
 from .helpers import census, names, position
 from .sampling import positions
@@ -154,6 +155,25 @@ def test_observation_check_accepts_legal_turns_and_explains_illegal_ones():
             assert obs.check(turn) is None
     obs = scene().observation(0)
     assert obs.check("c:G4") == "G4 is not in your hand"
+
+
+def test_observation_check_judges_steps_after_a_3_whose_draw_everyone_knows():
+    actions = Variant(3, actions=True)
+
+    def table(deck=(), known=()):
+        # seat 2 is out: its face-down cards hold the rest of the 49
+        return position(
+            [["R3", "B2"], ["O1"], []], [["V1"], ["I2"], []], deck=deck, known=known, out=[2], variant=actions
+        ).observation(0)
+
+    # the deck is empty: the 3 draws nothing, so the discard after it is judged
+    assert table().check("p:R3 c:V6") == "V6 is not in your hand"
+    assert table().check("p:R3 c:B2") is None
+    # the top card was put there face up by an action: everyone knows it is Y6
+    assert table(["Y6"], ["Y6"]).check("p:R3 c:V6") == "V6 is not in your hand"
+    assert table(["Y6"], ["Y6"]).check("p:R3 c:Y6") is None
+    # an unseen card on top: what follows the 3 cannot be judged from the observation
+    assert table(["Y6"]).check("p:R3 c:V6") is None
 
 
 def test_observation_leader_is_the_game_leader():
