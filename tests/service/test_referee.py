@@ -26,7 +26,7 @@ from red7es.service.events import (
     TurnCommand,
 )
 from red7es.service.folding import Folder, GameBroken
-from red7es.service.store import GameStore, Keys, NoSuchGame
+from red7es.service.store import GameStore, Keys, NoSuchGame, ReservedId
 from red7es.service.table import Table
 from red7es.service.tokens import new_token, public_key, sign_turn, verify_turn
 from red7es.steps import Step
@@ -299,10 +299,26 @@ def test_people_cannot_drive_bot_seats(svc: GameService, folder: Folder) -> None
 @pytest.mark.parametrize("seat", [0, 1])
 def test_clients_cannot_claim_to_be_a_bot(svc: GameService, folder: Folder, seat: int) -> None:
     _new(svc, folder, seats=[person("ann"), bot("cy", "random")], join=("ann",))
-    svc.store.submit("g1", "bot-999", encode_command(TurnCommand("bot-999", seat, "fold", "bot", ""), 1))
+    svc.store.submit("g1", "claim", encode_command(TurnCommand("claim", seat, "fold", "bot", ""), 1))
     fold(folder, "g1")
     rejected = {r.event.id: r.event for r in decoded_log(svc.store, "g1") if isinstance(r.event, CommandRejected)}
-    assert rejected["bot-999"] == CommandRejected("bot-999", seat, "turn", "fold", "only workers play for bots")
+    assert rejected["claim"] == CommandRejected("claim", seat, "turn", "fold", "only workers play for bots")
+    assert not any(isinstance(r.event, CommandApplied) and r.event.id == "claim" for r in decoded_log(svc.store, "g1"))
+
+
+def test_bot_turn_ids_are_refused_by_the_submit_script_and_by_the_referee(svc: GameService, folder: Folder) -> None:
+    created = _new(svc, folder, seats=[person("ann"), bot("cy", "random")], join=("ann",))
+    token = created.tokens["ann"]
+    cmd = TurnCommand("bot-999", 0, "fold", "person", sign_turn(token, "g1", "bot-999", 0, "fold"))
+    length = len(svc.store.commands("g1"))
+    with pytest.raises(ReservedId):
+        svc.store.submit("g1", cmd.id, encode_command(cmd, 1))
+    assert len(svc.store.commands("g1")) == length
+    # written past the script (a raw XADD): the referee still refuses it
+    svc.redis.xadd(Keys("g1").commands, {"c": encode_command(cmd, 1)})
+    fold(folder, "g1")
+    rejected = {r.event.id: r.event for r in decoded_log(svc.store, "g1") if isinstance(r.event, CommandRejected)}
+    assert rejected["bot-999"].reason == "command ids starting with bot- are reserved for bots' turns"
     assert not any(
         isinstance(r.event, CommandApplied) and r.event.id == "bot-999" for r in decoded_log(svc.store, "g1")
     )
@@ -684,6 +700,9 @@ def test_clients_cannot_take_the_ids_of_bot_turns(svc: GameService, folder: Fold
     gid = f"g{i}"
     cid = bot_ids[0] if taken == "bot" else f"create-{gid}"
     length = len(svc.store.commands(gid))
-    with pytest.raises(ServiceError, match="is reserved"):
+    # bot- ids are refused by the submit script itself (for clients in any language);
+    # the create id is taken, and a different command under it is said to be so
+    expected = "is reserved" if taken == "bot" else "was already used for 'another command'"
+    with pytest.raises(ServiceError, match=expected):
         svc.play(gid, "ann", created.tokens["ann"], "fold", command_id=cid, wait=1)
     assert len(svc.store.commands(gid)) == length
