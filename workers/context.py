@@ -13,7 +13,7 @@ from typing import Any
 import redis
 
 from red7es.service.client import GameService
-from red7es.service.folding import Folder, GameBroken
+from red7es.service.folding import Folder, GameBroken, has_work
 from red7es.service.inbox import Inbox
 from red7es.service.store import NoSuchGame
 
@@ -115,24 +115,18 @@ class WorkerContext:
         woken = 0
         now = time.monotonic()
         active = self.store.active_games()
-        metas = dict(zip(active, self.store.metas(active), strict=True))
-        for game_id in active:
-            meta = metas[game_id]
+        for game_id, (meta, lease, last_command) in zip(active, self.store.work_states(active), strict=True):
             if not meta or meta.get("status") == "over":
                 self.store.finish(game_id)  # its worker died between the last append and tidying up
                 continue
             if meta.get("broken"):
                 self.store.deactivate(game_id)  # its log needs a human, not a retry every sweep
                 continue
-            try:
-                if self.store.lease_holder(game_id) is not None or not self.folder.pending(game_id):
-                    self._stalled_since.pop(game_id, None)
-                    continue
-            except NoSuchGame:
+            if lease is not None or not has_work(meta, last_command):
+                self._stalled_since.pop(game_id, None)
                 continue
             first = self._stalled_since.setdefault(game_id, now)
-            if self.store.set_nudge(game_id, 30_000):
-                self.inbox.post(game_id)
+            if self.service.schedule(game_id):
                 woken += 1
             elif now - first > STALL_SECONDS:
                 # The nudge is set but nobody picked the game up: its post was lost.

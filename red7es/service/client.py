@@ -23,7 +23,7 @@ from ..variant import Variant
 from .codec import GENESIS, Recorded, decode_command, decode_event, encode_command
 from .events import CommandRejected, CreateCommand, JoinCommand, SeatSpec, TurnCommand
 from .inbox import Inbox
-from .store import GameStore, NoSuchGame, ReservedId, entry_field, now_ms, valid_game_id
+from .store import GameStore, Keys, NoSuchGame, ReservedId, entry_field, now_ms, valid_game_id
 from .table import CreateRejected, validate_seats
 from .tokens import TokenError, new_token, public_key, sign_turn
 
@@ -182,7 +182,7 @@ class GameService:
 
     def _check_same_command(self, game_id: str, stream_id: str, command: TurnCommand) -> None:
         """A resubmitted id must carry the same turn: otherwise say so instead of pretending."""
-        rows = self.redis.xrange(f"red7:{{{game_id}}}:commands", min=stream_id, max=stream_id)
+        rows = self.redis.xrange(Keys(game_id).commands, min=stream_id, max=stream_id)
         if not rows:
             return
         try:
@@ -247,10 +247,12 @@ class GameService:
                 return event.reason
         return "rejected"
 
-    def schedule(self, game_id: str) -> None:
-        """Wake a worker for this game, unless one is already on its way."""
-        if self.store.set_nudge(game_id, NUDGE_TTL_MS):
-            self.wake(game_id)
+    def schedule(self, game_id: str) -> bool:
+        """Wake a worker for this game, unless one is already on its way; True if woken."""
+        if not self.store.set_nudge(game_id, NUDGE_TTL_MS):
+            return False
+        self.wake(game_id)
+        return True
 
     # ------------------------------------------------------------------ reading
 
@@ -268,8 +270,9 @@ class GameService:
         """A seat's number by name (seats never change, so it is remembered)."""
         seats = self._seat_names.get(game_id)
         if seats is None or name not in seats:
-            seat = _seat_index(self.view(game_id), name)
-            self._seat_names[game_id] = [s["name"] for s in self.view(game_id)["seats"]]
+            view = self.view(game_id)
+            seat = _seat_index(view, name)
+            self._seat_names[game_id] = [s["name"] for s in view["seats"]]
             return seat
         return seats.index(name)
 
@@ -303,7 +306,7 @@ class GameService:
     def games(self, limit: int = 50) -> list[GameSummary]:
         ids = self.store.games(limit)
         summaries = []
-        views = self.redis.mget([f"red7:{{{g}}}:view:public" for g in ids]) if ids else []
+        views = self.redis.mget([Keys(g).public_view for g in ids]) if ids else []
         for game_id, meta, raw in zip(ids, self.store.metas(ids), views, strict=True):
             view: dict[str, Any] = msgpack.unpackb(raw, raw=False) if raw else {}
             outcome = view.get("outcome")

@@ -50,6 +50,7 @@ __all__ = [
     "encode_command",
     "decode_command",
     "event_hash",
+    "pack_map",
     "register_upcaster",
     "EVENT_TYPES",
     "COMMAND_TYPES",
@@ -279,6 +280,12 @@ class Recorded:
     @property
     def type(self) -> str:
         return _NAME_OF[type(self.event)]
+
+
+def pack_map(data: dict[str, Any]) -> bytes:
+    """msgpack of a plain map (views, change notices): the same settings as events."""
+    packed: bytes = msgpack.packb(data, use_bin_type=True)
+    return packed
 
 
 def event_hash(raw: bytes) -> bytes:

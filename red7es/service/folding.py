@@ -15,10 +15,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-import msgpack
-
+from ..facts import GameOver
 from .codec import (
     GENESIS,
     CorruptEvent,
@@ -28,12 +26,13 @@ from .codec import (
     encode_command,
     encode_event,
     event_hash,
+    pack_map,
 )
 from .events import CommandRejected, CreateCommand, LogEvent, TurnCommand
 from .store import AppendConflict, Batch, GameStore, Keys, now_ms
 from .table import CreateRejected, Table, public_event
 
-__all__ = ["Folder", "Progress", "GameBroken", "decide"]
+__all__ = ["Folder", "Progress", "GameBroken", "decide", "has_work"]
 
 log = logging.getLogger(__name__)
 
@@ -86,12 +85,7 @@ class Folder:
 
     def pending(self, game_id: str) -> bool:
         """Whether the game has unanswered commands or a bot to move."""
-        meta = self.store.meta(game_id)
-        if meta.get("broken"):
-            return False
-        if meta.get("bot_to_move") == "1" and meta.get("status") != "over":
-            return True
-        return self.store.last_command_id(game_id) != meta.get("cursor", "0-0")
+        return has_work(self.store.meta(game_id), self.store.last_command_id(game_id))
 
     # ------------------------------------------------------------------ folding
 
@@ -115,9 +109,13 @@ class Folder:
                     cursor = stream_id
                     progress.commands += 1
                 self._flush(table, events, cursor, [])
+                keepalive()  # e.g. renew the worker's lease between batches
                 progress.events += len(events)
                 progress.appends += 1
                 rows = None
+                if time.monotonic() > deadline:
+                    progress.more = True  # a flood of commands: let other games have a turn
+                    return
                 continue
             if not table.bot_to_move:
                 return
@@ -205,12 +203,8 @@ class Folder:
             raw = encode_event(event, table.version + i, head, at)
             encoded.append(raw)
             head = event_hash(raw)
-        keys = Keys(table.game_id)
-        version = table.version + len(events)
-        views = {keys.public_view: _pack(table.public_view(version))}
-        for seat in range(len(table.seats)):
-            views[keys.view(seat)] = _pack(table.seat_view(seat, version))
-        changes = _pack(
+        views = table.packed_views(table.version + len(events))
+        changes = pack_map(
             {
                 "from": table.version,
                 "to": table.version + len(events),
@@ -236,8 +230,8 @@ class Folder:
             self.tables.pop(table.game_id, None)
             raise
         table.version, table.head, table.cursor = version, head, new_cursor
-        if table.over:
-            self.store.finish(table.game_id)
+        if any(isinstance(e, GameOver) for e in events):
+            self.store.finish(table.game_id)  # once, when the game ends (later rejections need not)
 
     def _remember(self, table: Table) -> None:
         self.tables[table.game_id] = table
@@ -249,6 +243,15 @@ class Folder:
         log.error("game %s is broken: %s", game_id, reason)
         self.store.redis.hset(Keys(game_id).meta, "broken", reason)
         self.store.deactivate(game_id)
+
+
+def has_work(meta: dict[str, str], last_command_id: str) -> bool:
+    """Whether a game (its meta and last command id) has unanswered commands or a bot to move."""
+    if meta.get("broken"):
+        return False
+    if meta.get("bot_to_move") == "1" and meta.get("status") != "over":
+        return True
+    return last_command_id != meta.get("cursor", "0-0")
 
 
 def decide(table: Table, stream_id: str, raw: bytes) -> list[LogEvent]:
@@ -273,8 +276,3 @@ def _check_chain(recorded: list[Recorded]) -> None:
         if r.prev != head:
             raise CorruptEvent(f"event {i} does not follow event {i - 1}: its prev is not the hash of event {i - 1}")
         head = r.hash
-
-
-def _pack(view: dict[str, Any]) -> bytes:
-    data: bytes = msgpack.packb(view, use_bin_type=True)
-    return data

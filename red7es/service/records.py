@@ -579,9 +579,7 @@ def import_record(connection: redis.Redis, record: Record) -> AuditReport:
     decoded = decode_events(record)
     table = Table.rebuild([r.event for r in decoded], None)
     version = len(decoded)
-    views = {keys.public_view: _pack(table.public_view(version))}
-    for seat in range(len(table.seats)):
-        views[keys.view(seat)] = _pack(table.seat_view(seat, version))
+    views = table.packed_views(version)
     command_ids = _command_ids(record)
     with connection.pipeline(transaction=True) as pipe:
         try:
@@ -630,11 +628,6 @@ def _command_ids(record: Record) -> dict[Any, Any]:
             continue
         ids[command.id] = entry.stream_id
     return ids
-
-
-def _pack(view: dict[str, Any]) -> bytes:
-    data: bytes = msgpack.packb(view, use_bin_type=True)
-    return data
 
 
 def stream_order(stream_id: str) -> tuple[int, int]:

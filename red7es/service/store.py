@@ -170,9 +170,10 @@ class GameStore:
 
     def finish(self, game_id: str) -> None:
         """Forget a finished game's secret and take it off the sweep list."""
-        k = Keys(game_id)
-        self.redis.delete(k.secret)
-        self.redis.srem(ACTIVE, game_id)
+        pipe = self.redis.pipeline(transaction=False)  # two slots: not a transaction
+        pipe.delete(Keys(game_id).secret)
+        pipe.srem(ACTIVE, game_id)
+        pipe.execute()
 
     def deactivate(self, game_id: str) -> None:
         """Stop sweeping a game (it is broken: its log needs a human)."""
@@ -275,6 +276,23 @@ class GameStore:
 
     def active_games(self) -> list[str]:
         return sorted(_text(g) for g in self.redis.smembers(ACTIVE))
+
+    def work_states(self, game_ids: list[str]) -> list[tuple[dict[str, str], str | None, str]]:
+        """(meta, lease holder, last command id) of each game, in one round trip (for sweeps)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for g in game_ids:
+            k = Keys(g)
+            pipe.hgetall(k.meta)
+            pipe.get(k.lease)
+            pipe.xrevrange(k.commands, max="+", min="-", count=1)
+        replies = pipe.execute()
+        states = []
+        for i in range(0, len(replies), 3):
+            meta = {_text(a): _text(b) for a, b in replies[i].items()}
+            lease = _text(replies[i + 1]) if replies[i + 1] else None
+            last = _text(replies[i + 2][0][0]) if replies[i + 2] else "0-0"
+            states.append((meta, lease, last))
+        return states
 
     def metas(self, game_ids: list[str]) -> list[dict[str, str]]:
         pipe = self.redis.pipeline(transaction=False)

@@ -23,7 +23,7 @@ from ..observation import Observation
 from ..rules import qualifying_mask
 from ..steps import StepError, Turn
 from ..variant import Variant
-from .codec import GENESIS
+from .codec import GENESIS, pack_map
 from .events import (
     BOT,
     BOT_ID_PREFIX,
@@ -39,6 +39,7 @@ from .events import (
     SeedRevealed,
     TurnCommand,
 )
+from .store import Keys
 from .tokens import verify_turn
 
 __all__ = ["Table", "CreateRejected", "validate_seats", "bot_seed", "public_event"]
@@ -274,14 +275,23 @@ class Table:
 
     def seat_view(self, seat: int, version: int | None = None) -> dict[str, Any]:
         """What ``seat`` may see: its observation, its hand and its legal turns."""
-        obs = self.game.observation(seat)
-        view = self._view(obs, version)
-        view["seat"] = seat
-        view["hand"] = [str(c) for c in obs.hand]
-        view["rejected"] = self.rejections.get(seat)
-        if obs.my_turn and not self.seats[seat].is_bot:
+        return self._seat_part(self._view(self.game.observation(seat), version), seat)
+
+    def _seat_part(self, public: dict[str, Any], seat: int) -> dict[str, Any]:
+        """A seat's view: the public view plus what only that seat sees."""
+        view = dict(public, seat=seat, hand=[str(c) for c in self.game.hand(seat)], rejected=self.rejections.get(seat))
+        if self.to_move == seat and not self.seats[seat].is_bot:
             view["legal"] = [str(t) for t in self.game.legal_turns()]
         return view
+
+    def packed_views(self, version: int) -> dict[str, bytes]:
+        """Every view of the game as stored (Redis key -> msgpack), the public part built once."""
+        keys = Keys(self.game_id)
+        public = self.public_view(version)
+        views = {keys.public_view: pack_map(public)}
+        for seat in range(len(self.seats)):
+            views[keys.view(seat)] = pack_map(self._seat_part(public, seat))
+        return views
 
     def _view(self, obs: Observation | None, version: int | None) -> dict[str, Any]:
         game = self.game

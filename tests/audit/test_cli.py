@@ -110,9 +110,11 @@ def test_replay_steps_turn_by_turn(env: dict[str, str], record_file: Path) -> No
     assert result.exit_code == 0, result.output
     assert result.output.count("Enter: next turn") == 4
     assert "Round 1 dealt" in result.output and "Your hand" in result.output
+    # from the third-last event the walk has one turn left: shown, no prompt, the end
     result = run(env, "replay", str(record_file), "--step", "--at", "-3", input="")
     assert result.exit_code == 0
-    assert "End of the log." in result.output or "Enter" in result.output
+    assert "Enter: next turn" not in result.output
+    assert result.output.rstrip().endswith("End of the log.") and "Game over" in result.output
 
 
 def test_replay_errors(env: dict[str, str], record_file: Path, record: Record, tmp_path: Path) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+import msgpack
 import pytest
 import redis
 
@@ -92,8 +94,9 @@ def test_two_folders_race_on_the_same_games(real_redis: redis.Redis, redis_serve
         meta = svc.store.meta(gid)
         assert meta["status"] == "over" and int(meta["version"]) == len(raced)
         # versions are contiguous in the change notices too: each append starts where the last ended
-        versions = [v for _, v, _ in svc.store.changes(gid)]
-        assert versions == sorted(set(versions))
+        spans = [msgpack.unpackb(p, raw=False) for _, _, p in svc.store.changes(gid)]
+        assert spans[0]["from"] == 0 and spans[-1]["to"] == len(raced)
+        assert all(a["to"] == b["from"] for a, b in itertools.pairwise(spans))
     assert stats["appends"] > 0
     print(f"race stats: {stats}")
 
@@ -115,7 +118,8 @@ def test_racing_folders_with_commands_arriving(real_redis: redis.Redis, redis_se
             if i % 3 == 0:
                 store.submit(gid, cid, b"\xc1junk")
             else:
-                store.submit(gid, cid, encode_command(JoinCommand(cid, i % 3, "ab" * 32), 1))
+                # seat 0 is the person's (the first join takes it), seat 1 a bot's
+                store.submit(gid, cid, encode_command(JoinCommand(cid, i % 3 - 1, f"{i:064x}"), 1))
             submitted.append(cid)
             time.sleep(0.002)  # spread the commands over the game (pacing, not synchronisation)
 
@@ -136,8 +140,9 @@ def test_racing_folders_with_commands_arriving(real_redis: redis.Redis, redis_se
     worker_client.join(30)
     log = check_game(svc.store, gid)
     assert submitted
-    # the person's seat was joined by exactly one of the join commands (the first one for seat 0)
-    assert sum(1 for r in log if r.type == "SeatJoined") <= 1
+    # the person's seat was joined by exactly one join command, the first one for seat 0
+    joined = [r.event for r in log if r.type == "SeatJoined"]
+    assert [(e.seat, e.key) for e in joined] == [(0, f"{1:064x}")]
 
 
 @pytest.mark.parametrize("holder_first", [True, False])

@@ -99,10 +99,31 @@ def test_create_writes_created_joins_and_deal(svc: GameService, folder: Folder) 
     assert isinstance(deal, RoundDealt) and deal.round == 1 and [len(h) for h in deal.hands] == [7, 7, 7]
     meta = svc.store.meta("g1")
     assert meta["status"] in ("playing", "over") and int(meta["version"]) >= 4
-    # the tokens are never stored, only their public keys
-    dump = b"".join(v for k in svc.redis.keys("*") if svc.redis.type(k) == b"string" for v in [svc.redis.get(k)])
-    assert created.tokens["ann"].encode() not in dump
+    # the tokens are never stored, only their public keys: look in every key of every type
+    stored = b"".join(_all_values(svc.redis))
+    for token in created.tokens.values():
+        assert token.encode() not in stored and bytes.fromhex(token) not in stored
     assert all(created.tokens["ann"] not in str(r.event) for r in log)
+
+
+def _all_values(connection: Any) -> list[bytes]:
+    """Every byte string stored in Redis: strings, hashes, sets, sorted sets, lists, streams."""
+    out: list[bytes] = []
+    for key in connection.keys("*"):
+        kind = connection.type(key)
+        if kind == b"string":
+            out.append(connection.get(key))
+        elif kind == b"hash":
+            out.extend(b for pair in connection.hgetall(key).items() for b in pair)
+        elif kind == b"set":
+            out.extend(connection.smembers(key))
+        elif kind == b"zset":
+            out.extend(connection.zrange(key, 0, -1))
+        elif kind == b"list":
+            out.extend(connection.lrange(key, 0, -1))
+        elif kind == b"stream":
+            out.extend(b for _id, fields in connection.xrange(key) for pair in fields.items() for b in pair)
+    return out
 
 
 def test_create_is_refused_client_side_for_bad_seats(svc: GameService) -> None:
@@ -237,8 +258,11 @@ def test_a_signature_for_another_turn_or_game_is_rejected(svc: GameService, fold
     for c in (other_game, other_id) + ((replayed,) if legal[0] != legal[-1] else ()):
         svc.store.submit("g1", c.id, encode_command(c, 1))
     fold(folder, "g1")
-    rejected = [r.event for r in decoded_log(svc.store, "g1") if isinstance(r.event, CommandRejected)]
-    assert rejected and all(e.reason == f"wrong token for seat {mover}" for e in rejected)
+    log = decoded_log(svc.store, "g1")
+    sent = {c.id for c in (other_game, other_id, replayed)} if legal[0] != legal[-1] else {"t8", "t7"}
+    rejected = {r.event.id: r.event.reason for r in log if isinstance(r.event, CommandRejected)}
+    assert rejected == dict.fromkeys(sent, f"wrong token for seat {mover}")
+    assert not any(isinstance(r.event, CommandApplied) and r.event.id in sent for r in log)
     assert verify_turn(public_key(tokens[mover]), other_id.signature, "g1", "t6", seat, legal[0])
 
 
