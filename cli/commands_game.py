@@ -390,8 +390,6 @@ def move(
     name, seat_token = seat_for(session, game, as_name, token)
     session.ensure_worker()
     answer = session.service.play(game, name, seat_token, text, command_id=command_id)
-    view = session.service.view(game)
-    names = [s["name"] for s in view["seats"]]
     if as_json:
         emit_json(
             {
@@ -409,9 +407,9 @@ def move(
     if not answer.applied:
         raise click.ClickException(f"rejected: {answer.reason}")
     out = console()
-    for line in describe_events(answer.events, names):
-        out.print(line)
     mine = seat_view(session.service, game, name)
+    for line in describe_events(answer.events, [s["name"] for s in mine["seats"]]):
+        out.print(line)
     if mine.get("turn_steps") and mine.get("to_move") == mine.get("seat"):
         # An open turn: show the hand (with the card a 3 drew) before the rest of it.
         hand = Text("Your hand: ")

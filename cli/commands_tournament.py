@@ -31,26 +31,7 @@ __all__ = ["COMMANDS", "FORMATS"]
 FORMATS = ("round-robin", "swiss")  # red7es.tournament.events.FORMATS (a test keeps them equal)
 
 
-class TournamentGroup(Red7Group):
-    """Tournament errors as one line and exit code 1, like every other red7 error."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except Exception as exc:
-            from red7es.service.codec import CorruptEvent
-            from red7es.tournament import NoSuchTournament, TournamentCorrupt, TournamentError
-
-            if isinstance(exc, NoSuchTournament):
-                raise click.ClickException(
-                    f"no tournament {exc.tournament!r} (list them with: red7 tournament list)"
-                ) from None
-            if isinstance(exc, TournamentError | TournamentCorrupt | CorruptEvent):
-                raise click.ClickException(str(exc)) from None
-            raise
-
-
-@click.group(cls=TournamentGroup)
+@click.group(cls=Red7Group)
 def tournament() -> None:
     """Round-robin and Swiss tournaments of people and bots, played on the workers.
 

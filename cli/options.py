@@ -15,6 +15,7 @@ from rich.console import Console
 from red7es.bots.base import BotError
 from red7es.cards import CardError
 from red7es.service.client import ServiceError
+from red7es.service.codec import CorruptEvent
 from red7es.service.connection import UnreachableError
 from red7es.service.store import NoSuchGame
 from red7es.steps import StepError
@@ -27,6 +28,7 @@ __all__ = ["Red7Group", "console", "emit_json", "json_option", "pass_session", "
 F = TypeVar("F", bound=Callable[..., Any])
 
 _FRIENDLY = (
+    CorruptEvent,
     ServiceError,
     UnreachableError,
     BotError,
@@ -35,6 +37,21 @@ _FRIENDLY = (
     StepError,
     OSError,
 )
+
+
+def _tournament_error(exc: Exception) -> str | None:
+    """The one line for a tournament error, or None. Tournament code is only imported
+    by tournament commands (`red7 tournament ...`, `red7 audit --tournament`): if it
+    is not loaded, the error cannot be one of its own."""
+    if "red7es.tournament" not in sys.modules:
+        return None
+    from red7es.tournament import NoSuchTournament, TournamentCorrupt, TournamentError
+
+    if isinstance(exc, NoSuchTournament):
+        return f"no tournament {exc.tournament!r} (list them with: red7 tournament list)"
+    if isinstance(exc, TournamentError | TournamentCorrupt):
+        return str(exc)
+    return None
 
 
 class Red7Group(click.Group):
@@ -56,6 +73,11 @@ class Red7Group(click.Group):
             raise click.ClickException(f"lost the connection to Redis at {where}: {exc}") from None
         except redis.exceptions.ResponseError as exc:
             raise click.ClickException(f"Redis refused a command: {exc}") from None
+        except Exception as exc:  # last: only what the clauses above did not take
+            line = _tournament_error(exc)
+            if line is None:
+                raise
+            raise click.ClickException(line) from None
 
 
 def url_option(fn: F) -> F:

@@ -40,11 +40,20 @@ class Red7Worker(SimpleWorker):
     """SimpleWorker + its own shift queue + a warm :class:`WorkerContext`."""
 
     def __init__(
-        self, queues: list[Queue], *, connection: redis.Redis, context: WorkerContext, name: str | None = None
+        self,
+        queues: list[Queue],
+        *,
+        connection: redis.Redis,
+        context: WorkerContext,
+        name: str | None = None,
+        beat_name: str | None = None,
     ) -> None:
         name = name or uuid.uuid4().hex
         self.shift_queue = Queue(shift_queue_name(name), connection=connection)
         super().__init__([self.shift_queue, *queues], connection=connection, name=name)
+        # The name clients and healthchecks know this worker by: the one it was given,
+        # even after a restart registers it with RQ under a fresh one.
+        self.beat_name = beat_name or name
         self.context = context
         context.beat = self._beat
         use_context(context)
@@ -52,7 +61,7 @@ class Red7Worker(SimpleWorker):
     def _beat(self) -> None:
         # A short-lived key per worker, so clients can tell within seconds whether
         # any worker is alive (RQ's own registry keeps dead workers for minutes).
-        self.context.store.redis.set(f"{BEAT_PREFIX}{self.name}", self.context.owner, px=3000)
+        self.context.store.redis.set(f"{BEAT_PREFIX}{self.beat_name}", self.context.owner, px=3000)
 
     def request_stop(self, signum: Any, frame: Any) -> None:
         # RQ raises StopRequested when idle without recording why work() returned;
@@ -87,7 +96,7 @@ class Red7Worker(SimpleWorker):
         # Our shift queue is useless without us: do not leave it for `rq info`.
         try:
             self.shift_queue.delete(delete_jobs=True)
-            self.context.store.redis.delete(f"{BEAT_PREFIX}{self.name}")
+            self.context.store.redis.delete(f"{BEAT_PREFIX}{self.beat_name}")
         except redis.exceptions.ConnectionError:
             pass
         super().teardown()  # type: ignore[no-untyped-call]  # rq leaves it unannotated
@@ -113,12 +122,17 @@ def run_worker(
     rq_connection = rq_connection if rq_connection is not None else connection
     context.max_idle = max_idle
     delay = 0.5
+    given_name, rq_name = name, name
     while True:
         started = time.monotonic()
         try:
             # inside the try: RQ's Worker() already talks to Redis (CLIENT SETNAME)
             worker = Red7Worker(
-                [Queue(QUEUE_NAME, connection=rq_connection)], connection=rq_connection, name=name, context=context
+                [Queue(QUEUE_NAME, connection=rq_connection)],
+                connection=rq_connection,
+                name=rq_name,
+                beat_name=given_name,
+                context=context,
             )
             worker.work(logging_level=logging_level, max_jobs=1 if burst else None)
             if burst or context.stopping:
@@ -131,4 +145,5 @@ def run_worker(
             delay = 0.5  # it had been working: this is a new outage, start the backoff over
         time.sleep(delay)
         delay = min(delay * 2, 5.0)
-        name = None  # a fresh registration after a restart
+        # RQ may still list the dead registration for minutes: register afresh
+        rq_name = f"{given_name}-{uuid.uuid4().hex[:6]}" if given_name else None

@@ -1,7 +1,7 @@
 """The client side of the service: create, join, submit, wait, read views.
 
 Clients never change a game themselves: they append commands and wake a worker
-through RQ; the worker folds the commands into the log and the views.  Waiting for
+through the workers' inbox stream; the worker folds the commands into the log and the views.  Waiting for
 an answer is a blocking read of the game's changes stream, never polling.
 """
 

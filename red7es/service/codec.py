@@ -7,7 +7,7 @@ Every log event is one msgpack map::
 
 ``seq`` numbers the game's events from 0, ``prev`` is the SHA-256 of the previous
 event's encoded bytes (32 zero bytes before event 0), so the log is a hash chain.
-Commands are ``{"type", "version", "at", "data", "sig"}``.  Cards are text (``"R7"``),
+Commands are ``{"type", "version", "at", "data"}`` (a turn's signature is ``data["sig"]``).  Cards are text (``"R7"``),
 steps and turns are notation, so a client in any language can read a game.
 
 Decoding looks the type up in a registry and runs *upcasters* to bring an event

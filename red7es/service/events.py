@@ -84,7 +84,7 @@ class CommandRejected:
 
     id: str
     seat: int
-    kind: str  # "turn" or "join"
+    kind: str  # "turn", "join", "create" or "corrupt"
     text: str  # the turn as submitted, or the seat name for a join
     reason: str
 
@@ -124,7 +124,7 @@ class TurnCommand:
     seat: int
     turn: str
     by: str = PERSON
-    signature: str = ""  # hex Ed25519 signature of signed_message(); "" for bots
+    signature: str = ""  # hex Ed25519 signature of tokens.turn_message(); "" for bots
 
 
 Command = CreateCommand | JoinCommand | TurnCommand

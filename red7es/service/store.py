@@ -12,7 +12,7 @@ lives on one shard and its Lua scripts are atomic::
     red7:{g}:view:public string msgpack public view
     red7:{g}:view:<n>   string  msgpack view of seat n
     red7:{g}:lease      string  which worker is folding the game right now
-    red7:{g}:nudge      string  a job for the game is queued or running
+    red7:{g}:nudge      string  a worker has been woken for the game and not finished with it
 
 plus two keys outside any game: ``red7:games`` (sorted set of game ids by creation
 time) and ``red7:active`` (set of games not over yet, which workers sweep).

@@ -43,7 +43,7 @@ def public_key(token: str) -> str:
 
 
 def turn_message(game: str, command_id: str, seat: int, turn: str) -> bytes:
-    """The exact bytes a seat signs for a turn (docs/events.md, Signatures)."""
+    """The exact bytes a seat signs for a turn (docs/events.md, Commands: `sig`)."""
     return f"red7es/turn/v1\n{game}\n{command_id}\n{seat}\n{turn}".encode()
 
 

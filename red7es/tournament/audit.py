@@ -196,13 +196,13 @@ def _game(
     audit = game_audit(record)
     if audit.result == FAIL:
         raise _Divergence(f"game {t.game}: {audit.line()}")
-    report.games += 1
     from_log = _outcome(record, r)
     if from_log is None:
         if recorded is not None:
             raise _Divergence(f"game {t.game} is recorded as finished but its log has no GameOver")
-        report.unfinished.append(t.game)
+        report.unfinished.append(t.game)  # only its chain and signatures could be checked
         return None
+    report.games += 1  # fully audited
     if recorded is not None:
         _compare_result(record, recorded, from_log)
     return from_log

@@ -28,7 +28,7 @@ import msgpack  # type: ignore[import-untyped,unused-ignore]
 from ..deal import commitment
 from ..service.client import GameService, ServiceError
 from ..service.store import Keys, now_ms
-from .codec import decode, encode
+from .codec import decode, encode, event_hash
 from .events import SWISS, GameFinished, RoundPaired, Seating, TournamentEvent, TournamentFinished
 from .ids import TournamentError, game_seed
 from .pairing import pair_round, total_games
@@ -120,7 +120,7 @@ class TournamentRunner:
                 last_done = done
             if self.state.finished is not None:
                 return RunReport(done, total, True)
-            if self._pair_next() or self._record_finished():
+            if self._pair_next():
                 continue
             if self.state.complete:
                 self._append([TournamentFinished(self.seed.hex())])
@@ -148,7 +148,7 @@ class TournamentRunner:
         raws, head, at = [], self.state.head, now_ms()
         for i, event in enumerate(events):
             raw = encode(event, self.state.length + i, head, at)
-            head = decode(raw).hash
+            head = event_hash(raw)
             raws.append(raw)
         return self.store.append(self.tournament, self.state.length, raws)
 

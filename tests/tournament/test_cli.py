@@ -204,3 +204,10 @@ def test_other_commands_do_not_load_the_tournament_package() -> None:
     assert FORMATS == EVENT_FORMATS
     code = "import sys, red7es.cli.main; print(any(m.startswith('red7es.tournament') for m in sys.modules))"
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
+
+
+@pytest.mark.parametrize(("tournament", "expected"), [("nope", "no tournament 'nope'"), ("Bad_Id", "Bad_Id")])
+def test_audit_tournament_errors_are_one_line(red7: Red7, tournament: str, expected: str) -> None:
+    env = {"REDIS_URL": red7.url, "RED7_HOME": str(red7.home)}
+    result = CliRunner().invoke(cli, ["audit", "--tournament", tournament], env=env, prog_name="red7")
+    assert expected in one_line_error(result)
