@@ -18,7 +18,7 @@ from .cards import ALL_CARDS, Card, Color, cards_of_mask, color_bit
 from .cards import bits as _bits
 from .deal import commitment, deck_order, make_seed
 from .facts import CardDrawn, Fact, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied
-from .rules import KEY_FUNCTIONS, all_keys, qualifying_mask
+from .rules import KEY_FUNCTIONS, all_keys, qualifying_mask, rival_keys
 from .steps import DRAW, END, FOLD, NO_CARD, STEPS, Step, Turn
 from .variant import Variant
 
@@ -1095,18 +1095,12 @@ class Game:
             out.append((prefix, False))
 
     def _opponent_best(self, seat: int, taken: int = NO_CARD) -> tuple[int, ...]:
-        """Per rule, the highest key among the other seats still in the round (0 if none).
+        """:func:`~red7es.rules.rival_keys` of ``seat``.
 
         ``taken``: as if that card had left its owner's palette (a 1's action).
         """
-        best: tuple[int, ...] | None = None
-        pal, palc, alive = self.pal, self.palc, self.alive
-        keep, keepc = (~(1 << taken), ~color_bit(taken)) if taken != NO_CARD else (-1, -1)
-        for s in range(len(pal)):
-            if s != seat and alive[s]:
-                keys = all_keys(pal[s] & keep, palc[s] & keepc)
-                best = keys if best is None else tuple(map(max, best, keys))
-        return (0, 0, 0, 0, 0, 0, 0) if best is None else best
+        pal = self.pal if taken == NO_CARD else [nm & ~(1 << taken) for nm in self.pal]
+        return rival_keys(pal, self.alive, seat)
 
     def _search_step(
         self, prefix: tuple[int, ...], out: list[tuple[tuple[int, ...], bool]], code: int, opp: tuple[int, ...] | None

@@ -14,7 +14,7 @@ few shifts, ``int.bit_count``/``int.bit_length`` and lookup tables over pairs of
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from functools import partial
+from functools import lru_cache, partial
 
 from .cards import _COLOR_BITS, ALL_CARDS, Card, Color, cards_of_mask, color_mask_of, mask_of
 
@@ -27,7 +27,9 @@ __all__ = [
     "leader",
     "leader_of_masks",
     "palette_key",
+    "palette_keys",
     "qualifying_mask",
+    "rival_keys",
     "rule_of",
     "scoring_cards",
 ]
@@ -214,6 +216,30 @@ def all_keys(nm: int, cm: int) -> tuple[int, int, int, int, int, int, int]:
         _RUN_LEN[y] | (nm & _RUN_CUT[y]).bit_length(),
         low.bit_count() << 6 | low.bit_length(),
     )
+
+
+@lru_cache(maxsize=1 << 16)
+def palette_keys(nm: int) -> tuple[int, int, int, int, int, int, int]:
+    """:func:`all_keys` of a palette given by its number-major mask, memoised.
+
+    Palettes are public and change by one card a turn, so searches and bots ask for
+    the same few again and again; the cache turns those calls into one lookup.
+    """
+    return all_keys(nm, color_mask_of(nm))
+
+
+def rival_keys(palettes: Sequence[int], alive: Sequence[bool], seat: int) -> tuple[int, ...]:
+    """Per rule, the best key among the palettes of the other seats still in the round.
+
+    What ``seat`` must beat under each rule to lead (0 where nobody else has a card).
+    """
+    best = [0, 0, 0, 0, 0, 0, 0]
+    for s, nm in enumerate(palettes):
+        if s != seat and alive[s]:
+            for r, k in enumerate(palette_keys(nm)):
+                if k > best[r]:
+                    best[r] = k
+    return tuple(best)
 
 
 def key_count(key: int) -> int:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from ..cards import color_bit
 from ..game import Game
 from ..observation import Observation, determinize
-from ..rules import all_keys
+from ..rules import all_keys, rival_keys
 from ..steps import FOLD, STEPS, Turn
 
 __all__ = ["GreedyBot", "choose_greedy", "score_turn"]
@@ -45,23 +45,12 @@ class GreedyBot:
         return choose_greedy(determinize(obs, None))
 
 
-def _best_opponent_keys(game: Game, seat: int) -> list[int]:
-    best = [0] * 7
-    pal, palc, alive = game.pal, game.palc, game.alive
-    for s in range(len(pal)):
-        if s != seat and alive[s]:
-            for r, k in enumerate(all_keys(pal[s], palc[s])):
-                if k > best[r]:
-                    best[r] = k
-    return best
-
-
 def choose_greedy(game: Game) -> Turn:
     """The greedy turn for the player to move in ``game`` (hidden cards are not used)."""
     best_codes: tuple[int, ...] = (FOLD,)
     best_open = False
     best_value = float("-inf")
-    opponents = _best_opponent_keys(game, game.turn)
+    opponents = rival_keys(game.pal, game.alive, game.turn)
     for codes, is_open in game.legal_turn_codes():
         if codes == (FOLD,):
             continue
@@ -71,7 +60,7 @@ def choose_greedy(game: Game) -> Turn:
     return Turn(tuple(STEPS[c] for c in best_codes), best_open)
 
 
-def score_turn(game: Game, codes: Sequence[int], opponents: list[int] | None = None) -> float:
+def score_turn(game: Game, codes: Sequence[int], opponents: Sequence[int] | None = None) -> float:
     """Evaluation of the position after ``codes`` for the player to move.
 
     ``opponents`` are the opponents' best keys per rule before the turn; they stay
@@ -113,7 +102,7 @@ def score_turn(game: Game, codes: Sequence[int], opponents: list[int] | None = N
             after._step(c, False)
         spent = hand_before - after.hands[seat].bit_count()
         nm, cm, rule = after.pal[seat], after.palc[seat], after.rule
-        best = _best_opponent_keys(after, seat)
+        best = rival_keys(after.pal, after.alive, seat)
     mine = all_keys(nm, cm)
     dominance = 0
     for r in range(7):

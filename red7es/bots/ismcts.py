@@ -41,7 +41,6 @@ the same turn whatever happened before, and a restarted bot replays identically.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import math
 import random
@@ -50,10 +49,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..cards import bits as _bits
-from ..cards import color_mask_of
 from ..game import Game
 from ..observation import Observation, determinize
-from ..rules import all_keys, qualifying_mask
+from ..rules import palette_keys, qualifying_mask, rival_keys
 from ..steps import DRAW, END, FOLD, STEPS, Turn
 from ..variant import Variant
 
@@ -313,23 +311,9 @@ class _Search:
 # ---------------------------------------------------------------------- the heuristic
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _keys(palette: int) -> tuple[int, int, int, int, int, int, int]:
-    """:func:`~red7es.rules.all_keys` of a palette, memoised: the same palettes recur
-    in every world (they are public) and across the turns a node compares."""
-    return all_keys(palette, color_mask_of(palette))
-
-
 def opponent_keys(game: Game, seat: int) -> tuple[int, ...]:
     """Per rule, the best key among the other seats still in the round (0 if none)."""
-    best = [0, 0, 0, 0, 0, 0, 0]
-    pal, alive = game.pal, game.alive
-    for s in range(len(pal)):
-        if s != seat and alive[s]:
-            for r, k in enumerate(_keys(pal[s])):
-                if k > best[r]:
-                    best[r] = k
-    return tuple(best)
+    return rival_keys(game.pal, game.alive, seat)
 
 
 def turn_value(game: Game, codes: Sequence[int], opponents: Sequence[int]) -> float:
@@ -376,8 +360,8 @@ def turn_value(game: Game, codes: Sequence[int], opponents: Sequence[int]) -> fl
             pal = [m & ~(1 << card) for m in (pal or game.pal)]
             deck += 1
     if pal is not None:
-        opponents = _keys_without(game, seat, pal)
-    mine = _keys(nm)
+        opponents = rival_keys(pal, game.alive, seat)
+    mine = palette_keys(nm)
     dominance = _dominance(mine, opponents)
     margin = min((mine[rule] >> 6) - (opponents[rule] >> 6), 3)
     return -10.0 * spent + 3.0 * dominance + 0.5 * margin + extra
@@ -394,17 +378,6 @@ def _dominance(mine: Sequence[int], opp: Sequence[int]) -> int:
         + (mine[5] > opp[5])
         + (mine[6] > opp[6])
     )
-
-
-def _keys_without(game: Game, seat: int, pal: Sequence[int]) -> tuple[int, ...]:
-    """:func:`opponent_keys` once a 1 has taken a card from a palette (``pal``)."""
-    best = [0, 0, 0, 0, 0, 0, 0]
-    for s in range(len(pal)):
-        if s != seat and game.alive[s]:
-            for r, k in enumerate(_keys(pal[s])):
-                if k > best[r]:
-                    best[r] = k
-    return tuple(best)
 
 
 # ---------------------------------------------------------------------- playouts
@@ -446,13 +419,13 @@ def heuristic_turn(game: Game) -> tuple[int, ...]:
     nm, rule = game.pal[seat], game.rule
     cards = _bits(game.hands[seat])
     playable = [x for x in cards if x // 7 % 2] if game.variant.actions else cards
-    now = _keys(nm)
+    now = palette_keys(nm)
     dominance_now = _dominance(now, opp)
     best_value = -math.inf
     best: tuple[int, ...] = (FOLD,)
     after_play = []
     for x in playable:
-        keys = _keys(nm | 1 << x)
+        keys = palette_keys(nm | 1 << x)
         after_play.append((x, keys))
         if keys[rule] > opp[rule]:
             value = _value(keys, opp, rule) + x / 49

@@ -291,18 +291,6 @@ class GameService:
             raise NoSuchGame(game_id)
         return [decode_event(raw, f"event {i}") for i, raw in enumerate(self.store.log(game_id))]
 
-    def commands(self, game_id: str) -> list[tuple[str, Any, int]]:
-        """(stream id, command, at) for every command, oldest first; corrupt ones as bytes."""
-        out: list[tuple[str, Any, int]] = []
-        for stream_id, raw in self.store.commands(game_id):
-            try:
-                command, at = decode_command(raw)
-            except ValueError:
-                out.append((stream_id, raw, 0))
-                continue
-            out.append((stream_id, command, at))
-        return out
-
     def games(self, limit: int = 50) -> list[GameSummary]:
         ids = self.store.games(limit)
         summaries = []

@@ -170,12 +170,6 @@ class Table:
         seat = self.to_move
         return seat is not None and self.seats[seat].is_bot
 
-    def seat_of(self, name: str) -> int:
-        for i, s in enumerate(self.seats):
-            if s.name == name:
-                return i
-        raise KeyError(name)
-
     # ------------------------------------------------------------------ deciding
 
     def handle(self, command: JoinCommand | TurnCommand, *, from_client: bool = False) -> list[LogEvent]:
