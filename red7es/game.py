@@ -155,10 +155,28 @@ class Game:
             variant = players
         else:
             variant = Variant(players, scoring, draw, actions, rounds, target)
+        game = cls._blank(variant, make_seed(seed), record=record)
+        game._deal(1)
+        return game
+
+    @classmethod
+    def from_record(cls, variant: Variant) -> Game:
+        """A game waiting for its first RoundDealt: for replaying facts without the seed."""
+        game = cls._blank(variant, None, record=True)
+        game._deal(1)
+        return game
+
+    @classmethod
+    def _blank(cls, variant: Variant, seed: bytes | None, *, record: bool) -> Game:
+        """A game before its first deal, every field set: the one place a Game is assembled.
+
+        :meth:`new` and :meth:`from_record` deal into it; :func:`~red7es.observation.determinize`
+        overwrites the round's fields with a world consistent with an observation.
+        """
         game = cls.__new__(cls)
-        game.variant = variant
-        game.seed = make_seed(seed)
         n = variant.players
+        game.variant = variant
+        game.seed = seed
         game.round = 0
         game.scores = [0] * n
         game.round_wins = [0] * n
@@ -166,27 +184,10 @@ class Game:
         game.outcome = None
         game.log = [] if record else None
         game._stack = []
-        game._deal(1)
-        return game
-
-    @classmethod
-    def from_record(cls, variant: Variant) -> Game:
-        """A game waiting for its first RoundDealt: for replaying facts without the seed."""
-        game = cls.__new__(cls)
-        game.variant = variant
-        game.seed = None
-        n = variant.players
-        game.scores = [0] * n
-        game.round_wins = [0] * n
-        game.removed = 0
-        game.outcome = None
-        game.log = []
-        game._stack = []
         game.hands, game.pal, game.palc, game.deck, game.canvas = [0] * n, [0] * n, [0] * n, [], []
         game.alive = [True] * n
         game.known, game.rule = 0, Color.RED
         game._start_turn(-1)
-        game._deal(1)
         return game
 
     @property

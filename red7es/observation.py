@@ -187,20 +187,14 @@ def determinize(obs: Observation, rng: random.Random | None) -> Game:
     With ``rng=None`` the unseen cards are dealt in a fixed order (cheaper, for
     callers that only look at the player's own options).
     """
-    n = obs.variant.players
     pool = unseen_cards(obs)
     if rng is not None:
         rng.shuffle(pool)
-    game = Game.__new__(Game)
-    game.variant = obs.variant
-    game.seed = rng.getrandbits(256).to_bytes(32, "big") if rng is not None else bytes(32)
+    seed = rng.getrandbits(256).to_bytes(32, "big") if rng is not None else bytes(32)
+    game = Game._blank(obs.variant, seed, record=False)
     game.round = obs.round
-    game.hands = [0] * n
-    game.pal = [0] * n
-    game.palc = [0] * n
     game.alive = [v.in_round for v in obs.seats]
     game.scores = [mask_of(v.score_pile) for v in obs.seats]
-    game.removed = 0
     for m in game.scores:
         game.removed |= m
     game.round_wins = [v.round_wins for v in obs.seats]
@@ -239,6 +233,4 @@ def determinize(obs: Observation, rng: random.Random | None) -> Game:
     game.draw_ok = obs.draw_ok
     game.turn_steps = [int(s) for s in obs.turn_steps]
     game.outcome = obs.outcome
-    game.log = None
-    game._stack = []
     return game
