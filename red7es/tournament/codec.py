@@ -6,21 +6,19 @@ Same envelope and rules as a game's log (:mod:`red7es.service.codec`)::
      "data": {"round": 2, "tables": [...], "byes": [...]}}
 
 ``seq`` numbers the tournament's events from 0 and ``prev`` is the SHA-256 of the
-previous event's bytes, so the stream is a hash chain too.  The type registry,
-version checks and upcasters are the game codec's own (its ``_Type``, ``_unpack`` and
-``_build`` helpers, and :func:`~red7es.service.codec.register_upcaster` for old
-versions): one set of decoding rules for every stream red7es writes.
+previous event's bytes, so the stream is a hash chain too.  Only the types are this
+module's: the stream is an :class:`~red7es.service.envelope.EventCodec` over them,
+so the envelope, version checks, errors and upcasters (registered with
+:func:`~red7es.service.codec.register_upcaster`, as for game events) are the game
+log's own: one set of decoding rules for every stream red7es writes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-import msgpack  # type: ignore[import-untyped,unused-ignore]
-
-from ..service.codec import GENESIS, CorruptEvent, _build, _Type, _unpack, event_hash
-from ..service.events import SeatSpec
+from ..service.codec import parse_seat, seat_data
+from ..service.envelope import GENESIS, CorruptEvent, EventCodec, EventType, Recorded, event_hash, flat
 from ..variant import Variant
 from .events import (
     GameFinished,
@@ -31,11 +29,16 @@ from .events import (
     TournamentFinished,
 )
 
-__all__ = ["TOURNAMENT_EVENT_TYPES", "CorruptEvent", "GENESIS", "TRecorded", "decode", "encode", "event_hash"]
-
-
-def _seat(d: dict[str, Any]) -> SeatSpec:
-    return SeatSpec(str(d["name"]), str(d["kind"]), d.get("bot"))
+__all__ = [
+    "TOURNAMENT_EVENTS",
+    "TOURNAMENT_EVENT_TYPES",
+    "CorruptEvent",
+    "GENESIS",
+    "TRecorded",
+    "decode",
+    "encode",
+    "event_hash",
+]
 
 
 def _ints(items: Any) -> tuple[int, ...]:
@@ -48,7 +51,7 @@ def _created(d: dict[str, Any]) -> TournamentCreated:
     return TournamentCreated(
         str(d["tournament"]),
         str(d["name"]),
-        tuple(_seat(s) for s in d["entrants"]),
+        tuple(parse_seat(s) for s in d["entrants"]),
         Variant.from_dict(d["variant"]),
         str(d["format"]),
         int(d["rounds"]),
@@ -75,14 +78,14 @@ def _finished(d: dict[str, Any]) -> GameFinished:
     )
 
 
-TOURNAMENT_EVENT_TYPES: dict[str, _Type] = {
-    "TournamentCreated": _Type(
+TOURNAMENT_EVENT_TYPES: dict[str, EventType] = {
+    "TournamentCreated": EventType(
         TournamentCreated,
         1,
         lambda e: {
             "tournament": e.tournament,
             "name": e.name,
-            "entrants": [{"name": s.name, "kind": s.kind, "bot": s.bot} for s in e.entrants],
+            "entrants": [seat_data(s) for s in e.entrants],
             "variant": e.variant.to_dict(),
             "format": e.format,
             "rounds": e.rounds,
@@ -91,7 +94,7 @@ TOURNAMENT_EVENT_TYPES: dict[str, _Type] = {
         },
         _created,
     ),
-    "RoundPaired": _Type(
+    "RoundPaired": EventType(
         RoundPaired,
         1,
         lambda e: {
@@ -101,7 +104,7 @@ TOURNAMENT_EVENT_TYPES: dict[str, _Type] = {
         },
         _paired,
     ),
-    "GameFinished": _Type(
+    "GameFinished": EventType(
         GameFinished,
         1,
         lambda e: {
@@ -116,49 +119,20 @@ TOURNAMENT_EVENT_TYPES: dict[str, _Type] = {
         },
         _finished,
     ),
-    "TournamentFinished": _Type(
-        TournamentFinished, 1, lambda e: {"seed": e.seed}, lambda d: TournamentFinished(d["seed"])
-    ),
+    "TournamentFinished": flat(TournamentFinished, "seed"),
 }
 
-_NAME_OF = {t.cls: name for name, t in TOURNAMENT_EVENT_TYPES.items()}
+TOURNAMENT_EVENTS: EventCodec[TournamentEvent] = EventCodec(TOURNAMENT_EVENT_TYPES, "tournament event")
 
-
-@dataclass(frozen=True)
-class TRecorded:
-    """A decoded tournament event with its envelope and the exact bytes it was read from."""
-
-    seq: int
-    prev: bytes
-    at: int
-    event: TournamentEvent
-    raw: bytes
-
-    @property
-    def hash(self) -> bytes:
-        return event_hash(self.raw)
-
-    @property
-    def type(self) -> str:
-        return _NAME_OF[type(self.event)]
+# A decoded tournament event: the game log's record class (its event is a TournamentEvent).
+TRecorded = Recorded
 
 
 def encode(event: TournamentEvent, seq: int, prev: bytes, at: int) -> bytes:
     """The bytes of event number ``seq``, chained to the previous event's hash ``prev``."""
-    try:
-        name = _NAME_OF[type(event)]
-    except KeyError:
-        raise TypeError(f"not a tournament event: {event!r}") from None
-    t = TOURNAMENT_EVENT_TYPES[name]
-    data = {"type": name, "version": t.version, "seq": seq, "prev": prev, "at": at, "data": t.to_data(event)}
-    packed: bytes = msgpack.packb(data, use_bin_type=True)
-    return packed
+    return TOURNAMENT_EVENTS.encode(event, seq, prev, at)
 
 
 def decode(raw: bytes, what: str = "tournament event") -> TRecorded:
     """Decode one tournament event; raises :class:`CorruptEvent` saying what is wrong."""
-    obj = _unpack(raw, what)
-    seq, prev, at = obj.get("seq"), obj.get("prev"), obj.get("at")
-    if not isinstance(seq, int) or not isinstance(prev, bytes) or len(prev) != 32 or not isinstance(at, int):
-        raise CorruptEvent(f"{what} has a malformed envelope (seq, prev, at)")
-    return TRecorded(seq, prev, at, _build(TOURNAMENT_EVENT_TYPES, obj, what), bytes(raw))
+    return TOURNAMENT_EVENTS.decode(raw, what)
