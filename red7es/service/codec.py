@@ -28,7 +28,6 @@ from ..steps import Step
 from ..variant import Variant
 from .envelope import (
     GENESIS,
-    UPCASTERS,
     CommandCodec,
     CorruptEvent,
     EventCodec,
@@ -71,9 +70,6 @@ __all__ = [
     "EVENTS",
     "COMMANDS",
 ]
-
-# The registry register_upcaster fills, shared by game events, commands and tournament events.
-_UPCASTERS = UPCASTERS
 
 
 def _cards(cards: tuple[Card, ...]) -> list[str]:

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import WorkerPool, wait_for
 
 from red7es.service.redis_server import RedisServer
 
-from .conftest import RED7, WorkerPool, wait_for
+from .conftest import RED7
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -104,8 +105,8 @@ def test_two_people_and_a_bot_play_a_whole_game(tmp_path: Path, workers: Any, re
 def test_losing_redis_mid_watch_names_the_url(tmp_path: Path, private_redis: Any) -> None:
     """A command whose Redis goes away says so in one line naming the URL (exit 1)."""
     server = private_redis()
-    pool = WorkerPool(server.url, tmp_path)
-    pool.start(1)
+    pool = WorkerPool(server.url, tmp_path, name="cli-worker")
+    pool.start(1, wait=True)
     try:
         user = User(tmp_path / "u", server.url)
         game = user.json("new", "-p", "me", "-b", "greedy")["game"]

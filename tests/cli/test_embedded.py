@@ -18,10 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import wait_for
 
 from red7es.service.redis_server import redis_binary
 
-from .conftest import RED7, wait_for
+from .conftest import RED7
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import msgpack
@@ -56,18 +55,6 @@ def fold(folder: Folder, game_id: str, limit: int = 10_000) -> Progress:
         if not progress.more and not folder.pending(game_id):
             return progress
     raise AssertionError(f"game {game_id} never settled")
-
-
-def wait_for(condition: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:
-    """Poll ``condition`` until it is truthy (tests only: the service itself never polls)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(interval)
 
 
 def decoded_log(store: GameStore, game_id: str) -> list[Recorded]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 from typing import Any
 
 import msgpack
@@ -24,6 +23,7 @@ from red7es.service.codec import (
     event_hash,
     register_upcaster,
 )
+from red7es.service.envelope import UPCASTERS
 from red7es.service.events import (
     CommandApplied,
     CommandRejected,
@@ -79,15 +79,6 @@ COMMANDS: list[Any] = [
     TurnCommand("t1", 0, "p:R7 c:B3", "person", "aa" * 64),
     TurnCommand("bot-12", 1, "fold", "bot", ""),
 ]
-
-
-@pytest.fixture
-def upcasters() -> Iterator[dict[tuple[str, int], Any]]:
-    """The codec's upcaster registry, restored after the test."""
-    saved = dict(codec._UPCASTERS)
-    yield codec._UPCASTERS
-    codec._UPCASTERS.clear()
-    codec._UPCASTERS.update(saved)
 
 
 def test_every_event_and_command_type_is_covered() -> None:
@@ -330,7 +321,7 @@ def test_a_failing_upcaster_is_a_corrupt_event(upcasters: dict[tuple[str, int], 
 
 def test_upcaster_registry_is_clean() -> None:
     """No test leaves a test-only upcaster behind."""
-    assert not any(version <= 0 for _name, version in codec._UPCASTERS)
+    assert not any(version <= 0 for _name, version in UPCASTERS)
 
 
 def test_upcaster_for_commands(upcasters: dict[tuple[str, int], Any]) -> None:

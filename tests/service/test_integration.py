@@ -5,8 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -15,6 +13,7 @@ from typing import Any
 import fakeredis
 import pytest
 import redis
+from support import WorkerPool, wait_for
 
 from red7es.service.client import GameService
 from red7es.service.connection import Endpoint, UnreachableError
@@ -23,7 +22,7 @@ from red7es.service.folding import Folder
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
 from red7es.variant import Variant
 
-from .helpers import bot, check_game, events_of, fold, offline_service, person, wait_for
+from .helpers import bot, check_game, events_of, fold, offline_service, person
 
 pytestmark = pytest.mark.integration
 
@@ -32,67 +31,20 @@ SLOW = [bot("a", "ismcts:iterations=200"), bot("b", "greedy"), bot("c", "ismcts:
 SLOW_VARIANT = Variant(3, rounds=3)
 
 
-class Workers:
-    """`red7 worker` processes on any Redis URL (the conftest fixture serves the session's)."""
-
-    def __init__(self, url: str, log_dir: Path) -> None:
-        self.url = url
-        self.log_dir = log_dir
-        self.processes: list[subprocess.Popen[bytes]] = []
-
-    def start(self, count: int = 1, *, cli: bool = True) -> list[subprocess.Popen[bytes]]:
-        """``cli=False`` runs ``run_worker`` directly, without the CLI around it."""
-        code = (
-            "import redis; from red7es.workers.worker import run_worker; "
-            f"run_worker(redis.Redis.from_url({self.url!r}))"
-        )
-        argv = ["-m", "red7es.cli", "worker", "--url", self.url] if cli else ["-c", code]
-        new = []
-        for _ in range(count):
-            log = open(self.log_dir / f"worker{len(self.processes)}.log", "wb")  # noqa: SIM115
-            process = subprocess.Popen(
-                [sys.executable, *argv],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=dict(os.environ, REDIS_URL=self.url, PYTHONUNBUFFERED="1"),
-            )
-            log.close()
-            self.processes.append(process)
-            new.append(process)
-        return new
-
-    def alive(self) -> list[subprocess.Popen[bytes]]:
-        return [p for p in self.processes if p.poll() is None]
-
-    def stop_all(self) -> None:
-        for p in self.alive():
-            p.terminate()
-        deadline = time.monotonic() + 10
-        for p in self.processes:
-            try:
-                p.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-
-    def logs(self) -> str:
-        return "\n".join(p.read_text(errors="replace") for p in sorted(self.log_dir.glob("worker*.log")))
-
-
 @pytest.fixture
 def worker_factory(tmp_path: Path) -> Iterator[Any]:
-    pools: list[Workers] = []
+    """Worker pools on any Redis URL (the conftest ``workers`` fixture serves the session's)."""
+    pools: list[WorkerPool] = []
 
-    def make(url: str) -> Workers:
+    def make(url: str) -> WorkerPool:
         directory = tmp_path / f"workers{len(pools)}"
         directory.mkdir()
-        pools.append(Workers(url, directory))
+        pools.append(WorkerPool(url, directory))
         return pools[-1]
 
     yield make
     for pool in pools:
-        pool.stop_all()
+        pool.stop()
 
 
 def _reference(variant: Variant, seats: Sequence[SeatSpec], seed: str) -> list[Any]:
@@ -108,7 +60,7 @@ def _wait_all_over(svc: GameService, games: Sequence[str], timeout: float, logs:
         return all(svc.store.meta(g)["status"] == "over" for g in games)
 
     try:
-        wait_for(done, timeout, "every game to finish", interval=0.2)
+        wait_for(done, "every game to finish", timeout=timeout, every=0.2)
     except AssertionError:
         states = {g: svc.store.meta(g) for g in games}
         raise AssertionError(f"games did not finish: {states}\n--- worker logs ---\n{logs()[-5000:]}") from None
@@ -183,7 +135,7 @@ def test_sigkill_a_worker_mid_game(workers: Any, real_redis: redis.Redis) -> Non
     for g in games:
         svc.create(SLOW_VARIANT, SLOW, seed=f"seed-{g}", game_id=g, wait=60)
     pids = {p.pid for p in first}
-    victim = wait_for(lambda: _lease_pid(svc, games, pids), 60, "a worker to hold a game in play", interval=0.01)
+    victim = wait_for(lambda: _lease_pid(svc, games, pids), "a worker to hold a game in play", timeout=60, every=0.01)
     os.kill(victim, signal.SIGKILL)
     killed = next(p for p in first if p.pid == victim)
     killed.wait(10)
@@ -211,9 +163,9 @@ def test_redis_restarted_with_aof_mid_game(private_redis: Any, worker_factory: A
         svc.create(SLOW_VARIANT, SLOW, seed=f"seed-{g}", game_id=g, wait=60)
     wait_for(
         lambda: any(int(svc.store.meta(g)["version"]) > 10 and svc.store.meta(g)["status"] != "over" for g in games),
-        60,
         "a game in play",
-        interval=0.01,
+        timeout=60,
+        every=0.01,
     )
     before = {g: svc.store.log(g) for g in games}
     if how == "shutdown":
@@ -265,20 +217,20 @@ def _worker_meets_redis_late(tmp_path: Path, worker_factory: Any, cli: bool) -> 
         # let the worker meet the dead Redis first: wait until it says so or exits
         # (a worker that retries silently gets 15 s to start up)
         with contextlib.suppress(AssertionError):
-            wait_for(lambda: worker.poll() is not None or pool.logs().strip(), 15, "the worker to try Redis")
+            wait_for(lambda: worker.poll() is not None or pool.logs().strip(), "the worker to try Redis", timeout=15)
         server.start()
         svc = GameService(redis.Redis.from_url(url))
         gid = svc.create(Variant(2), [bot("a", "greedy"), bot("b", "random")], seed="late", wait=None).game_id
         wait_for(
             lambda: worker.poll() is not None or svc.store.meta(gid)["status"] == "over",
-            90,
             "the worker to play the game (or exit)",
-            interval=0.1,
+            timeout=90,
+            every=0.1,
         )
         assert worker.poll() is None, f"the worker exited:\n{pool.logs()}"
         _check_finished(svc, gid)
     finally:
-        pool.stop_all()
+        pool.stop()
         server.stop()
 
 

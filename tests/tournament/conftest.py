@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import fakeredis
 import pytest
 import redis
+from support import WorkerPool
 
 from red7es.service.client import GameService
 from red7es.service.events import BOT, PERSON, SeatSpec
@@ -74,68 +70,13 @@ def inline() -> Iterator[Inline]:
     env.connection.close()
 
 
-def wait_for(condition: Callable[[], Any], what: str, timeout: float = 30.0, every: float = 0.05) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(every)
-
-
-class Pool:
-    """Real ``red7 worker`` processes on one Redis URL."""
-
-    def __init__(self, url: str, log_dir: Path) -> None:
-        self.url = url
-        self.log_dir = log_dir
-        self.processes: list[subprocess.Popen[bytes]] = []
-
-    def start(self, count: int = 1, *, wait: bool = True) -> list[subprocess.Popen[bytes]]:
-        connection = redis.Redis.from_url(self.url)
-        before = len(list(connection.scan_iter(match="red7:worker:*")))
-        new = []
-        for _ in range(count):
-            with open(self.log_dir / f"worker{len(self.processes)}.log", "wb") as log:
-                process = subprocess.Popen(
-                    [sys.executable, "-m", "red7es.cli", "worker", "--url", self.url],
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=dict(os.environ, PYTHONUNBUFFERED="1"),
-                )
-            self.processes.append(process)
-            new.append(process)
-        if wait:
-            wait_for(
-                lambda: len(list(connection.scan_iter(match="red7:worker:*"))) >= before + count,
-                "the workers to report",
-            )
-        connection.close()
-        return new
-
-    def stop(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                process.terminate()
-        deadline = time.monotonic() + 10
-        for process in self.processes:
-            try:
-                process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
 @pytest.fixture(scope="module")
 def pool_url(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The session's test Redis, flushed once, with two real workers for the whole module."""
     connection = redis.Redis.from_url(redis_server.url)
     connection.flushall()
     connection.close()
-    pool = Pool(redis_server.url, tmp_path_factory.mktemp("tournament-workers"))
-    pool.start(2)
+    pool = WorkerPool(redis_server.url, tmp_path_factory.mktemp("tournament-workers"))
+    pool.start(2, wait=True)
     yield redis_server.url
     pool.stop()

@@ -7,38 +7,27 @@ import io
 import json
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import redis
+import support
 from click.testing import CliRunner, Result
+from support import wait_for
 
 from red7es.cli.main import cli
 from red7es.service.redis_server import free_port
-
-from .conftest import wait_for
 
 
 def new_id() -> str:
     return f"c{uuid.uuid4().hex[:8]}"
 
 
-class Red7:
-    def __init__(self, url: str, home: Path) -> None:
-        self.url = url
-        self.home = home
+class Red7(support.Red7):
+    """``red7 tournament ...``, 160 columns wide so that the tables never wrap."""
 
-    def __call__(self, *args: str) -> Result:
-        env = {"REDIS_URL": self.url, "RED7_HOME": str(self.home), "NO_COLOR": "1", "COLUMNS": "160"}
-        return CliRunner().invoke(cli, ["tournament", *args], env=env, prog_name="red7")
-
-    def ok(self, *args: str) -> Result:
-        result = self(*args)
-        assert result.exit_code == 0, (args, result.output, result.exception)
-        return result
-
-    def json(self, *args: str) -> Any:
-        return json.loads(self.ok(*args, "--json").stdout)
+    command = ("tournament",)
+    extra_env: ClassVar[dict[str, str]] = {"COLUMNS": "160"}
 
 
 def one_line_error(result: Result) -> str:
@@ -138,7 +127,7 @@ def test_people_are_told_how_to_play(red7: Red7) -> None:
             else None
         )
 
-    data = wait_for(bots_game_recorded, "the bots' game")
+    data = wait_for(bots_game_recorded, "the bots' game", timeout=30)
     status = {tb["game"]: tb["status"] for r in red7.json("show", t)["paired"] for tb in r["tables"]}
     assert status[bots_game] == "recorded" and data["total"] == 3
     open_games = [g for g, s in status.items() if s != "recorded"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import msgpack
 import pytest
@@ -70,7 +71,7 @@ def test_decoding_refuses_what_it_cannot_read() -> None:
         decode(msgpack.packb(bad, use_bin_type=True))
 
 
-def test_old_versions_are_upcast() -> None:
+def test_old_versions_are_upcast(upcasters: dict[tuple[str, int], Any]) -> None:
     """A version-0 TournamentFinished (say it had "secret" instead of "seed") still reads."""
     raw = chain(events())[3]
     obj = msgpack.unpackb(raw, raw=False)

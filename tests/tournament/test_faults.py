@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import redis
 from click.testing import CliRunner, Result
+from support import WorkerPool, wait_for
 
 from red7es.cli.main import cli
 from red7es.service.client import GameService
@@ -23,7 +24,7 @@ from red7es.tournament import RoundPaired, TournamentRunner, create_tournament, 
 from red7es.tournament.audit import audit_tournament
 from red7es.variant import Variant
 
-from .conftest import Pool, bots, wait_for
+from .conftest import bots
 
 pytestmark = pytest.mark.integration
 
@@ -53,9 +54,9 @@ def tournament_games(connection: redis.Redis, tournament: str) -> list[str]:
 def test_a_worker_killed_mid_tournament(redis_server: RedisServer, tmp_path: Path) -> None:
     connection = redis.Redis.from_url(redis_server.url)
     connection.flushall()
-    pool = Pool(redis_server.url, tmp_path)
+    pool = WorkerPool(redis_server.url, tmp_path)
     try:
-        victim, _ = pool.start(2)
+        victim, _ = pool.start(2, wait=True)
         create_tournament(connection, "kill", bots(6), Variant(2), "round-robin", seed="kill")
 
         def holds_a_lease() -> bool:
@@ -69,7 +70,7 @@ def test_a_worker_killed_mid_tournament(redis_server: RedisServer, tmp_path: Pat
             while not holds_a_lease() and time.monotonic() < deadline:
                 time.sleep(0.002)
             victim.send_signal(signal.SIGKILL)
-            pool.start(1, wait=False)
+            pool.start(1)
 
         service = GameService(connection)
         report = TournamentRunner(service, "kill", parallel=6, reporter=Watch(2, kill_one)).run()
@@ -101,7 +102,7 @@ def test_redis_lost_mid_run_then_the_run_resumes(private_redis: Callable[..., Re
     outcome: dict[str, Result] = {}
     runner = threading.Thread(target=lambda: outcome.setdefault("run", invoke(url, home, "run", "lost")))
     runner.start()  # no worker yet: it creates the games and waits for them
-    wait_for(lambda: len(tournament_games(connection, "lost")) == 6, "the run to create the games")
+    wait_for(lambda: len(tournament_games(connection, "lost")) == 6, "the run to create the games", timeout=30)
     time.sleep(1.2)  # let the append-only file catch up (fsync every second)
     server.kill()  # Redis crashes under the waiting run
     runner.join(60)
@@ -112,9 +113,9 @@ def test_redis_lost_mid_run_then_the_run_resumes(private_redis: Callable[..., Re
     assert lines[-1].endswith("nothing is lost, resume with: red7 tournament run lost")
 
     server.start()  # the same data (append-only file) on the same port
-    pool = Pool(url, tmp_path)
+    pool = WorkerPool(url, tmp_path)
     try:
-        pool.start(2)
+        pool.start(2, wait=True)
         resumed = invoke(url, home, "run", "lost", "--json")
         assert resumed.exit_code == 0, resumed.output
         assert json.loads(resumed.stdout) == {

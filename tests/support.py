@@ -1,0 +1,139 @@
+"""Test support shared by every test package: polling, real worker processes, in-process ``red7``.
+
+A plain module rather than a conftest so that tests can import it: ``tests/`` has no
+``__init__.py``, so pytest (prepend import mode) puts ``tests/`` on ``sys.path`` and this
+imports as ``support`` from the root conftest and from every test package alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import redis
+from click.testing import CliRunner, Result
+
+from red7es.cli.main import cli
+from red7es.cli.session import live_workers
+
+
+def wait_for(condition: Callable[[], Any], what: str, timeout: float = 20.0, every: float = 0.05) -> Any:
+    """Poll ``condition`` until it returns something truthy (the service itself never polls: tests must).
+
+    Raises AssertionError after ``timeout`` seconds, so a caller may catch a wait that is allowed to time out.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        time.sleep(every)
+
+
+class WorkerPool:
+    """Real ``red7 worker`` processes on one Redis URL, each logging to ``log_dir/<name><n>.log``.
+
+    ``stop()`` ends them all (terminate, then kill what is still running 10 s later), so
+    no test leaves a worker behind to fold the next test's games.
+    """
+
+    def __init__(self, url: str, log_dir: Path, name: str = "worker") -> None:
+        self.url = url
+        self.log_dir = log_dir
+        self.name = name
+        self.processes: list[subprocess.Popen[bytes]] = []
+
+    def start(self, count: int = 1, *, wait: bool = False, cli: bool = True) -> list[subprocess.Popen[bytes]]:
+        """Start ``count`` workers; returns their processes.
+
+        ``wait=True`` returns only once they all report (``red7:worker:*`` heartbeats, 30 s
+        at most): Redis must then be up. ``cli=False`` runs ``run_worker`` directly, without
+        the CLI around it.
+        """
+        code = (
+            "import redis; from red7es.workers.worker import run_worker; "
+            f"run_worker(redis.Redis.from_url({self.url!r}))"
+        )
+        argv = ["-m", "red7es.cli", "worker", "--url", self.url] if cli else ["-c", code]
+        connection = redis.Redis.from_url(self.url)
+        try:
+            before = len(live_workers(connection)) if wait else 0
+            new = []
+            for _ in range(count):
+                with open(self.log_dir / f"{self.name}{len(self.processes)}.log", "wb") as log:
+                    process = subprocess.Popen(
+                        [sys.executable, *argv],
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        env=dict(os.environ, REDIS_URL=self.url, PYTHONUNBUFFERED="1"),
+                    )
+                self.processes.append(process)
+                new.append(process)
+            if wait:
+                wait_for(lambda: len(live_workers(connection)) >= before + count, "the workers to report", timeout=30)
+        finally:
+            connection.close()
+        return new
+
+    def alive(self) -> list[subprocess.Popen[bytes]]:
+        return [p for p in self.processes if p.poll() is None]
+
+    def stop(self) -> None:
+        for process in self.alive():
+            process.terminate()
+        deadline = time.monotonic() + 10
+        for process in self.processes:
+            try:
+                process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def logs(self) -> str:
+        """Every worker's log, to show when a game did not finish."""
+        return "\n".join(p.read_text(errors="replace") for p in sorted(self.log_dir.glob(f"{self.name}*.log")))
+
+
+@dataclass
+class Red7:
+    """Runs ``red7`` in-process with CliRunner, as one user (one RED7_HOME) on one Redis.
+
+    A subclass sets ``command`` (words before every call's arguments, e.g. ``("tournament",)``)
+    and ``extra_env`` to test one command group.
+    """
+
+    url: str
+    home: Path
+    runner: CliRunner = field(default_factory=CliRunner)
+
+    command: ClassVar[tuple[str, ...]] = ()
+    extra_env: ClassVar[dict[str, str]] = {}
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {"REDIS_URL": self.url, "RED7_HOME": str(self.home), "NO_COLOR": "1", **self.extra_env}
+
+    def __call__(self, *args: str, input: str | None = None) -> Result:
+        return self.runner.invoke(cli, [*self.command, *args], env=self.env, input=input, prog_name="red7")
+
+    def ok(self, *args: str) -> Result:
+        result = self(*args)
+        assert result.exit_code == 0, (args, result.output, result.exception)
+        return result
+
+    def json(self, *args: str) -> Any:
+        return json.loads(self.ok(*args, "--json").stdout)
+
+    def credentials(self) -> dict[str, Any]:
+        path = self.home / "credentials.json"
+        return json.loads(path.read_text()) if path.exists() else {"games": {}}
