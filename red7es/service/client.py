@@ -20,7 +20,7 @@ import redis
 from ..deal import commitment, make_seed
 from ..steps import StepError, Turn
 from ..variant import Variant
-from .codec import GENESIS, Recorded, decode_command, decode_event, encode_command
+from .codec import GENESIS, Recorded, decode_command, decode_log, encode_command
 from .events import CommandRejected, CreateCommand, JoinCommand, SeatSpec, TurnCommand
 from .inbox import Inbox
 from .store import GameStore, Keys, NoSuchGame, ReservedId, entry_field, now_ms, valid_game_id
@@ -289,7 +289,7 @@ class GameService:
     def log(self, game_id: str) -> list[Recorded]:
         if not self.store.exists(game_id):
             raise NoSuchGame(game_id)
-        return [decode_event(raw, f"event {i}") for i, raw in enumerate(self.store.log(game_id))]
+        return decode_log(self.store.log(game_id))
 
     def games(self, limit: int = 50) -> list[GameSummary]:
         ids = self.store.games(limit)

@@ -20,6 +20,7 @@ rules for every stream red7es writes.  Anything that is not a valid event raises
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ..cards import Card, Color
@@ -57,6 +58,7 @@ __all__ = [
     "GENESIS",
     "encode_event",
     "decode_event",
+    "decode_log",
     "encode_command",
     "decode_command",
     "event_hash",
@@ -64,6 +66,7 @@ __all__ = [
     "register_upcaster",
     "seat_data",
     "parse_seat",
+    "outcome_data",
     "type_name",
     "EVENT_TYPES",
     "COMMAND_TYPES",
@@ -92,7 +95,8 @@ def parse_seat(d: dict[str, Any]) -> SeatSpec:
     return SeatSpec(str(d["name"]), str(d["kind"]), d.get("bot"))
 
 
-def _outcome_data(o: Outcome) -> dict[str, Any]:
+def outcome_data(o: Outcome) -> dict[str, Any]:
+    """An outcome as a map: the GameOver event's data and every view's ``outcome``."""
     return {
         "winners": list(o.winners),
         "scores": list(o.scores),
@@ -164,7 +168,7 @@ EVENT_TYPES: dict[str, EventType] = {
     "GameOver": EventType(
         GameOver,
         1,
-        lambda e: _outcome_data(e.outcome),
+        lambda e: outcome_data(e.outcome),
         lambda d: GameOver(Outcome(tuple(d["winners"]), tuple(d["scores"]), tuple(d["round_wins"]), d["reason"])),
     ),
 }
@@ -218,6 +222,11 @@ def encode_event(event: Any, seq: int, prev: bytes, at: int) -> bytes:
 def decode_event(raw: bytes, what: str = "event") -> Recorded:
     """Decode one log event; raises :class:`CorruptEvent` saying what is wrong."""
     return EVENTS.decode(raw, what)
+
+
+def decode_log(raws: Iterable[bytes]) -> list[Recorded]:
+    """Decode a game's log in order; :class:`CorruptEvent` names the first bad one ("event 7")."""
+    return [EVENTS.decode(raw, f"event {i}") for i, raw in enumerate(raws)]
 
 
 def encode_command(command: Any, at: int) -> bytes:

@@ -22,7 +22,7 @@ from .codec import (
     CorruptEvent,
     Recorded,
     decode_command,
-    decode_event,
+    decode_log,
     encode_command,
     encode_event,
     event_hash,
@@ -32,13 +32,21 @@ from .events import CommandRejected, CreateCommand, LogEvent, TurnCommand
 from .store import AppendConflict, Batch, GameStore, Keys, now_ms
 from .table import CreateRejected, Table, public_event
 
-__all__ = ["Folder", "Progress", "GameBroken", "decide", "has_work"]
+__all__ = ["Contended", "Folder", "Progress", "GameBroken", "decide", "has_work"]
 
 log = logging.getLogger(__name__)
 
 
 class GameBroken(RuntimeError):
     """A game whose stored log cannot be read; it is left alone and reported."""
+
+
+class Contended(RuntimeError):
+    """Another folder kept extending the game first: nothing was lost, try again later.
+
+    Workers hold a lease on a game, so they only see this when leases are lost (or
+    in tests that race folders without them); the sweep re-posts the game.
+    """
 
 
 @dataclass
@@ -81,7 +89,7 @@ class Folder:
                 # The table may have run ahead of what was stored: never reuse it.
                 self.tables.pop(game_id, None)
                 raise
-        raise RuntimeError(f"game {game_id}: gave up after 20 conflicting appends")
+        raise Contended(f"game {game_id}: gave up after 20 conflicting appends")
 
     def pending(self, game_id: str) -> bool:
         """Whether the game has unanswered commands or a bot to move."""
@@ -156,7 +164,7 @@ class Folder:
             return None, None
         raws = self.store.log(game_id)
         try:
-            recorded = [decode_event(raw, f"event {i}") for i, raw in enumerate(raws)]
+            recorded = decode_log(raws)
             _check_chain(recorded)
         except CorruptEvent as exc:
             self._break(game_id, str(exc))

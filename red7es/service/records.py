@@ -36,7 +36,7 @@ import redis
 
 from .. import __version__
 from ..variant import Variant, VariantError
-from .codec import CorruptEvent, Recorded, decode_event, event_hash
+from .codec import CorruptEvent, Recorded, decode_event, decode_log, event_hash
 from .events import GameCreated, SeatSpec, SeedRevealed
 from .store import INDEX, Keys, NoSuchGame, now_ms, valid_game_id
 
@@ -199,13 +199,10 @@ def _revealed_seed(events: tuple[Entry, ...]) -> str | None:
 
 def decode_events(record: Record) -> list[Recorded]:
     """Every event of a record, decoded; raises RecordError naming the first bad one."""
-    out = []
-    for i, entry in enumerate(record.events):
-        try:
-            out.append(decode_event(entry.raw, f"event {i}"))
-        except CorruptEvent as exc:
-            raise RecordError(f"game {record.game_id}: {exc}") from None
-    return out
+    try:
+        return decode_log(entry.raw for entry in record.events)
+    except CorruptEvent as exc:
+        raise RecordError(f"game {record.game_id}: {exc}") from None
 
 
 # ---------------------------------------------------------------------------- readable copies

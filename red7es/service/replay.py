@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..facts import CardDrawn, GameOver, RoundDealt
-from .codec import CorruptEvent, Recorded, decode_event
+from .codec import CorruptEvent, Recorded
+from .codec import decode_log as codec_decode_log
 from .events import CommandApplied, CommandRejected, GameCreated, LogEvent, SeatJoined
 from .table import Table, public_event
 
@@ -32,13 +33,10 @@ class ReplayError(ValueError):
 
 def decode_log(raws: Sequence[bytes]) -> list[LogEvent]:
     """Decode encoded log events; ReplayError names the first that cannot be read."""
-    events: list[LogEvent] = []
-    for i, raw in enumerate(raws):
-        try:
-            events.append(decode_event(raw, f"event {i}").event)
-        except CorruptEvent as exc:
-            raise ReplayError(str(exc)) from None
-    return events
+    try:
+        return [recorded.event for recorded in codec_decode_log(raws)]
+    except CorruptEvent as exc:
+        raise ReplayError(str(exc)) from None
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ..observation import Observation
 from ..rules import qualifying_mask
 from ..steps import StepError, Turn
 from ..variant import Variant
-from .codec import GENESIS, pack_map
+from .codec import GENESIS, outcome_data, pack_map
 from .events import (
     BOT,
     BOT_ID_PREFIX,
@@ -336,14 +336,7 @@ class Table:
             qualifying=[]
             if leader is None
             else [str(Card(c)) for c in _bits(qualifying_mask(obs.rule, self.game.pal[leader]))],
-            outcome=None
-            if obs.outcome is None
-            else {
-                "winners": list(obs.outcome.winners),
-                "scores": list(obs.outcome.scores),
-                "round_wins": list(obs.outcome.round_wins),
-                "reason": obs.outcome.reason,
-            },
+            outcome=None if obs.outcome is None else outcome_data(obs.outcome),
         )
         return view
 

@@ -14,7 +14,7 @@ import redis
 
 from red7es.service.codec import encode_command
 from red7es.service.events import JoinCommand
-from red7es.service.folding import Folder
+from red7es.service.folding import Contended, Folder
 from red7es.service.redis_server import RedisServer
 from red7es.service.store import GameStore
 from red7es.variant import Variant
@@ -63,9 +63,8 @@ def _fold_until_over(url: str, game_ids: list[str], stats: dict[str, int], bot_b
                     continue
                 try:
                     progress = folder.advance(gid, max_seconds=0.05)
-                except RuntimeError as exc:  # lost 20 races in a row: a designed give-up, try again
-                    assert "gave up after 20 conflicting appends" in str(exc)
-                    stats["gave_up"] = stats.get("gave_up", 0) + 1
+                except Contended:  # lost 20 races in a row: a designed give-up, try again
+                    stats["give_ups"] = stats.get("give_ups", 0) + 1
                     continue
                 stats["conflicts"] += progress.conflicts
                 stats["appends"] += progress.appends
@@ -106,7 +105,7 @@ def test_racing_folders_with_commands_arriving(real_redis: redis.Redis, redis_se
     svc = offline_service(real_redis)
     gid = "busy"
     svc.create(Variant(3, rounds=3), [person("p"), *SEATS[1:]], seed="busy", game_id=gid, wait=None)
-    stats = {"conflicts": 0, "appends": 0}
+    stats = {"conflicts": 0, "appends": 0, "give_ups": 0}
     submitted: list[str] = []
 
     def client() -> None:
@@ -128,7 +127,13 @@ def test_racing_folders_with_commands_arriving(real_redis: redis.Redis, redis_se
         folder = Folder(GameStore(redis.Redis.from_url(redis_server.url)), bot_batch=1)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
-            progress = folder.advance(gid, max_seconds=0.05)
+            try:
+                progress = folder.advance(gid, max_seconds=0.05)
+            except Contended:
+                # Starved by the other folder (likelier on a loaded machine): a worker
+                # would have the game re-posted; here, simply go again.
+                stats["give_ups"] += 1
+                continue
             stats["conflicts"] += progress.conflicts
             if not worker_client.is_alive() and not folder.pending(gid) and not progress.more:
                 return
