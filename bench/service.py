@@ -18,37 +18,18 @@ from __future__ import annotations
 import argparse
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
 import redis
+from pool import worker_processes  # bench/pool.py (this script's folder is on sys.path)
 
 from red7es import Variant
 from red7es.service.client import GameService
 from red7es.service.events import BOT, PERSON, SeatSpec
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
-
-
-def start_workers(url: str, count: int, log_dir: Path) -> list[subprocess.Popen[bytes]]:
-    procs = []
-    for i in range(count):
-        log = open(log_dir / f"worker{i}.log", "wb")  # noqa: SIM115
-        procs.append(
-            subprocess.Popen([sys.executable, "-m", "red7es.cli", "worker", "--url", url], stdout=log, stderr=log)
-        )
-    return procs
-
-
-def wait_workers(conn: redis.Redis, count: int, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if len(list(conn.scan_iter(match="red7:worker:*"))) >= count:
-            return
-        time.sleep(0.05)
-    raise RuntimeError("workers did not start")
 
 
 def ping_rtt(conn: redis.Redis, n: int = 2000) -> float:
@@ -199,22 +180,11 @@ def main() -> None:
             conn.flushall()
             rtt = ping_rtt(conn)
             xadd = xadd_rate(conn, payloads)
-            procs = start_workers(server.url, args.workers, Path(tmp))
-            try:
-                wait_workers(conn, args.workers)
+            with worker_processes(server.url, args.workers, Path(tmp)):
                 variant = Variant(args.players, rounds=args.rounds)
                 rate, moves, secs = throughput(service, args.games, variant, args.bots, timeout=600)
                 idle = latency(service, 1, max(10, args.turns // 2))
                 loaded = latency(service, args.clients, args.turns)
-            finally:
-                for p in procs:
-                    p.terminate()
-                for p in procs:
-                    try:
-                        p.wait(10)
-                    except subprocess.TimeoutExpired:
-                        print(f"worker {p.pid} ignored SIGTERM for 10 s; killing it", file=sys.stderr)
-                        p.kill()
         finally:
             server.stop()
 

@@ -27,7 +27,6 @@ import argparse
 import datetime
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,6 +37,8 @@ import redis
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pool import worker_processes  # noqa: E402  (bench/pool.py: this script's folder is on sys.path)
+
 from red7es import Bot, Game, Observation, Turn, make_bot, play_game  # noqa: E402
 from red7es.service.client import GameService  # noqa: E402
 from red7es.service.events import BOT, SeatSpec  # noqa: E402
@@ -47,30 +48,6 @@ from red7es.tournament import RoundPaired, TournamentRunner, create_tournament, 
 from red7es.tournament.ids import game_seed  # noqa: E402
 from red7es.tournament.pairing import pair_round  # noqa: E402
 from red7es.variant import Variant  # noqa: E402
-
-
-def start_workers(url: str, count: int, log_dir: Path) -> list[subprocess.Popen[bytes]]:
-    procs = []
-    for i in range(count):
-        with open(log_dir / f"worker{i}.log", "wb") as log:
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", "red7es.cli", "worker", "--url", url],
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                )
-            )
-    return procs
-
-
-def wait_workers(conn: redis.Redis, count: int, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if len(list(conn.scan_iter(match="red7:worker:*"))) >= count:
-            return
-        time.sleep(0.05)
-    raise RuntimeError("workers did not start")
 
 
 class Progress:
@@ -139,51 +116,42 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="red7-bench-") as tmp:
         server = RedisServer(Path(tmp) / "redis", port=free_port(), binary=redis_binary(prefer_system=True)).start()
-        procs: list[subprocess.Popen[bytes]] = []
         try:
             conn = redis.Redis.from_url(server.url)
             redis_version = conn.info("server")["redis_version"]
-            procs = start_workers(server.url, args.workers, Path(tmp))
-            wait_workers(conn, args.workers)
-            created = create_tournament(
-                conn, "bench", entrants(args.entrants), variant, "round-robin", rounds=args.rounds, seed="bench"
-            )
-            service = GameService(conn)
-            runner = TournamentRunner(service, "bench", parallel=args.parallel, reporter=Progress())
-            total = runner.total
-            state = load(conn, "bench")
-            # The games to replay on the engine: round-robin pairings do not depend on results.
-            rounds: list[RoundPaired] = []
-            for _ in range(created.event.rounds):
-                rounds.append(pair_round(state.spec, rounds, {}))
-            games = [
-                (t.game, game_seed(created.seed, t.game), [state.spec.entrants[e].bot or "random" for e in t.seats])
-                for r in rounds
-                for t in r.tables
-            ]
-            print(f"engine: {len(games)} games ...", file=sys.stderr, flush=True)
-            engine_first, engine_turns = engine_games(games, variant)
+            with worker_processes(server.url, args.workers, Path(tmp)):
+                created = create_tournament(
+                    conn, "bench", entrants(args.entrants), variant, "round-robin", rounds=args.rounds, seed="bench"
+                )
+                service = GameService(conn)
+                runner = TournamentRunner(service, "bench", parallel=args.parallel, reporter=Progress())
+                total = runner.total
+                state = load(conn, "bench")
+                # The games to replay on the engine: round-robin pairings do not depend on results.
+                rounds: list[RoundPaired] = []
+                for _ in range(created.event.rounds):
+                    rounds.append(pair_round(state.spec, rounds, {}))
+                games = [
+                    (t.game, game_seed(created.seed, t.game), [state.spec.entrants[e].bot or "random" for e in t.seats])
+                    for r in rounds
+                    for t in r.tables
+                ]
+                print(f"engine: {len(games)} games ...", file=sys.stderr, flush=True)
+                engine_first, engine_turns = engine_games(games, variant)
 
-            print(f"service: {total} games on {args.workers} workers ...", file=sys.stderr, flush=True)
-            start = time.perf_counter()
-            report = runner.run()
-            service_seconds = time.perf_counter() - start
-            assert report.finished and report.done == total == len(games)
-            pipe = conn.pipeline(transaction=False)
-            for game_id, _seed, _specs in games:
-                pipe.xlen(Keys(game_id).commands)
-            service_turns = sum(n - 1 for n in pipe.execute())  # every command but the create is a turn
+                print(f"service: {total} games on {args.workers} workers ...", file=sys.stderr, flush=True)
+                start = time.perf_counter()
+                report = runner.run()
+                service_seconds = time.perf_counter() - start
+                assert report.finished and report.done == total == len(games)
+                pipe = conn.pipeline(transaction=False)
+                for game_id, _seed, _specs in games:
+                    pipe.xlen(Keys(game_id).commands)
+                service_turns = sum(n - 1 for n in pipe.execute())  # every command but the create is a turn
 
-            engine_second, _ = engine_games(games, variant)
-            engine_seconds = min(engine_first, engine_second)
+                engine_second, _ = engine_games(games, variant)
+                engine_seconds = min(engine_first, engine_second)
         finally:
-            for p in procs:
-                p.terminate()
-            for p in procs:
-                try:
-                    p.wait(10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
             server.stop()
 
     engine_rate = total / engine_seconds * 60

@@ -1,0 +1,55 @@
+"""Real ``red7 worker`` processes for the benchmarks that measure the service path.
+
+Both bench/service.py and bench/tournament.py run the workers exactly as a user
+would (``red7 worker --url``), so the figures include RQ, the inbox and the leases.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import redis
+
+
+@contextmanager
+def worker_processes(url: str, count: int, log_dir: Path, timeout: float = 30) -> Iterator[None]:
+    """Start ``count`` workers (logs in ``log_dir``), wait for their heartbeats, stop them after.
+
+    Stopping is SIGTERM, then SIGKILL for any worker still running 10 s later, so a
+    benchmark never leaves a worker behind.
+    """
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for i in range(count):
+            with open(log_dir / f"worker{i}.log", "wb") as log:
+                procs.append(
+                    subprocess.Popen(
+                        [sys.executable, "-m", "red7es.cli", "worker", "--url", url],
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+        conn = redis.Redis.from_url(url)
+        deadline = time.monotonic() + timeout
+        while len(list(conn.scan_iter(match="red7:worker:*"))) < count:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{count} workers did not report within {timeout:g} s (logs in {log_dir})")
+            time.sleep(0.05)
+        conn.close()
+        yield
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                print(f"worker {p.pid} ignored SIGTERM for 10 s; killing it", file=sys.stderr)
+                p.kill()
+                p.wait()
