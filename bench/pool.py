@@ -35,13 +35,12 @@ def worker_processes(url: str, count: int, log_dir: Path, timeout: float = 30) -
                         stderr=subprocess.STDOUT,
                     )
                 )
-        conn = redis.Redis.from_url(url)
-        deadline = time.monotonic() + timeout
-        while len(list(conn.scan_iter(match="red7:worker:*"))) < count:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{count} workers did not report within {timeout:g} s (logs in {log_dir})")
-            time.sleep(0.05)
-        conn.close()
+        with redis.Redis.from_url(url) as conn:
+            deadline = time.monotonic() + timeout
+            while len(list(conn.scan_iter(match="red7:worker:*"))) < count:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{count} workers did not report within {timeout:g} s (logs in {log_dir})")
+                time.sleep(0.05)
         yield
     finally:
         for p in procs:

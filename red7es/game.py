@@ -168,10 +168,11 @@ class Game:
 
     @classmethod
     def _blank(cls, variant: Variant, seed: bytes | None, *, record: bool) -> Game:
-        """A game before its first deal, every field set: the one place a Game is assembled.
+        """A game before its first deal, every field set: where every new Game starts.
 
         :meth:`new` and :meth:`from_record` deal into it; :func:`~red7es.observation.determinize`
-        overwrites the round's fields with a world consistent with an observation.
+        overwrites the round, scores and turn with a world consistent with an observation.
+        (:meth:`copy` restores a snapshot instead, so it builds its own.)
         """
         game = cls.__new__(cls)
         n = variant.players

@@ -843,8 +843,8 @@ def _unpack(raw: bytes, what: str) -> dict[str, Any]:
     whether it reads.  Raises :class:`CorruptEvent` in the codec's words.
     """
     m = EVENTS.unpack(raw, what)
-    if not EVENTS.is_current(m):
-        decode_event(raw, what)
+    if not EVENTS.is_current(m) or type(m["seq"]) is not int or type(m["at"]) is not int:
+        decode_event(raw, what)  # the full decode says what is wrong, in its own words
     return m
 
 

@@ -48,9 +48,9 @@ V = TypeVar("V")
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 
 # (type name, version it upgrades from) -> function returning the data one version newer.
-# One registry serves every codec unless one is given its own: type names are unique
-# across red7es, and the docs promise that red7es.service.codec.register_upcaster reads
-# old tournament events as well as old game events and commands.
+# One registry serves every codec: type names are unique across red7es, and the docs
+# promise that red7es.service.codec.register_upcaster reads old tournament events as
+# well as old game events and commands.
 UPCASTERS: dict[tuple[str, int], Upcaster] = {}
 
 
@@ -153,12 +153,9 @@ class Recorded:
 class Codec(Generic[V]):
     """The types of one stream by wire name, and the rules for reading any version of them."""
 
-    def __init__(
-        self, types: Mapping[str, EventType], noun: str, upcasters: dict[tuple[str, int], Upcaster] | None = None
-    ) -> None:
+    def __init__(self, types: Mapping[str, EventType], noun: str) -> None:
         self.types = types
         self.noun = noun  # what a value of another type is not, in a TypeError
-        self.upcasters = UPCASTERS if upcasters is None else upcasters
         self._names = {t.cls: name for name, t in types.items()}
 
     def name_of(self, value: V) -> str:
@@ -171,10 +168,6 @@ class Codec(Generic[V]):
     def data_of(self, value: V) -> dict[str, Any]:
         """``value``'s data map, as the ``data`` of its record."""
         return self.types[self.name_of(value)].to_data(value)
-
-    def register_upcaster(self, type_name: str, from_version: int, fn: Upcaster) -> None:
-        """Teach this codec (and any sharing its registry) to read ``type_name`` written at ``from_version``."""
-        self.upcasters[(type_name, from_version)] = fn
 
     def _pack(self, value: V, envelope: dict[str, Any]) -> bytes:
         """The record's bytes: type and version, then the envelope, then the data (the documented key order)."""
@@ -211,7 +204,7 @@ class Codec(Generic[V]):
     def _upcast(self, name: str, version: int, current: int, data: dict[str, Any], where: str) -> dict[str, Any]:
         """``data`` written at ``version`` brought up to ``current``, one registered step at a time."""
         while version < current:
-            fn = self.upcasters.get((name, version))
+            fn = UPCASTERS.get((name, version))
             if fn is None:
                 raise CorruptEvent(f"{where} version {version} cannot be read (no upcaster to version {version + 1})")
             try:

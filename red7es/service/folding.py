@@ -75,7 +75,12 @@ class Folder:
     def advance(
         self, game_id: str, *, max_seconds: float = 1.0, keepalive: Callable[[], object] | None = None
     ) -> Progress:
-        """Fold everything pending for a game (or until ``max_seconds``)."""
+        """Fold everything pending for a game (or until ``max_seconds``).
+
+        A compare-and-append lost to another folder is redone from the stored log;
+        after 20 lost in a row this raises :class:`Contended` (nothing is lost: the
+        game is simply tried again later).
+        """
         progress = Progress()
         deadline = time.monotonic() + max_seconds
         for _attempt in range(20):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from ..service.codec import GENESIS
 from .codec import TRecorded
-from .events import GameFinished, RoundPaired, Seating, TournamentCreated, TournamentFinished
+from .events import GameFinished, RoundPaired, Seating, TournamentCreated, TournamentEvent, TournamentFinished
 
 __all__ = ["TournamentState", "TournamentCorrupt"]
 
@@ -52,7 +52,7 @@ class TournamentState:
             raise TournamentCorrupt(f"{where} is numbered {r.seq}, expected {self.length}")
         if r.prev != self.head:
             raise TournamentCorrupt(f"{where} does not chain to event {self.length - 1}")
-        e = r.event
+        e: TournamentEvent = r.event
         if self.created is None and not isinstance(e, TournamentCreated):
             raise TournamentCorrupt(f"{where}: a tournament starts with TournamentCreated, not {r.type}")
         if self.finished is not None:

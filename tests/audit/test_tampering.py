@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Callable
+from typing import Any
 
+import msgpack
 import pytest
 
 from red7es.cards import Card
 from red7es.facts import GameOver, RoundDealt, RoundWon, StepApplied
 from red7es.service.audit import FAIL, INCOMPLETE, Divergence, audit_record
-from red7es.service.codec import decode_command, decode_event
+from red7es.service.codec import GENESIS, decode_command, decode_event, event_hash, pack_map, register_upcaster
 from red7es.service.events import (
     BOT,
     PERSON,
@@ -382,3 +385,50 @@ def test_game_created_changed(record: Record) -> None:
     forged = edit_event(record, 0, lambda e: dataclasses.replace(e, created=e.created + 1))
     forged = dataclasses.replace(forged, created=created.created + 1)
     assert_fails(forged, "created", 0)
+
+
+# ---------------------------------------------------------------------------- envelopes
+
+
+def _rewrite_envelope(record: Record, index: int, change: Callable[[dict[str, Any]], None]) -> Record:
+    """Re-chained: event ``index``'s msgpack map edited by ``change`` (store head fixed too)."""
+    raws, head = [], GENESIS
+    for i, entry in enumerate(record.events):
+        obj = msgpack.unpackb(entry.raw, raw=False)
+        obj["prev"] = head
+        if i == index:
+            change(obj)
+        raw = pack_map(obj)
+        raws.append(raw)
+        head = event_hash(raw)
+    return dataclasses.replace(with_raws(record, raws), head=head.hex())
+
+
+def _as_version_0(obj: dict[str, Any]) -> None:
+    obj["version"] = 0
+    obj["data"] = {"v0": obj["data"]}  # an imagined older shape of the same data
+
+
+def test_an_event_at_an_older_version_passes_only_through_its_upcaster(
+    record: Record, upcasters: dict[tuple[str, int], Any]
+) -> None:
+    """Old records stay auditable: the audit reads an old event through the codec's upcasters."""
+    k = find(record, lambda e: isinstance(e, StepApplied), start=20)
+    old = _rewrite_envelope(record, k, _as_version_0)
+    divergence = assert_fails(old, "decode", k)
+    assert "no upcaster" in divergence.reason, divergence.line()
+    register_upcaster("StepApplied", 0, lambda d: d["v0"])
+    assert audit_record(old).passed, audit_record(old).line()
+
+
+@pytest.mark.parametrize("field", ["seq", "at"])
+def test_a_boolean_in_the_envelope_is_read_by_the_full_decoder(record: Record, field: str) -> None:
+    """msgpack's true is not a number: the event is decoded in full, which names what is wrong."""
+    k = find(record, lambda e: isinstance(e, StepApplied), start=20)
+
+    def forge(obj: dict[str, Any]) -> None:
+        obj[field] = True
+        obj["data"] = {}
+
+    divergence = assert_fails(_rewrite_envelope(record, k, forge), "decode", k)
+    assert "malformed" in divergence.reason, divergence.line()

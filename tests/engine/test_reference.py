@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from red7es import ALL_CARDS, Color, leader, scoring_cards
 from red7es.cards import color_mask_of, mask_of
-from red7es.rules import all_keys, key_count, key_top, palette_key, qualifying_mask
+from red7es.rules import all_keys, key_count, key_top, palette_key, palette_keys, qualifying_mask, rival_keys
 
 from .reference import qualifying, reference_leader, strength
 
@@ -62,3 +62,22 @@ def test_no_two_nonempty_palettes_ever_tie(rule, palettes):
     keys = [palette_key(rule, mask_of(p), color_mask_of(mask_of(p))) for p in palettes]
     if keys[0] and keys[1]:
         assert keys[0] != keys[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(palettes=disjoint_palettes(), data=st.data())
+def test_rival_keys_are_the_best_key_per_rule_among_the_other_live_palettes(palettes, data):
+    """What a seat must beat under each rule: its own palette and players who are out never count."""
+    n = len(palettes)
+    seat = data.draw(st.integers(0, n - 1))
+    alive = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    masks = [mask_of(p) for p in palettes]
+    rivals = rival_keys(masks, alive, seat)
+    for rule in Color:
+        others = [palette_key(rule, m, color_mask_of(m)) for s, m in enumerate(masks) if s != seat and alive[s]]
+        assert rivals[rule] == max(others, default=0)
+        # the seat leads under ``rule`` exactly when its key beats the rivals' best (and it has a card)
+        mine = palette_keys(masks[seat])[rule]
+        live = [s for s in range(n) if alive[s] or s == seat]
+        expected = reference_leader(rule, [palettes[s] for s in live])
+        assert (mine > rivals[rule]) == (expected is not None and live[expected] == seat)

@@ -9,7 +9,7 @@ from typing import Any
 import msgpack
 
 from red7es.service.client import GameService
-from red7es.service.codec import GENESIS, CorruptEvent, Recorded, decode_command, decode_event, event_hash
+from red7es.service.codec import GENESIS, CorruptEvent, Recorded, decode_command, decode_log, event_hash
 from red7es.service.events import (
     CommandApplied,
     CommandRejected,
@@ -58,19 +58,17 @@ def fold(folder: Folder, game_id: str, limit: int = 10_000) -> Progress:
 
 
 def decoded_log(store: GameStore, game_id: str) -> list[Recorded]:
-    return [decode_event(raw, f"event {i}") for i, raw in enumerate(store.log(game_id))]
+    return decode_log(store.log(game_id))
 
 
 def check_chain(raws: Sequence[bytes]) -> list[Recorded]:
     """The log is a gapless hash chain from the genesis head; returns it decoded."""
-    recorded = []
+    recorded = decode_log(raws)
     head = GENESIS
-    for i, raw in enumerate(raws):
-        r = decode_event(raw, f"event {i}")
+    for i, r in enumerate(recorded):
         assert r.seq == i, f"event {i} has seq {r.seq}"
         assert r.prev == head, f"event {i} does not chain to event {i - 1}"
-        head = event_hash(raw)
-        recorded.append(r)
+        head = r.hash
     assert len({event_hash(raw) for raw in raws}) == len(raws), "an event is duplicated"
     return recorded
 

@@ -16,7 +16,7 @@ from red7es.service.codec import encode_command
 from red7es.service.events import JoinCommand
 from red7es.service.folding import Contended, Folder
 from red7es.service.redis_server import RedisServer
-from red7es.service.store import GameStore
+from red7es.service.store import AppendConflict, Batch, GameStore
 from red7es.variant import Variant
 
 from .helpers import bot, check_game, events_of, fold, offline_service, person
@@ -198,3 +198,27 @@ def test_game_finished_by_another_worker_while_rebuilding(any_redis: redis.Redis
     ours.advance("g")
     log = check_game(svc.store, "g")
     assert svc.store.meta("g")["status"] == "over" and log[-1].type == "SeedRevealed"
+
+
+class _AlwaysBeaten(GameStore):
+    """A store on which every compare-and-append loses, as if another worker always wrote first."""
+
+    appends = 0
+
+    def append(self, game_id: str, batch: Batch) -> tuple[int, str]:
+        self.appends += 1
+        raise AppendConflict(f"game {game_id} moved on (test)")
+
+
+def test_a_folder_that_keeps_losing_gives_up_with_nothing_written(any_redis: redis.Redis) -> None:
+    """After 20 lost appends in a row Folder.advance raises Contended; the game is intact and goes on later."""
+    svc = offline_service(any_redis)
+    svc.create(Variant(2), SEATS[1:3], seed="beaten", game_id="g", wait=None)
+    before = svc.store.log("g")
+    beaten = _AlwaysBeaten(any_redis)
+    with pytest.raises(Contended, match="gave up after 20 conflicting appends"):
+        Folder(beaten).advance("g")
+    assert beaten.appends == 20 and svc.store.log("g") == before
+    fold(Folder(GameStore(any_redis)), "g")  # tried again later: the game is played out
+    assert svc.store.meta("g")["status"] == "over"
+    check_game(svc.store, "g")
