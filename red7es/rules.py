@@ -218,6 +218,9 @@ def all_keys(nm: int, cm: int) -> tuple[int, int, int, int, int, int, int]:
     )
 
 
+_NO_KEYS = (0, 0, 0, 0, 0, 0, 0)
+
+
 @lru_cache(maxsize=1 << 16)
 def palette_keys(nm: int) -> tuple[int, int, int, int, int, int, int]:
     """:func:`all_keys` of a palette given by its number-major mask, memoised.
@@ -233,13 +236,10 @@ def rival_keys(palettes: Sequence[int], alive: Sequence[bool], seat: int) -> tup
 
     What ``seat`` must beat under each rule to lead (0 where nobody else has a card).
     """
-    best = [0, 0, 0, 0, 0, 0, 0]
-    for s, nm in enumerate(palettes):
-        if s != seat and alive[s]:
-            for r, k in enumerate(palette_keys(nm)):
-                if k > best[r]:
-                    best[r] = k
-    return tuple(best)
+    keys = [palette_keys(nm) for s, nm in enumerate(palettes) if s != seat and alive[s]]
+    if len(keys) == 1:  # two players, or one rival left: the common case on the hot path
+        return keys[0]
+    return tuple(map(max, *keys)) if keys else _NO_KEYS
 
 
 def key_count(key: int) -> int:
