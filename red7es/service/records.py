@@ -38,7 +38,7 @@ from .. import __version__
 from ..variant import Variant, VariantError
 from .codec import CorruptEvent, Recorded, decode_event, decode_log, event_hash
 from .events import GameCreated, SeatSpec, SeedRevealed
-from .store import INDEX, Keys, NoSuchGame, now_ms, valid_game_id
+from .store import INDEX, Keys, NoSuchGame, entry_field, now_ms, valid_game_id
 
 if TYPE_CHECKING:
     from .audit import AuditReport
@@ -147,6 +147,20 @@ class Record:
 # ---------------------------------------------------------------------------- export
 
 
+def _entries(rows: Any, name: bytes) -> tuple[Entry, ...]:
+    """Stream entries as read by XRANGE in a transaction.
+
+    A Redis Cluster client answers XRANGE inside a transaction unparsed, each entry's
+    fields as a flat [field, value, ...] list rather than a map: both are read.
+    """
+    out = []
+    for stream_id, fields in rows:
+        if isinstance(fields, list):
+            fields = dict(zip(fields[::2], fields[1::2], strict=True))
+        out.append(Entry(_text(stream_id), entry_field(fields, name)))
+    return tuple(out)
+
+
 def export(service: GameService, game_id: str) -> Record:
     """A record of a game in Redis, read in one transaction (a consistent snapshot)."""
     keys = Keys(game_id)
@@ -158,8 +172,8 @@ def export(service: GameService, game_id: str) -> Record:
     if not meta_raw:
         raise NoSuchGame(game_id)
     meta = {_text(k): _text(v) for k, v in meta_raw.items()}
-    commands = tuple(Entry(_text(i), bytes(f[b"c"])) for i, f in command_rows)
-    events = tuple(Entry(_text(i), bytes(f[b"e"])) for i, f in log_rows)
+    commands = _entries(command_rows, b"c")
+    events = _entries(log_rows, b"e")
     if not events:
         raise RecordError(f"game {game_id} has no log yet: no worker has created it")
     try:

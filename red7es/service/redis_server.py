@@ -64,6 +64,7 @@ class RedisServer:
     appendfsync: str = "everysec"
     binary: str = field(default_factory=redis_binary)
     daemonize: bool = False
+    extra: tuple[str, ...] = ()  # more redis-server options, e.g. ("--cluster-enabled", "yes")
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -105,6 +106,7 @@ class RedisServer:
             str(self.directory / "redis.log"),
             "--daemonize",
             "yes" if self.daemonize else "no",
+            *self.extra,
         ]
 
     def start(self, timeout: float = 10.0) -> RedisServer:

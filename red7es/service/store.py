@@ -300,6 +300,22 @@ class GameStore:
             pipe.hgetall(Keys(g).meta)
         return [{_text(a): _text(b) for a, b in raw.items()} for raw in pipe.execute()]
 
+    def metas_and_views(self, game_ids: list[str]) -> list[tuple[dict[str, str], bytes | None]]:
+        """Each game's meta and public view, in one round trip.
+
+        A pipeline of per-game reads rather than one MGET: the games' keys live in
+        different hash slots, which a Redis Cluster refuses in a single command.
+        """
+        pipe = self.redis.pipeline(transaction=False)
+        for g in game_ids:
+            k = Keys(g)
+            pipe.hgetall(k.meta)
+            pipe.get(k.public_view)
+        replies = pipe.execute()
+        return [
+            ({_text(a): _text(b) for a, b in replies[i].items()}, replies[i + 1]) for i in range(0, len(replies), 2)
+        ]
+
     # ------------------------------------------------------------------ coordination
 
     def acquire_lease(self, game_id: str, owner: str, ttl_ms: int) -> bool:

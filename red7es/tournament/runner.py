@@ -27,6 +27,7 @@ import msgpack  # type: ignore[import-untyped,unused-ignore]
 
 from ..deal import commitment
 from ..service.client import GameService, ServiceError
+from ..service.connection import is_cluster
 from ..service.store import Keys, now_ms
 from .codec import decode, encode, event_hash
 from .events import SWISS, GameFinished, RoundPaired, Seating, TournamentEvent, TournamentFinished
@@ -280,6 +281,10 @@ class TournamentRunner:
         if not games:
             time.sleep(self.poll)
             return
+        if is_cluster(self.redis):
+            # One XREAD may only name keys of one hash slot, and each game has its own:
+            # follow one game (the others are found finished on the next pass).
+            games = games[:1]
         streams = {Keys(g).changes: self.cursors.get(g, "0-0") for g in games}
         reply: Any = self.redis.xread(streams, block=max(1, int(self.poll * 1000)), count=100)  # type: ignore[arg-type]
         for key, rows in reply or []:

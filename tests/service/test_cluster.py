@@ -1,0 +1,113 @@
+"""The service on a real Redis Cluster: three masters, games on any shard, RQ on its own Redis.
+
+The store's contract suite runs on the cluster too (the ``any_redis`` fixture); here
+real ``red7 worker`` processes serve games whose keys land on different shards, the
+CLI lists, exports and audits them, and a tournament runs to its end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from support import Red7, WorkerPool, wait_for
+
+from red7es.cli.main import cli
+from red7es.service.connection import client_for, is_cluster
+from red7es.service.redis_server import RedisServer
+from red7es.service.store import Keys
+
+
+class TournamentRed7(Red7):
+    command = ("tournament",)
+
+
+@pytest.fixture
+def cluster_pool(
+    redis_cluster: str, cluster_redis: redis.Redis, redis_server: RedisServer, tmp_path: Path
+) -> Iterator[WorkerPool]:
+    """Two real workers serving the cluster, with RQ's queues on the plain test Redis."""
+    with redis.Redis.from_url(redis_server.url) as rq_redis:
+        rq_redis.flushall()  # no RQ registrations left from earlier tests
+    pool = WorkerPool(redis_cluster, tmp_path, rq_url=redis_server.url)
+    pool.start(2, wait=True)
+    yield pool
+    pool.stop()
+
+
+def play_out(user: Red7, game: str, name: str, pool: WorkerPool) -> dict[str, Any]:
+    """Play ``name``'s first legal turn whenever it is theirs, until the game is over."""
+
+    def settled() -> Any:
+        view = user.json("show", game, "--as", name)
+        return view if view["status"] == "over" or view.get("legal") else None
+
+    for _ in range(200):
+        view = wait_for(settled, f"{name}'s turn or the end of {game}", timeout=30)
+        if view["status"] == "over":
+            return dict(view)
+        user.ok("move", game, view["legal"][0])
+    raise AssertionError(f"game {game} did not end:\n{pool.logs()}")
+
+
+def test_a_person_and_a_bot_play_on_a_cluster_and_the_game_audits(
+    redis_cluster: str, cluster_pool: WorkerPool, tmp_path: Path
+) -> None:
+    alice = Red7(redis_cluster, tmp_path / "alice")
+    connection = client_for(redis_cluster)
+    assert is_cluster(connection)
+    # one game on each of the three shards
+    by_node: dict[int, str] = {}
+    for i in range(100):
+        by_node.setdefault(connection.get_node_from_key(Keys(f"cl{i}").log).port, f"cl{i}")  # type: ignore[attr-defined]
+    games = sorted(by_node.values())
+    assert len(games) == 3
+    for game in games:
+        alice.ok("new", "-p", "alice", "-b", "greedy", "--seed", game, "--id", game)
+    for game in games:
+        final = play_out(alice, game, "alice", cluster_pool)
+        assert final["outcome"]["reason"]
+    listed = {g["game"]: g for g in alice.json("games")}
+    assert all(listed[g]["status"] == "over" for g in games)
+    for game in games:
+        assert alice.json("audit", game)["result"] == "pass"
+    out = tmp_path / "g.jsonl"
+    alice.ok("export", games[0], "-o", str(out))
+    assert alice.json("audit", str(out))["result"] == "pass"
+    status = alice.json("status")
+    assert len(status["workers"]) == 2 and status["games"] == 3 and status["active_games"] == 0
+
+
+def test_a_tournament_runs_on_a_cluster(redis_cluster: str, cluster_pool: WorkerPool, tmp_path: Path) -> None:
+    organiser = TournamentRed7(redis_cluster, tmp_path / "org")
+    organiser.ok("create", "cup", "-b", "greedy", "-b", "random", "-b", "g2=greedy", "-b", "random", "--seed", "c")
+    run = organiser.json("run", "cup")
+    assert run["finished"] and run["done"] == run["total"] == 6
+    assert organiser.json("audit", "cup")["passed"]
+    assert organiser.json("standings", "cup")["games_played"] == 6
+
+
+def test_a_worker_on_a_cluster_needs_a_separate_redis_for_rq(redis_cluster: str, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    env = {"REDIS_URL": redis_cluster, "RED7_HOME": str(tmp_path), "RED7_RQ_URL": ""}
+    for args in (["worker", "--burst"], ["serve"]):
+        result = CliRunner().invoke(cli, args, env=env, prog_name="red7")
+        assert result.exit_code == 1, (args, result.output)
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "is a Redis Cluster and RQ needs a single Redis server" in lines[0]
+
+
+def test_an_unreachable_cluster_is_one_clear_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from red7es.service.redis_server import free_port
+
+    url = f"redis+cluster://127.0.0.1:{free_port()}/0"
+    result = CliRunner().invoke(cli, ["games"], env={"REDIS_URL": url, "RED7_HOME": str(tmp_path)}, prog_name="red7")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: cannot reach Redis at {url}: "), lines
