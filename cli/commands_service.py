@@ -13,7 +13,13 @@ import click
 import redis
 
 from red7es.service.client import QUEUE_NAME
-from red7es.service.connection import UnreachableError, client_for, embedded_server, is_cluster_url
+from red7es.service.connection import (
+    UNREACHABLE_ERRORS,
+    UnreachableError,
+    client_for,
+    embedded_server,
+    is_cluster_url,
+)
 
 from .options import emit_json, json_option, pass_session, url_option
 from .session import Session, live_workers, spawn_worker
@@ -51,6 +57,8 @@ def worker(
             f"{session.endpoint.url} is a Redis Cluster and RQ needs a single Redis server:"
             " give it one with --rq-url (or RED7_RQ_URL)"
         )
+    if rq_url and is_cluster_url(rq_url):
+        raise click.ClickException(f"--rq-url {rq_url} is a Redis Cluster: RQ needs a single Redis server")
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s")
     try:
         session.endpoint.connect().close()
@@ -59,13 +67,28 @@ def worker(
     run_worker(
         # Not session.connection, which refuses to start while Redis is down: a worker
         # started before its Redis waits for it (run_worker reconnects).
-        client_for(session.endpoint.url, socket_connect_timeout=5, socket_timeout=None),
+        _client_when_reachable(session.endpoint.url),
         redis.Redis.from_url(rq_url, socket_connect_timeout=5, socket_timeout=None) if rq_url else None,
         burst=burst,
         max_idle=max_idle,
         name=name,
         logging_level="INFO" if verbose else "WARNING",
     )
+
+
+def _client_when_reachable(url: str) -> redis.Redis:
+    """A client for ``url``, waiting as long as it takes for a cluster to answer.
+
+    A plain client connects lazily, but the cluster client asks a node for the slot
+    map as it is made; a worker started before its cluster must wait for that.
+    """
+    delay = 0.5
+    while True:
+        try:
+            return client_for(url, socket_connect_timeout=5, socket_timeout=None)
+        except UNREACHABLE_ERRORS:
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
 
 
 @click.command()
@@ -187,7 +210,8 @@ def status(session: Session, worker_name: str | None, min_workers: int, as_json:
     connection = session.connection
     info = connection.info("server")
     workers = live_workers(connection)
-    queued = connection.llen(f"rq:queue:{QUEUE_NAME}")
+    # RQ's queue is on this Redis unless RQ has its own (always so beside a cluster).
+    queued = None if is_cluster_url(session.endpoint.url) else connection.llen(f"rq:queue:{QUEUE_NAME}")
     report = {
         "url": session.endpoint.url,
         "embedded": session.endpoint.embedded,
@@ -208,7 +232,8 @@ def status(session: Session, worker_name: str | None, min_workers: int, as_json:
         where = "embedded Redis" if report["embedded"] else "Redis"
         click.echo(f"{where} {report['redis_version']} at {report['url']}")
         click.echo(f"workers: {len(workers)} live" + (f" ({', '.join(workers)})" if workers else ""))
-        click.echo(f"queued jobs: {queued}; games: {report['games']} ({report['active_games']} not over)")
+        jobs = "on RQ's own Redis" if queued is None else str(queued)
+        click.echo(f"queued jobs: {jobs}; games: {report['games']} ({report['active_games']} not over)")
     if problems:
         raise click.ClickException("; ".join(problems))
 

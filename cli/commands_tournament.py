@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-import redis
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
+
+from red7es.service.connection import UNREACHABLE_ERRORS
 
 from .commands_game import seat_specs, variant_from, variant_options
 from .options import Red7Group, console, emit_json, json_option, pass_session, url_option
@@ -238,7 +239,7 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
         done = len(runner.state.results) if runner else 0
         click.echo(f"Stopped with {done} games recorded. Resume with: red7 tournament run {name}", err=True)
         raise SystemExit(130) from None
-    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+    except UNREACHABLE_ERRORS as exc:
         raise click.ClickException(
             f"lost the connection to Redis at {session.endpoint.url}: {str(exc).splitlines()[0]}; "
             f"nothing is lost, resume with: red7 tournament run {name}"

@@ -16,7 +16,7 @@ from red7es.bots.base import BotError
 from red7es.cards import CardError
 from red7es.service.client import ServiceError
 from red7es.service.codec import CorruptEvent
-from red7es.service.connection import UnreachableError
+from red7es.service.connection import UNREACHABLE_ERRORS, UnreachableError
 from red7es.service.store import NoSuchGame
 from red7es.steps import StepError
 from red7es.variant import VariantError
@@ -67,10 +67,10 @@ class Red7Group(click.Group):
             raise click.ClickException(f"no game {exc.game_id!r} (list games with: red7 games)") from None
         except _FRIENDLY as exc:
             raise click.ClickException(str(exc)) from None
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+        except UNREACHABLE_ERRORS as exc:
             session = ctx.meta.get("red7.session")  # set by --url in the subcommand's context
             where = session.endpoint.url if session is not None and "endpoint" in session.__dict__ else "Redis"
-            raise click.ClickException(f"lost the connection to Redis at {where}: {exc}") from None
+            raise click.ClickException(f"lost the connection to Redis at {where}: {str(exc).splitlines()[0]}") from None
         except redis.exceptions.ResponseError as exc:
             raise click.ClickException(f"Redis refused a command: {exc}") from None
         except Exception as exc:  # last: only what the clauses above did not take

@@ -71,9 +71,10 @@ class WorkerPool:
         argv = ["-m", "red7es.cli", "worker", "--url", self.url] if cli else ["-c", code]
         if cli and self.rq_url:
             argv += ["--rq-url", self.rq_url]
-        connection = client_for(self.url)
+        # Only a waiting start talks to Redis: without wait, Redis may well be down.
+        connection = client_for(self.url) if wait else None
         try:
-            before = len(live_workers(connection)) if wait else 0
+            before = len(live_workers(connection)) if connection is not None else 0
             new = []
             for _ in range(count):
                 with open(self.log_dir / f"{self.name}{len(self.processes)}.log", "wb") as log:
@@ -86,10 +87,12 @@ class WorkerPool:
                     )
                 self.processes.append(process)
                 new.append(process)
-            if wait:
-                wait_for(lambda: len(live_workers(connection)) >= before + count, "the workers to report", timeout=30)
+            if connection is not None:
+                reporting = connection
+                wait_for(lambda: len(live_workers(reporting)) >= before + count, "the workers to report", timeout=30)
         finally:
-            connection.close()
+            if connection is not None:
+                connection.close()
         return new
 
     def alive(self) -> list[subprocess.Popen[bytes]]:
@@ -161,7 +164,24 @@ def cluster_port() -> int:
     raise RuntimeError("no free port pair for a cluster node")
 
 
-def start_cluster(directory: Path, nodes: int = 3, timeout: float = 30) -> list[RedisServer]:
+def wait_cluster_ok(servers: list[RedisServer], timeout: float = 30) -> None:
+    """Until every node says the cluster is ok and knows all the others."""
+    clients = [redis.Redis(host="127.0.0.1", port=s.port) for s in servers]
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            infos = [client.execute_command("CLUSTER INFO") for client in clients]
+            if all(i["cluster_state"] == "ok" and int(i["cluster_known_nodes"]) == len(servers) for i in infos):
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the test cluster was not ready within {timeout:g}s: {infos}")
+            time.sleep(0.05)
+    finally:
+        for client in clients:
+            client.close()
+
+
+def start_cluster(directory: Path, nodes: int = 3, timeout: float = 30, appendonly: bool = False) -> list[RedisServer]:
     """A Redis Cluster of ``nodes`` masters on this machine (no replicas), ready to serve.
 
     Done with CLUSTER ADDSLOTS and CLUSTER MEET rather than ``redis-cli --cluster
@@ -176,6 +196,7 @@ def start_cluster(directory: Path, nodes: int = 3, timeout: float = 30) -> list[
                     node,
                     port=cluster_port(),
                     binary=redis_binary(prefer_system=True),
+                    appendonly=appendonly,
                     extra=("--cluster-enabled", "yes", "--cluster-config-file", str(node / "nodes.conf")),
                 ).start()
             )
@@ -186,16 +207,9 @@ def start_cluster(directory: Path, nodes: int = 3, timeout: float = 30) -> list[
             client.execute_command("CLUSTER ADDSLOTS", *range(i * share, end))
         for client in clients[1:]:
             client.execute_command("CLUSTER MEET", "127.0.0.1", servers[0].port)
-        deadline = time.monotonic() + timeout
-        while True:
-            infos = [client.execute_command("CLUSTER INFO") for client in clients]
-            if all(i["cluster_state"] == "ok" and int(i["cluster_known_nodes"]) == nodes for i in infos):
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the test cluster was not ready within {timeout:g}s: {infos}")
-            time.sleep(0.05)
         for client in clients:
             client.close()
+        wait_cluster_ok(servers, timeout)
     except BaseException:
         for server in servers:
             server.stop()

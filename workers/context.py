@@ -13,6 +13,7 @@ from typing import Any
 import redis
 
 from red7es.service.client import GameService
+from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.folding import Folder, GameBroken, has_work
 from red7es.service.inbox import Inbox
 from red7es.service.store import NoSuchGame
@@ -44,6 +45,7 @@ class WorkerContext:
         self.max_idle: float | None = None  # stop after this long without work
         self.last_work = time.monotonic()
         self.beat: Callable[[], None] = lambda: None  # the worker's liveness signal
+        self._group_ready = False
 
     def shift(self, seconds: float, consumer: str) -> dict[str, Any]:
         """Serve the inbox for ``seconds``: fold every game posted there, sweep as due.
@@ -51,31 +53,47 @@ class WorkerContext:
         This is what one RQ job does, so RQ's per-job cost is paid once per shift
         instead of once per command, and the games stay warm in this process.
         """
-        self.inbox.ensure_group()
         end = time.monotonic() + seconds
         served = 0
+        self._group_ready = False  # made sure of once a shift (a restarted Redis may have lost it)
         while not self.stopping:
             left = end - time.monotonic()
             if left <= 0:
                 break
-            self.beat()
-            if time.monotonic() - self.last_sweep >= SWEEP_SECONDS:
-                self.sweep()
-            for game_id in self.inbox.take(consumer, block_ms=max(1, int(min(left, 0.5) * 1000))):
-                try:
-                    self.advance(game_id)
-                except redis.exceptions.ConnectionError:
-                    raise  # Redis is gone: the worker reconnects, the sweep recovers the games
-                except Exception:
-                    # One game's failure must not cost the others taken with it: log it;
-                    # the sweep re-posts the game, which is retried later.
-                    log.exception("game %s failed", game_id)
-                served += 1
-                self.last_work = time.monotonic()
+            try:
+                served += self._serve(consumer, left)
+            except UNREACHABLE_ERRORS as exc:
+                # The games' Redis is gone (RQ's may not be: --rq-url, a cluster): keep
+                # the shift and try again shortly, rather than fail it and get the next
+                # one at once.  A lease held meanwhile expires; the sweep recovers games.
+                log.warning("the games' Redis is unreachable (%s); retrying", str(exc).splitlines()[0])
+                time.sleep(min(1.0, max(0.0, end - time.monotonic())))
             if self.max_idle is not None and time.monotonic() - self.last_work > self.max_idle:
                 log.info("no work for %.0f s: stopping", self.max_idle)
                 self.stopping = True
         return {"games_served": served}
+
+    def _serve(self, consumer: str, left: float) -> int:
+        """One pass of a shift: beat, sweep if due, fold what the inbox holds; games served."""
+        if not self._group_ready:
+            self.inbox.ensure_group()
+            self._group_ready = True
+        self.beat()
+        if time.monotonic() - self.last_sweep >= SWEEP_SECONDS:
+            self.sweep()
+        served = 0
+        for game_id in self.inbox.take(consumer, block_ms=max(1, int(min(left, 0.5) * 1000))):
+            try:
+                self.advance(game_id)
+            except UNREACHABLE_ERRORS:
+                raise  # Redis is gone: the shift waits for it, the sweep recovers the games
+            except Exception:
+                # One game's failure must not cost the others taken with it: log it;
+                # the sweep re-posts the game, which is retried later.
+                log.exception("game %s failed", game_id)
+            served += 1
+            self.last_work = time.monotonic()
+        return served
 
     def advance(self, game_id: str) -> dict[str, Any]:
         """Fold a game for one time slice, then hand it back (re-posted if work is left)."""

@@ -20,7 +20,7 @@ from rq import Queue, SimpleWorker
 from rq.exceptions import StopRequested
 
 from red7es.service.client import QUEUE_NAME
-from red7es.service.connection import is_cluster
+from red7es.service.connection import UNREACHABLE_ERRORS, is_cluster
 
 from .context import WorkerContext, use_context
 
@@ -98,7 +98,7 @@ class Red7Worker(SimpleWorker):
         try:
             self.shift_queue.delete(delete_jobs=True)
             self.context.store.redis.delete(f"{BEAT_PREFIX}{self.beat_name}")
-        except redis.exceptions.ConnectionError:
+        except UNREACHABLE_ERRORS:
             pass
         super().teardown()  # type: ignore[no-untyped-call]  # rq leaves it unannotated
 
@@ -141,8 +141,8 @@ def run_worker(
             worker.work(logging_level=logging_level, max_jobs=1 if burst else None)
             if burst or context.stopping:
                 return
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
-            log.warning("Redis unreachable (%s); retrying in %.1fs", exc, delay)
+        except UNREACHABLE_ERRORS as exc:
+            log.warning("Redis unreachable (%s); retrying in %.1fs", str(exc).splitlines()[0], delay)
         if context.stopping:
             return
         if time.monotonic() - started > 30:

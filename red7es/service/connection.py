@@ -16,16 +16,18 @@ import fcntl
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import platformdirs
 import redis
-from redis.cluster import RedisCluster
+from redis.cluster import ClusterNode, RedisCluster
+from redis.exceptions import RedisClusterException
 
 from .redis_server import RedisServer, ServerError, redis_binary
 
 __all__ = [
     "CLUSTER_SCHEMES",
+    "UNREACHABLE_ERRORS",
     "Endpoint",
     "UnreachableError",
     "client_for",
@@ -38,6 +40,14 @@ __all__ = [
 ]
 
 CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
+
+# What "Redis is not there" looks like: the cluster client raises RedisClusterException
+# when no node answers (it is not a ConnectionError).  Catch these to wait and retry.
+UNREACHABLE_ERRORS: tuple[type[Exception], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    RedisClusterException,
+)
 
 
 class UnreachableError(RuntimeError):
@@ -79,16 +89,48 @@ def is_cluster(connection: redis.Redis) -> bool:
     return isinstance(connection, RedisCluster)
 
 
-def client_for(url: str, **options: object) -> redis.Redis:
+class _Cluster(RedisCluster):
+    """redis-py's cluster client, routing stream reads without asking a server.
+
+    redis-py finds the keys of XREAD and XREADGROUP (commands with "movable" keys)
+    by sending COMMAND GETKEYS to one fixed node first: two more round trips per
+    read, and that node down would stop every inbox read and change wait.  The keys
+    are simply the first half of the arguments after STREAMS.
+    """
+
+    def _get_command_keys(self, *args: Any) -> Any:
+        name = str(args[0]).upper()
+        if name in ("XREAD", "XREADGROUP"):
+            words = [a.upper() if isinstance(a, str) else a for a in args]
+            if "STREAMS" in words:
+                rest = args[words.index("STREAMS") + 1 :]
+                return list(rest[: len(rest) // 2])
+        return super()._get_command_keys(*args)  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
+
+
+def _host_port(text: str) -> ClusterNode:
+    host, _, port = text.rpartition(":") if ":" in text else (text, "", "6379")
+    return ClusterNode(host, int(port))  # type: ignore[no-untyped-call]
+
+
+def client_for(url: str, **options: Any) -> redis.Redis:
     """A bytes client for ``url``: the cluster client for a ``redis+cluster://`` URL.
 
-    The cluster client answers the same commands for keys of one slot, which is all
-    red7es sends it in one command, so callers hold it as a :class:`redis.Redis`.
+    A cluster URL may list several nodes to start from (``redis+cluster://a:7000,b:7001``),
+    so a client can connect while one of them is down.  The cluster client answers
+    the same commands for keys of one slot, which is all red7es sends it in one
+    command, so callers hold it as a :class:`redis.Redis`.
     """
     if is_cluster_url(url):
-        plain = url.replace("+cluster", "", 1)
+        scheme, _, rest = url.replace("+cluster", "", 1).partition("://")
+        netloc, slash, path = rest.partition("/")
+        userinfo, at, hosts = netloc.rpartition("@")
+        first, *others = hosts.split(",")
         options.pop("health_check_interval", None)
-        return cast(redis.Redis, RedisCluster.from_url(plain, **options))
+        client = _Cluster.from_url(
+            f"{scheme}://{userinfo}{at}{first}{slash}{path}", startup_nodes=[_host_port(h) for h in others], **options
+        )
+        return cast(redis.Redis, client)
     return redis.Redis.from_url(url, **options)
 
 
@@ -105,12 +147,7 @@ class Endpoint:
             # No read timeout: watchers and workers block on streams for as long as they ask.
             connection = client_for(self.url, socket_connect_timeout=5, socket_timeout=None, health_check_interval=30)
             connection.ping()
-        except (
-            redis.exceptions.ConnectionError,
-            redis.exceptions.TimeoutError,
-            redis.exceptions.RedisClusterException,
-            ValueError,
-        ) as exc:
+        except UNREACHABLE_ERRORS + (ValueError,) as exc:
             raise UnreachableError(f"cannot reach Redis at {self.url}: {_reason(exc)}") from None
         return connection
 

@@ -283,8 +283,10 @@ class TournamentRunner:
             return
         if is_cluster(self.redis):
             # One XREAD may only name keys of one hash slot, and each game has its own:
-            # follow one game (the others are found finished on the next pass).
-            games = games[:1]
+            # follow one game, a bots' one if any (they move fast), and find the others
+            # finished on the next pass.
+            bots_only = [t.game for _r, t in self._unrecorded() if t.game in self.known and not self._has_people(t)]
+            games = (bots_only or games)[:1]
         streams = {Keys(g).changes: self.cursors.get(g, "0-0") for g in games}
         reply: Any = self.redis.xread(streams, block=max(1, int(self.poll * 1000)), count=100)  # type: ignore[arg-type]
         for key, rows in reply or []:

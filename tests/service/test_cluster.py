@@ -7,15 +7,17 @@ CLI lists, exports and audits them, and a tournament runs to its end.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
-from support import Red7, WorkerPool, wait_for
+from support import Red7, WorkerPool, start_cluster, wait_cluster_ok, wait_for
 
 from red7es.cli.main import cli
+from red7es.cli.session import live_workers
 from red7es.service.connection import client_for, is_cluster
 from red7es.service.redis_server import RedisServer
 from red7es.service.store import Keys
@@ -79,6 +81,7 @@ def test_a_person_and_a_bot_play_on_a_cluster_and_the_game_audits(
     assert alice.json("audit", str(out))["result"] == "pass"
     status = alice.json("status")
     assert len(status["workers"]) == 2 and status["games"] == 3 and status["active_games"] == 0
+    assert status["queued_jobs"] is None  # RQ's queue is on its own Redis, not on the cluster
 
 
 def test_a_tournament_runs_on_a_cluster(redis_cluster: str, cluster_pool: WorkerPool, tmp_path: Path) -> None:
@@ -99,6 +102,11 @@ def test_a_worker_on_a_cluster_needs_a_separate_redis_for_rq(redis_cluster: str,
         assert result.exit_code == 1, (args, result.output)
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "is a Redis Cluster and RQ needs a single Redis server" in lines[0]
+    plain_env = {**env, "REDIS_URL": "redis://127.0.0.1:1/0"}
+    result = CliRunner().invoke(cli, ["worker", "--rq-url", redis_cluster], env=plain_env, prog_name="red7")
+    assert result.exit_code == 1 and result.stderr.strip() == (
+        f"Error: --rq-url {redis_cluster} is a Redis Cluster: RQ needs a single Redis server"
+    )
 
 
 def test_an_unreachable_cluster_is_one_clear_line(tmp_path: Path) -> None:
@@ -111,3 +119,49 @@ def test_an_unreachable_cluster_is_one_clear_line(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "Traceback" not in result.output
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"Error: cannot reach Redis at {url}: "), lines
+
+
+def test_a_worker_waits_for_its_cluster_and_outlives_an_outage(redis_server: RedisServer, tmp_path: Path) -> None:
+    """Started before the cluster answers, the worker waits; when every node goes away
+    mid-game it stays up (no stream of failed RQ jobs) and carries on once they return."""
+    servers = start_cluster(tmp_path / "own-cluster", appendonly=True)
+    ports = ",".join(f"127.0.0.1:{s.port}" for s in servers)
+    url = f"redis+cluster://{ports}/0"  # every node named: any one of them is enough to start
+    rq = redis.Redis.from_url(redis_server.url)
+    rq.flushall()
+    pool = WorkerPool(url, tmp_path, rq_url=redis_server.url)
+    try:
+        for server in servers:
+            server.stop()
+        (worker,) = pool.start(1)  # the cluster is down: it must wait, not crash
+        time.sleep(2)
+        assert worker.poll() is None, pool.logs()
+        for server in servers:
+            server.start()
+        wait_cluster_ok(servers)
+        cluster = client_for(url)
+        wait_for(lambda: live_workers(cluster), "the worker to report once its cluster is up", timeout=30)
+
+        alice = Red7(url, tmp_path / "alice")
+        game = alice.json("new", "-p", "alice", "-b", "greedy", "--seed", "outage")["game"]
+        view = wait_for(lambda: (v := alice.json("show", game, "--as", "alice"))["legal"] and v, "alice's turn")
+        alice.ok("move", game, view["legal"][0])
+
+        for server in servers:
+            server.stop()
+        time.sleep(4)
+        assert worker.poll() is None, pool.logs()
+        failed = sum(rq.zcard(k) for k in rq.scan_iter(match="rq:registry:failed:*") or [])
+        assert failed <= 1, f"{failed} failed shifts while the cluster was down"
+        for server in servers:
+            server.start()
+        wait_cluster_ok(servers)
+
+        final = play_out(alice, game, "alice", pool)
+        assert final["status"] == "over"
+        assert alice.json("audit", game)["result"] == "pass"
+    finally:
+        pool.stop()
+        rq.close()
+        for server in servers:
+            server.stop()
