@@ -99,12 +99,12 @@ class _Cluster(RedisCluster):
     """
 
     def _get_command_keys(self, *args: Any) -> Any:
-        name = str(args[0]).upper()
-        if name in ("XREAD", "XREADGROUP"):
-            words = [a.upper() if isinstance(a, str) else a for a in args]
-            if "STREAMS" in words:
-                rest = args[words.index("STREAMS") + 1 :]
-                return list(rest[: len(rest) // 2])
+        if str(args[0]).upper() in ("XREAD", "XREADGROUP"):
+            words = [a.upper() if isinstance(a, str | bytes) else a for a in args]
+            for marker in (b"STREAMS", "STREAMS"):  # redis-py writes it as bytes
+                if marker in words:
+                    rest = args[words.index(marker) + 1 :]
+                    return list(rest[: len(rest) // 2])
         return super()._get_command_keys(*args)  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
 
 

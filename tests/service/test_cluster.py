@@ -165,3 +165,20 @@ def test_a_worker_waits_for_its_cluster_and_outlives_an_outage(redis_server: Red
         rq.close()
         for server in servers:
             server.stop()
+
+
+def test_stream_reads_are_routed_without_asking_a_server(cluster_redis: redis.Redis) -> None:
+    """XREAD/XREADGROUP keys are found locally, not by COMMAND GETKEYS on one fixed node."""
+    asked: list[Any] = []
+    parser = cluster_redis.commands_parser  # type: ignore[attr-defined]
+    original = parser.get_keys
+    parser.get_keys = lambda *args: asked.append(args) or original(*args)
+    try:
+        key = Keys("routed").changes
+        cluster_redis.xadd(key, {"c": b"x"})
+        assert cluster_redis.xread({key: "0-0"}, count=1)
+        cluster_redis.xgroup_create(key, "g", id="0")
+        assert cluster_redis.xreadgroup("g", "me", {key: ">"}, count=1)
+    finally:
+        parser.get_keys = original
+    assert not [a for a in asked if str(a[1]).upper().startswith(("XREAD", "B'XREAD"))], asked
