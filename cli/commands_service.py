@@ -26,15 +26,17 @@ from .session import Session, live_workers, spawn_worker
 
 __all__ = ["COMMANDS"]
 
+rq_url_option = click.option(
+    "--rq-url", envvar="RED7_RQ_URL", metavar="URL", help="A separate Redis for RQ's queues (default: the --url one)."
+)
+
 
 @click.command()
 @click.option("--burst", is_flag=True, help="Stop when the queue is empty.")
 @click.option("--max-idle", type=int, metavar="SECONDS", help="Stop after this many idle seconds.")
 @click.option("--name", help="Worker name (default: random).")
 @click.option("--verbose", "-v", is_flag=True, help="Log every job.")
-@click.option(
-    "--rq-url", envvar="RED7_RQ_URL", metavar="URL", help="A separate Redis for RQ's queues (default: the --url one)."
-)
+@rq_url_option
 @url_option
 @pass_session
 def worker(
@@ -193,10 +195,11 @@ def completion(shell: str) -> None:
 @click.command()
 @click.option("--worker", "worker_name", metavar="NAME", help="Exit 1 unless this worker is alive (healthchecks).")
 @click.option("--min-workers", type=int, default=0, help="Exit 1 with fewer live workers than this.")
+@rq_url_option
 @json_option
 @url_option
 @pass_session
-def status(session: Session, worker_name: str | None, min_workers: int, as_json: bool) -> None:
+def status(session: Session, worker_name: str | None, min_workers: int, rq_url: str | None, as_json: bool) -> None:
     """Show where the service runs and whether it is healthy.
 
     Redis URL and version, live workers, queued jobs, games. Exits 1 if Redis is
@@ -210,8 +213,12 @@ def status(session: Session, worker_name: str | None, min_workers: int, as_json:
     connection = session.connection
     info = connection.info("server")
     workers = live_workers(connection)
-    # RQ's queue is on this Redis unless RQ has its own (always so beside a cluster).
-    queued = None if is_cluster_url(session.endpoint.url) else connection.llen(f"rq:queue:{QUEUE_NAME}")
+    queued: int | None = None  # unknown: beside a cluster RQ has a Redis of its own
+    if rq_url:
+        with redis.Redis.from_url(rq_url, socket_connect_timeout=5) as rq_connection:
+            queued = rq_connection.llen(f"rq:queue:{QUEUE_NAME}")
+    elif not is_cluster_url(session.endpoint.url):
+        queued = connection.llen(f"rq:queue:{QUEUE_NAME}")
     report = {
         "url": session.endpoint.url,
         "embedded": session.endpoint.embedded,
@@ -232,7 +239,7 @@ def status(session: Session, worker_name: str | None, min_workers: int, as_json:
         where = "embedded Redis" if report["embedded"] else "Redis"
         click.echo(f"{where} {report['redis_version']} at {report['url']}")
         click.echo(f"workers: {len(workers)} live" + (f" ({', '.join(workers)})" if workers else ""))
-        jobs = "on RQ's own Redis" if queued is None else str(queued)
+        jobs = "unknown (RQ's Redis not given: --rq-url)" if queued is None else str(queued)
         click.echo(f"queued jobs: {jobs}; games: {report['games']} ({report['active_games']} not over)")
     if problems:
         raise click.ClickException("; ".join(problems))

@@ -56,7 +56,7 @@ def play_out(user: Red7, game: str, name: str, pool: WorkerPool) -> dict[str, An
 
 
 def test_a_person_and_a_bot_play_on_a_cluster_and_the_game_audits(
-    redis_cluster: str, cluster_pool: WorkerPool, tmp_path: Path
+    redis_cluster: str, cluster_pool: WorkerPool, redis_server: RedisServer, tmp_path: Path
 ) -> None:
     alice = Red7(redis_cluster, tmp_path / "alice")
     connection = client_for(redis_cluster)
@@ -82,6 +82,7 @@ def test_a_person_and_a_bot_play_on_a_cluster_and_the_game_audits(
     status = alice.json("status")
     assert len(status["workers"]) == 2 and status["games"] == 3 and status["active_games"] == 0
     assert status["queued_jobs"] is None  # RQ's queue is on its own Redis, not on the cluster
+    assert alice.json("status", "--rq-url", redis_server.url)["queued_jobs"] == 0
 
 
 def test_a_tournament_runs_on_a_cluster(redis_cluster: str, cluster_pool: WorkerPool, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,8 +12,10 @@ from pathlib import Path
 
 import pytest
 import redis
+from click.testing import CliRunner
 
 from red7es import Variant
+from red7es.cli.main import cli
 from red7es.service.client import GameService
 from red7es.service.events import BOT, SeatSpec
 from red7es.service.redis_server import RedisServer
@@ -42,6 +45,11 @@ def test_games_and_rq_on_separate_servers(private_redis: Callable[..., RedisServ
         assert any(k.startswith("rq:queue:red7-shift-") or k.startswith("rq:worker") for k in rq_keys)
         assert not games.keys("rq:*"), "RQ wrote to the games' Redis"
         assert games.keys("red7:worker:*"), "the worker's heartbeat belongs with the games"
+        rq = redis.Redis.from_url(rq_server.url)
+        rq.rpush("rq:queue:red7", b"job-id")  # a job waiting on RQ's Redis, none on the games'
+        status = ["status", "--url", games_server.url, "--json"]
+        assert json.loads(CliRunner().invoke(cli, [*status, "--rq-url", rq_server.url]).stdout)["queued_jobs"] == 1
+        assert json.loads(CliRunner().invoke(cli, status).stdout)["queued_jobs"] == 0
     finally:
         worker.terminate()
         worker.wait(15)
