@@ -232,6 +232,7 @@ class _Audit:
         # Re-execution past the first encoding problem could only find later divergences.
         self.stop = min((d.event for d in found if d.event is not None), default=self.n)
         created = self._event(0)
+        seed: str | None = None  # set once the revealed seed checks out
         if isinstance(created, GameCreated):
             found.extend(self._header(created))
             seed_at, seed, problem = self._seed()
@@ -253,7 +254,7 @@ class _Audit:
         if first is not None:
             result = FAIL
         else:
-            result = PASS if self.record.seed is not None or self._has(SeedRevealed) else INCOMPLETE
+            result = PASS if seed is not None else INCOMPLETE
         checked = {k: v for k, v in sorted(self.counts.items())}
         return AuditReport(self.record.game_id, result, self.n, len(self.record.commands), checked, first)
 
@@ -270,10 +271,6 @@ class _Audit:
             except CorruptEvent:
                 self._decoded[j] = None
         return self._decoded[j]
-
-    def _has(self, kind: type) -> bool:
-        name = kind.__name__
-        return any(m is not None and m["type"] == name for m in self.maps)
 
     # ------------------------------------------------------------------ the encoding
 
@@ -625,13 +622,14 @@ class _Audit:
             self._count(exp)
         return None
 
-    def _undecodable(self, k: int, exp: LogEvent, j: int) -> Divergence:
+    def _undecodable(self, k: int | None, exp: LogEvent | None, j: int) -> Divergence:
+        """Event ``j`` cannot be decoded, where ``exp`` (answering command ``k``) was due."""
         try:
             decode_event(self.record.events[j].raw, f"event {j}")
             reason = f"event {j} cannot be decoded"
         except CorruptEvent as exc:
             reason = str(exc)
-        return _div("decode", j, k, _show(exp), "undecodable bytes", reason)
+        return _div("decode", j, k, "a valid event" if exp is None else _show(exp), "undecodable bytes", reason)
 
     def _count(self, event: LogEvent) -> None:
         counter = _COUNTED.get(type(event))
@@ -775,7 +773,7 @@ class _Audit:
         for j in range(1, self.n):
             event = self._event(j)
             if event is None:
-                return None  # the encoding check reports it
+                return self._undecodable(None, None, j)
             if isinstance(event, CommandApplied):
                 problem = self._seedless_command(j, event, commands, table)
                 if problem is not None:

@@ -11,7 +11,17 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from red7es.service.codec import GENESIS, decode_command, decode_event, encode_command, encode_event, event_hash
+import msgpack
+
+from red7es.service.codec import (
+    GENESIS,
+    decode_command,
+    decode_event,
+    encode_command,
+    encode_event,
+    event_hash,
+    pack_map,
+)
 from red7es.service.events import LogEvent
 from red7es.service.records import Entry, Record
 
@@ -83,3 +93,17 @@ def find(record: Record, predicate: Callable[[LogEvent], bool], start: int = 0) 
         if i >= start and predicate(event):
             return i
     raise LookupError("no such event")
+
+
+def rewrite_envelope(record: Record, index: int, change: Callable[[dict[str, Any]], None]) -> Record:
+    """Re-chained: event ``index``'s msgpack map edited by ``change`` (store head fixed too)."""
+    raws, head = [], GENESIS
+    for i, entry in enumerate(record.events):
+        obj = msgpack.unpackb(entry.raw, raw=False)
+        obj["prev"] = head
+        if i == index:
+            change(obj)
+        raw = pack_map(obj)
+        raws.append(raw)
+        head = event_hash(raw)
+    return dataclasses.replace(with_raws(record, raws), head=head.hex())

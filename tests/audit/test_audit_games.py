@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import random
+from typing import Any
 
 import pytest
 
 from red7es.facts import StepApplied
-from red7es.service.audit import INCOMPLETE, PASS, audit_game, audit_record
+from red7es.service.audit import FAIL, INCOMPLETE, PASS, audit_game, audit_record
 from red7es.service.codec import decode_command
 from red7es.service.events import CommandApplied
 from red7es.service.store import Keys
@@ -17,7 +18,7 @@ from red7es.steps import Step
 from red7es.variant import Variant
 
 from .conftest import ADVANCED, Games
-from .tamper import edit_command, edit_event, events_of, find
+from .tamper import edit_command, edit_event, events_of, find, rewrite_envelope
 
 
 def test_two_hundred_random_basic_bot_games_pass(module_games: Games) -> None:
@@ -152,3 +153,32 @@ def test_commands_not_yet_folded_are_pending(games: Games) -> None:
     report = audit_record(games.record("ended"))
     assert report.result == PASS, report.line()
     assert report.checked["pending_commands"] == 1
+
+
+def test_a_game_in_progress_with_an_undecodable_step_fails(games: Games) -> None:
+    """Without the seed the audit still decodes every event: a step that is not one is named."""
+    games.people("running", Variant(2, rounds=9), ("alice", "bob"), stop_after=6, mischief=0)
+    record = games.record("running")
+    s = find(record, lambda e: isinstance(e, StepApplied), start=3)
+
+    def garble(obj: dict[str, Any]) -> None:
+        obj["data"]["step"] = "zzz"
+
+    report = audit_record(rewrite_envelope(record, s, garble))
+    assert report.result == FAIL and report.divergence is not None, report.line()
+    assert (report.divergence.check, report.divergence.event) == ("decode", s)
+    assert "zzz" in report.divergence.reason
+
+
+def test_an_empty_seed_revealed_does_not_pass_a_running_game(games: Games) -> None:
+    """A forged SeedRevealed whose data is missing is refused, not taken as a revealed seed."""
+    games.people("running", Variant(2, rounds=9), ("alice", "bob"), stop_after=6, mischief=0)
+    record = games.record("running")
+    last = len(record.events) - 1
+
+    def empty_seed(obj: dict[str, Any]) -> None:
+        obj["type"], obj["data"] = "SeedRevealed", {}
+
+    report = audit_record(rewrite_envelope(record, last, empty_seed))
+    assert report.result == FAIL and report.divergence is not None, report.line()
+    assert (report.divergence.check, report.divergence.event) == ("decode", last)

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Callable
 from typing import Any
 
-import msgpack
 import pytest
 
 from red7es.cards import Card
 from red7es.facts import GameOver, RoundDealt, RoundWon, StepApplied
 from red7es.service.audit import FAIL, INCOMPLETE, Divergence, audit_record
-from red7es.service.codec import GENESIS, decode_command, decode_event, event_hash, pack_map, register_upcaster
+from red7es.service.codec import decode_command, decode_event, register_upcaster
 from red7es.service.events import (
     BOT,
     PERSON,
@@ -45,6 +43,7 @@ from .tamper import (
     flip_byte,
     raws_of,
     rechain,
+    rewrite_envelope,
     with_raws,
 )
 
@@ -390,20 +389,6 @@ def test_game_created_changed(record: Record) -> None:
 # ---------------------------------------------------------------------------- envelopes
 
 
-def _rewrite_envelope(record: Record, index: int, change: Callable[[dict[str, Any]], None]) -> Record:
-    """Re-chained: event ``index``'s msgpack map edited by ``change`` (store head fixed too)."""
-    raws, head = [], GENESIS
-    for i, entry in enumerate(record.events):
-        obj = msgpack.unpackb(entry.raw, raw=False)
-        obj["prev"] = head
-        if i == index:
-            change(obj)
-        raw = pack_map(obj)
-        raws.append(raw)
-        head = event_hash(raw)
-    return dataclasses.replace(with_raws(record, raws), head=head.hex())
-
-
 def _as_version_0(obj: dict[str, Any]) -> None:
     obj["version"] = 0
     obj["data"] = {"v0": obj["data"]}  # an imagined older shape of the same data
@@ -414,7 +399,7 @@ def test_an_event_at_an_older_version_passes_only_through_its_upcaster(
 ) -> None:
     """Old records stay auditable: the audit reads an old event through the codec's upcasters."""
     k = find(record, lambda e: isinstance(e, StepApplied), start=20)
-    old = _rewrite_envelope(record, k, _as_version_0)
+    old = rewrite_envelope(record, k, _as_version_0)
     divergence = assert_fails(old, "decode", k)
     assert "no upcaster" in divergence.reason, divergence.line()
     register_upcaster("StepApplied", 0, lambda d: d["v0"])
@@ -430,5 +415,5 @@ def test_a_boolean_in_the_envelope_is_read_by_the_full_decoder(record: Record, f
         obj[field] = True
         obj["data"] = {}
 
-    divergence = assert_fails(_rewrite_envelope(record, k, forge), "decode", k)
+    divergence = assert_fails(rewrite_envelope(record, k, forge), "decode", k)
     assert "malformed" in divergence.reason, divergence.line()
