@@ -6,10 +6,9 @@ so an exported game can be replayed and audited on any machine.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -18,20 +17,18 @@ from rich.progress import Progress
 from rich.text import Text
 
 from red7es.service.audit import INCOMPLETE, PASS, AuditReport, audit_game, audit_record
-from red7es.service.codec import CorruptEvent
 from red7es.service.events import SeatJoined
 from red7es.service.records import (
     FORMATS,
     ImportRefused,
     Record,
-    RecordError,
     detect_format,
     import_record,
     read_all,
     write_all,
 )
 from red7es.service.records import export as export_record
-from red7es.service.replay import Replay, ReplayError, decode_log, view_of
+from red7es.service.replay import Replay, decode_log, view_of
 from red7es.service.store import valid_game_id
 from red7es.service.tokens import TokenError, public_key
 
@@ -42,15 +39,6 @@ from .session import Session
 __all__ = ["COMMANDS"]
 
 _RECORD_SUFFIXES = (".jsonl", ".msgpack")
-
-
-@contextlib.contextmanager
-def _one_line() -> Iterator[None]:
-    """Record, replay and decoding problems as one line and exit code 1."""
-    try:
-        yield
-    except (RecordError, ReplayError, CorruptEvent) as exc:
-        raise click.ClickException(str(exc)) from None
 
 
 def is_file(source: str) -> bool:
@@ -109,16 +97,15 @@ def replay(
     """
     if step and as_json:
         raise click.UsageError("--step walks in the terminal; it cannot be combined with --json")
-    with _one_line():
-        game = _load(session, source, game_id)
-        seat = None if as_name is None else game.seat_of(as_name)
-        if seat is not None and not game.over:
-            _check_token(session, game, seat, token)
-        if step:
-            _step(game, at, seat)
-            return
-        index = game.point(at)
-        view = game.view(index, seat)
+    game = _load(session, source, game_id)
+    seat = None if as_name is None else game.seat_of(as_name)
+    if seat is not None and not game.over:
+        _check_token(session, game, seat, token)
+    if step:
+        _step(game, at, seat)
+        return
+    index = game.point(at)
+    view = game.view(index, seat)
     if as_json:
         emit_json(view)
         return
@@ -201,19 +188,16 @@ def export(
     Example:
         red7 export 3f9a2c1b -o game.jsonl
     """
-    with _one_line():
-        if detect_format(output, fmt) is None:
+    if detect_format(output, fmt) is None:
+        raise click.ClickException(f"cannot tell the format of {output}: name it .jsonl or .msgpack, or give --format")
+    records = [export_record(session.service, game) for game in games]
+    for record in records:
+        if not record.over and not unfinished:
             raise click.ClickException(
-                f"cannot tell the format of {output}: name it .jsonl or .msgpack, or give --format"
+                f"game {record.game_id} is not over: its record would reveal every hand "
+                "(export it anyway with --unfinished)"
             )
-        records = [export_record(session.service, game) for game in games]
-        for record in records:
-            if not record.over and not unfinished:
-                raise click.ClickException(
-                    f"game {record.game_id} is not over: its record would reveal every hand "
-                    "(export it anyway with --unfinished)"
-                )
-        write_all(records, output, fmt)
+    write_all(records, output, fmt)
     summary = [
         {"game": r.game_id, "status": r.status, "events": len(r.events), "commands": len(r.commands)} for r in records
     ]
@@ -245,17 +229,16 @@ def import_(session: Session, file: str, fmt: str | None, as_json: bool) -> None
     Example:
         red7 import game.jsonl
     """
-    with _one_line():
-        records = read_all(file, fmt)
-        if not records:
-            raise click.ClickException(f"{file} holds no game")
-        done: list[AuditReport] = []
-        for record in records:
-            try:
-                done.append(import_record(session.connection, record))
-            except ImportRefused as exc:
-                before = f" ({len(done)} imported before it)" if done else ""
-                raise click.ClickException(f"{exc}{before}") from None
+    records = read_all(file, fmt)
+    if not records:
+        raise click.ClickException(f"{file} holds no game")
+    done: list[AuditReport] = []
+    for record in records:
+        try:
+            done.append(import_record(session.connection, record))
+        except ImportRefused as exc:
+            before = f" ({len(done)} imported before it)" if done else ""
+            raise click.ClickException(f"{exc}{before}") from None
     if as_json:
         emit_json({"file": file, "imported": [r.game for r in done]})
         return
@@ -302,16 +285,15 @@ def audit(
         return
     if bool(source) == all_games:
         raise click.UsageError("give one GAME or FILE, --all, or --tournament T")
-    with _one_line():
-        if all_games:
-            ids = _finished(session)
-            reports = _run(ids, lambda game: audit_game(session.service, game), as_json)
-        elif source is not None and is_file(source):
-            records = read_all(source)
-            reports = _run(records, audit_record, as_json)
-        else:
-            assert source is not None
-            reports = [audit_game(session.service, source)]
+    if all_games:
+        ids = _finished(session)
+        reports = _run(ids, lambda game: audit_game(session.service, game), as_json)
+    elif source is not None and is_file(source):
+        records = read_all(source)
+        reports = _run(records, audit_record, as_json)
+    else:
+        assert source is not None
+        reports = [audit_game(session.service, source)]
     _report(reports, as_json, single=source is not None and len(reports) == 1)
     if not all(r.passed for r in reports):
         raise SystemExit(1)

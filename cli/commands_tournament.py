@@ -215,9 +215,9 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
     Example:
         red7 tournament run cup --parallel 64
     """
-    from red7es.tournament import TournamentRunner, load
+    from red7es.tournament import TournamentRunner
 
-    connection = session.connection
+    service = session.service  # connects: an unreachable Redis is one line before any progress bar
     session.ensure_worker()
     err = Console(stderr=True)
     columns = (
@@ -231,9 +231,8 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
     runner: TournamentRunner | None = None
     try:
         with Progress(*columns, console=err, disable=as_json) as progress:
-            state = load(connection, name)
-            reporter = _ProgressReporter(progress, [e.name for e in state.spec.entrants])
-            runner = TournamentRunner(session.service, name, parallel=parallel, reporter=reporter)
+            runner = TournamentRunner(service, name, parallel=parallel)
+            runner.reporter = _ProgressReporter(progress, [e.name for e in runner.state.spec.entrants])
             report = runner.run(wait=wait)
     except KeyboardInterrupt:
         done = len(runner.state.results) if runner else 0
@@ -370,10 +369,11 @@ def report(session: Session, name: str, output: str | None) -> None:
     state = _state(session, name)
     spec = state.spec
     rounds = _rounds(state)
+    history = rating_history(spec, rounds, state.results)
     page = render_report(
         spec,
-        standings(spec, rounds, state.results),
-        rating_history(spec, rounds, state.results),
+        standings(spec, rounds, state.results, history),
+        history,
         rounds,
         state.results,
         finished=state.finished is not None,
@@ -495,17 +495,13 @@ def show(session: Session, name: str, as_json: bool) -> None:
     Example:
         red7 tournament show cup
     """
-    from red7es.service.store import Keys
     from red7es.tournament.pairing import total_games
 
     state = _state(session, name)
     spec = state.spec
     names = [e.name for e in spec.entrants]
-    games = [t for _r, t in state.paired_games]
-    pipe = session.connection.pipeline(transaction=False)
-    for t in games:
-        pipe.hget(Keys(t.game).meta, "status")
-    statuses = {t.game: (s.decode() if isinstance(s, bytes) else s) for t, s in zip(games, pipe.execute(), strict=True)}
+    games = [t.game for _r, t in state.paired_games]
+    statuses = {g: meta.get("status") for g, meta in zip(games, session.service.store.metas(games), strict=True)}
 
     def status_of(game: str) -> str:
         result = state.results.get(game)

@@ -17,6 +17,8 @@ from red7es.cards import CardError
 from red7es.service.client import ServiceError
 from red7es.service.codec import CorruptEvent
 from red7es.service.connection import UNREACHABLE_ERRORS, UnreachableError
+from red7es.service.records import RecordError
+from red7es.service.replay import ReplayError
 from red7es.service.store import NoSuchGame
 from red7es.steps import StepError
 from red7es.variant import VariantError
@@ -29,6 +31,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _FRIENDLY = (
     CorruptEvent,
+    RecordError,
+    ReplayError,
     ServiceError,
     UnreachableError,
     BotError,

@@ -38,7 +38,7 @@ from .. import __version__
 from ..variant import Variant, VariantError
 from .codec import CorruptEvent, Recorded, decode_event, decode_log, event_hash
 from .events import GameCreated, SeatSpec, SeedRevealed
-from .store import INDEX, Keys, NoSuchGame, entry_field, now_ms, valid_game_id
+from .store import INDEX, Keys, NoSuchGame, entry_field, now_ms, text, valid_game_id
 
 if TYPE_CHECKING:
     from .audit import AuditReport
@@ -157,7 +157,7 @@ def _entries(rows: Any, name: bytes) -> tuple[Entry, ...]:
     for stream_id, fields in rows:
         if isinstance(fields, list):
             fields = dict(zip(fields[::2], fields[1::2], strict=True))
-        out.append(Entry(_text(stream_id), entry_field(fields, name)))
+        out.append(Entry(text(stream_id), entry_field(fields, name)))
     return tuple(out)
 
 
@@ -171,7 +171,7 @@ def export(service: GameService, game_id: str) -> Record:
     meta_raw, command_rows, log_rows = pipe.execute()
     if not meta_raw:
         raise NoSuchGame(game_id)
-    meta = {_text(k): _text(v) for k, v in meta_raw.items()}
+    meta = {text(k): text(v) for k, v in meta_raw.items()}
     commands = _entries(command_rows, b"c")
     events = _entries(log_rows, b"e")
     if not events:
@@ -647,7 +647,3 @@ def stream_order(stream_id: str) -> tuple[int, int]:
     if dash and ms.isdigit() and seq.isdigit() and stream_id.isascii():
         return int(ms), int(seq)
     return (-1, -1)
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

@@ -29,7 +29,18 @@ from typing import Any
 
 import redis
 
-__all__ = ["GameStore", "AppendConflict", "ReservedId", "NoSuchGame", "Keys", "Batch", "valid_game_id", "now_ms"]
+__all__ = [
+    "GameStore",
+    "AppendConflict",
+    "ReservedId",
+    "NoSuchGame",
+    "Keys",
+    "Batch",
+    "valid_game_id",
+    "now_ms",
+    "text",
+    "entry_field",
+]
 
 _GAME_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 
@@ -140,7 +151,7 @@ class GameStore:
             raise NoSuchGame(game_id)
         if code == 3:
             raise ReservedId(f"command id {command_id!r} is reserved: ids starting with bot- name bots' turns")
-        return _text(stream_id), code == 2
+        return text(stream_id), code == 2
 
     def append(self, game_id: str, batch: Batch) -> tuple[int, str]:
         """Compare-and-append; returns (new version, new cursor) or raises AppendConflict."""
@@ -166,7 +177,7 @@ class GameStore:
         ok, version, cursor = self._append(keys=[k.log, k.meta, k.commands, k.cmdids, k.changes, *view_keys], args=args)
         if not ok:
             raise AppendConflict(f"game {game_id} moved on to version {version}")
-        return int(version), _text(cursor)
+        return int(version), text(cursor)
 
     def finish(self, game_id: str) -> None:
         """Forget a finished game's secret and take it off the sweep list."""
@@ -188,7 +199,7 @@ class GameStore:
         raw = self.redis.hgetall(Keys(game_id).meta)
         if not raw:
             raise NoSuchGame(game_id)
-        return {_text(a): _text(b) for a, b in raw.items()}
+        return {text(a): text(b) for a, b in raw.items()}
 
     def meta_and_commands(
         self, game_id: str, after: str | None, count: int = 200
@@ -202,28 +213,28 @@ class GameStore:
         replies = pipe.execute()
         if not replies[0]:
             raise NoSuchGame(game_id)
-        meta = {_text(a): _text(b) for a, b in replies[0].items()}
+        meta = {text(a): text(b) for a, b in replies[0].items()}
         if after is None:
             return meta, None
-        return meta, [(_text(i), entry_field(fields, b"c")) for i, fields in replies[1] or []]
+        return meta, [(text(i), entry_field(fields, b"c")) for i, fields in replies[1] or []]
 
     def seed(self, game_id: str) -> bytes | None:
         value = self.redis.hget(Keys(game_id).secret, "seed")
-        return bytes.fromhex(_text(value)) if value else None
+        return bytes.fromhex(text(value)) if value else None
 
     def commands(self, game_id: str, after: str = "0-0", count: int | None = None) -> list[tuple[str, bytes]]:
         """Commands after stream id ``after`` (exclusive), oldest first."""
         start = "-" if after == "0-0" else f"({after}"
         rows = self.redis.xrange(Keys(game_id).commands, min=start, max="+", count=count)
-        return [(_text(i), entry_field(fields, b"c")) for i, fields in rows or []]
+        return [(text(i), entry_field(fields, b"c")) for i, fields in rows or []]
 
     def last_command_id(self, game_id: str) -> str:
         rows = self.redis.xrevrange(Keys(game_id).commands, max="+", min="-", count=1)
-        return _text(rows[0][0]) if rows else "0-0"
+        return text(rows[0][0]) if rows else "0-0"
 
     def command_stream_id(self, game_id: str, command_id: str) -> str | None:
         value = self.redis.hget(Keys(game_id).cmdids, command_id)
-        return _text(value) if value else None
+        return text(value) if value else None
 
     def log(self, game_id: str, start: int = 0, end: int | None = None) -> list[bytes]:
         """Encoded log events ``start`` .. ``end`` (exclusive), by sequence number."""
@@ -233,7 +244,7 @@ class GameStore:
 
     def log_entries(self, game_id: str) -> list[tuple[str, bytes]]:
         rows = self.redis.xrange(Keys(game_id).log, min="-", max="+")
-        return [(_text(i), entry_field(fields, b"e")) for i, fields in rows or []]
+        return [(text(i), entry_field(fields, b"e")) for i, fields in rows or []]
 
     def view(self, game_id: str, seat: int | None = None) -> bytes | None:
         k = Keys(game_id)
@@ -262,20 +273,20 @@ class GameStore:
                 rows = reply[0][1]
             else:
                 rows = []
-        return [(_text(i), int(entry_field(fields, b"v")), entry_field(fields, b"p")) for i, fields in rows or []]
+        return [(text(i), int(entry_field(fields, b"v")), entry_field(fields, b"p")) for i, fields in rows or []]
 
     def last_change_id(self, game_id: str) -> str:
         rows = self.redis.xrevrange(Keys(game_id).changes, max="+", min="-", count=1)
-        return _text(rows[0][0]) if rows else "0-0"
+        return text(rows[0][0]) if rows else "0-0"
 
     def games(self, limit: int = 100) -> list[str]:
-        return [_text(g) for g in self.redis.zrevrange(INDEX, 0, limit - 1)]
+        return [text(g) for g in self.redis.zrevrange(INDEX, 0, limit - 1)]
 
     def all_games(self) -> list[str]:
-        return [_text(g) for g in self.redis.zrange(INDEX, 0, -1)]
+        return [text(g) for g in self.redis.zrange(INDEX, 0, -1)]
 
     def active_games(self) -> list[str]:
-        return sorted(_text(g) for g in self.redis.smembers(ACTIVE))
+        return sorted(text(g) for g in self.redis.smembers(ACTIVE))
 
     def work_states(self, game_ids: list[str]) -> list[tuple[dict[str, str], str | None, str]]:
         """(meta, lease holder, last command id) of each game, in one round trip (for sweeps)."""
@@ -288,9 +299,9 @@ class GameStore:
         replies = pipe.execute()
         states = []
         for i in range(0, len(replies), 3):
-            meta = {_text(a): _text(b) for a, b in replies[i].items()}
-            lease = _text(replies[i + 1]) if replies[i + 1] else None
-            last = _text(replies[i + 2][0][0]) if replies[i + 2] else "0-0"
+            meta = {text(a): text(b) for a, b in replies[i].items()}
+            lease = text(replies[i + 1]) if replies[i + 1] else None
+            last = text(replies[i + 2][0][0]) if replies[i + 2] else "0-0"
             states.append((meta, lease, last))
         return states
 
@@ -298,7 +309,7 @@ class GameStore:
         pipe = self.redis.pipeline(transaction=False)
         for g in game_ids:
             pipe.hgetall(Keys(g).meta)
-        return [{_text(a): _text(b) for a, b in raw.items()} for raw in pipe.execute()]
+        return [{text(a): text(b) for a, b in raw.items()} for raw in pipe.execute()]
 
     def metas_and_views(self, game_ids: list[str]) -> list[tuple[dict[str, str], bytes | None]]:
         """Each game's meta and public view, in one round trip.
@@ -312,9 +323,7 @@ class GameStore:
             pipe.hgetall(k.meta)
             pipe.get(k.public_view)
         replies = pipe.execute()
-        return [
-            ({_text(a): _text(b) for a, b in replies[i].items()}, replies[i + 1]) for i in range(0, len(replies), 2)
-        ]
+        return [({text(a): text(b) for a, b in replies[i].items()}, replies[i + 1]) for i in range(0, len(replies), 2)]
 
     # ------------------------------------------------------------------ coordination
 
@@ -332,7 +341,7 @@ class GameStore:
 
     def lease_holder(self, game_id: str) -> str | None:
         value = self.redis.get(Keys(game_id).lease)
-        return _text(value) if value else None
+        return text(value) if value else None
 
     def set_nudge(self, game_id: str, ttl_ms: int) -> bool:
         """Mark that a job for the game is queued; False if one already is."""
@@ -342,7 +351,8 @@ class GameStore:
         self.redis.delete(Keys(game_id).nudge)
 
 
-def _text(value: Any) -> str:
+def text(value: Any) -> str:
+    """A Redis reply as str (this connection answers bytes)."""
     return value.decode() if isinstance(value, bytes) else str(value)
 
 

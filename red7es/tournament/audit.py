@@ -209,7 +209,8 @@ def _game(
 
 
 def _outcome(record: Record, round_number: int) -> GameFinished | None:
-    for i, entry in enumerate(record.events):
+    """The result a game's log ends with (GameOver is near its end: look from there)."""
+    for i, entry in reversed(list(enumerate(record.events))):
         event = decode_event(entry.raw, f"event {i}").event
         if isinstance(event, GameOver):
             o = event.outcome

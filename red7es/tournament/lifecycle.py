@@ -19,7 +19,7 @@ from ..service.codec import GENESIS
 from ..service.events import BOT, PERSON, SeatSpec
 from ..service.store import now_ms
 from ..variant import Variant
-from .codec import decode, encode
+from .codec import encode
 from .events import FORMATS, ROUND_ROBIN, TournamentCreated
 from .ids import TournamentError, check_tournament_id
 from .pairing import default_rounds
@@ -103,6 +103,5 @@ def load(connection: redis.Redis, tournament: str) -> TournamentState:
     """Fold a tournament's whole stream (raises NoSuchTournament, CorruptEvent, TournamentCorrupt)."""
     check_tournament_id(tournament)
     state = TournamentState()
-    for i, (stream_id, raw) in enumerate(TournamentStore(connection).read(tournament)):
-        state.fold(decode(raw, f"tournament event {i}"), stream_id)
+    TournamentStore(connection).catch_up(tournament, state)
     return state

@@ -28,8 +28,8 @@ import msgpack  # type: ignore[import-untyped,unused-ignore]
 from ..deal import commitment
 from ..service.client import GameService, ServiceError
 from ..service.connection import is_cluster
-from ..service.store import Keys, now_ms
-from .codec import decode, encode, event_hash
+from ..service.store import Keys, now_ms, text
+from .codec import encode, event_hash
 from .events import SWISS, GameFinished, RoundPaired, Seating, TournamentEvent, TournamentFinished
 from .ids import TournamentError, game_seed
 from .pairing import pair_round, total_games
@@ -139,8 +139,7 @@ class TournamentRunner:
 
     def refresh(self) -> None:
         """Fold the events written since the last refresh (by this run or any other)."""
-        for stream_id, raw in self.store.read(self.tournament, after=self.state.last_id):
-            self.state.fold(decode(raw, f"tournament event {self.state.length}"), stream_id)
+        self.store.catch_up(self.tournament, self.state)
 
     # ------------------------------------------------------------------ steps
 
@@ -221,20 +220,14 @@ class TournamentRunner:
         candidates = [(r, t) for r, t in self._unrecorded() if t.game in self.known]
         if not candidates:
             return False
-        pipe = self.redis.pipeline(transaction=False)
-        for _r, t in candidates:
-            keys = Keys(t.game)
-            pipe.hgetall(keys.meta)
-            pipe.get(keys.public_view)
-        replies = pipe.execute()
+        states = self.service.store.metas_and_views([t.game for _r, t in candidates])
         finished: list[TournamentEvent] = []
-        for i, (r, t) in enumerate(candidates):
-            meta = {_text(a): _text(b) for a, b in replies[2 * i].items()}
+        for (r, t), (meta, raw_view) in zip(candidates, states, strict=True):
             if meta.get("broken"):
                 raise TournamentError(f"game {t.game} is broken ({meta['broken']}): the tournament cannot finish")
-            if meta.get("status") != "over" or not replies[2 * i + 1]:
+            if meta.get("status") != "over" or not raw_view:
                 continue
-            view = msgpack.unpackb(replies[2 * i + 1], raw=False)
+            view = msgpack.unpackb(raw_view, raw=False)
             self._check_identity(t, view)
             outcome = view.get("outcome")
             if not outcome:
@@ -277,23 +270,21 @@ class TournamentRunner:
 
     def _wait(self) -> None:
         """Block until a game in flight changes (or ``poll`` seconds pass)."""
-        games = [t.game for _r, t in self._unrecorded() if t.game in self.known]
-        if not games:
+        in_flight = [t for _r, t in self._unrecorded() if t.game in self.known]
+        if not in_flight:
             time.sleep(self.poll)
             return
         if is_cluster(self.redis):
             # One XREAD may only name keys of one hash slot, and each game has its own:
             # follow one game, a bots' one if any (they move fast), and find the others
             # finished on the next pass.
-            bots_only = [t.game for _r, t in self._unrecorded() if t.game in self.known and not self._has_people(t)]
-            games = (bots_only or games)[:1]
-        streams = {Keys(g).changes: self.cursors.get(g, "0-0") for g in games}
+            in_flight = ([t for t in in_flight if not self._has_people(t)] or in_flight)[:1]
+        game_of = {Keys(t.game).changes: t.game for t in in_flight}
+        streams = {key: self.cursors.get(game, "0-0") for key, game in game_of.items()}
         reply: Any = self.redis.xread(streams, block=max(1, int(self.poll * 1000)), count=100)  # type: ignore[arg-type]
         for key, rows in reply or []:
-            stream = _text(key)
-            game = stream[len("red7:{") : stream.index("}")]
             if rows:
-                self.cursors[game] = _text(rows[-1][0])
+                self.cursors[game_of[text(key)]] = text(rows[-1][0])
 
     # ------------------------------------------------------------------ helpers
 
@@ -308,7 +299,3 @@ class TournamentRunner:
             t.game: self._people(t) for _r, t in self._unrecorded() if t.game in self.known and self._has_people(t)
         }
         return RunReport(len(self.state.results), self.total, False, waiting)
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

@@ -62,9 +62,15 @@ def _num(value: Fraction) -> float:
 
 
 def standings(
-    spec: TournamentCreated, rounds: Sequence[RoundPaired], results: Mapping[str, GameFinished]
+    spec: TournamentCreated,
+    rounds: Sequence[RoundPaired],
+    results: Mapping[str, GameFinished],
+    history: Sequence[list[Rating]] | None = None,
 ) -> list[Standing]:
-    """The standings over the recorded games of ``rounds``, best first."""
+    """The standings over the recorded games of ``rounds``, best first.
+
+    ``history``: :func:`rating_history` of the same games, if the caller has it already.
+    """
     n = len(spec.entrants)
     rounds = sorted(rounds, key=lambda r: r.round)
     points = entrant_points(spec, rounds, results)
@@ -89,7 +95,7 @@ def standings(
                         duel[(e, other)] += 2 if p[seat] < p[other_seat] else 1 if p[seat] == p[other_seat] else 0
     swiss = spec.format == SWISS
     buchholz = [sum((points[o] for o in opponents[e]), Fraction(0)) for e in range(n)]
-    final = rating_history(spec, rounds, results)[-1]
+    final = (history if history is not None else rating_history(spec, rounds, results))[-1]
 
     def primary(e: int) -> tuple[Fraction, Fraction]:
         return points[e], buchholz[e] if swiss else Fraction(0)

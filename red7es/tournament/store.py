@@ -19,8 +19,10 @@ from typing import Any
 
 import redis
 
+from ..service.store import entry_field, text
 from .codec import TRecorded, decode
 from .ids import NoSuchTournament, check_tournament_id
+from .state import TournamentState
 
 __all__ = ["TournamentStore", "TournamentKeys", "INDEX"]
 
@@ -77,28 +79,26 @@ class TournamentStore:
         ok, _length = self._append(keys=[k.events], args=[expected, *events])
         return bool(ok)
 
-    def exists(self, tournament: str) -> bool:
-        return bool(self.redis.exists(TournamentKeys(tournament).events))
-
     def read(self, tournament: str, after: str = "0-0") -> list[tuple[str, bytes]]:
         """(stream id, bytes) of the events after stream id ``after``, oldest first."""
         start = "-" if after == "0-0" else f"({after}"
         rows: Any = self.redis.xrange(TournamentKeys(tournament).events, min=start, max="+")
         if after == "0-0" and not rows:
             raise NoSuchTournament(tournament)
-        return [(_text(i), bytes(fields[b"e"])) for i, fields in rows]
+        return [(text(i), entry_field(fields, b"e")) for i, fields in rows]
+
+    def catch_up(self, tournament: str, state: TournamentState) -> None:
+        """Fold into ``state`` the events written after it (all of them into a new state)."""
+        for stream_id, raw in self.read(tournament, after=state.last_id):
+            state.fold(decode(raw, f"tournament event {state.length}"), stream_id)
 
     def events(self, tournament: str) -> list[TRecorded]:
         return [decode(raw, f"tournament event {i}") for i, (_id, raw) in enumerate(self.read(tournament))]
 
     def seed(self, tournament: str) -> bytes | None:
         value = self.redis.hget(TournamentKeys(tournament).secret, "seed")
-        return bytes.fromhex(_text(value)) if value else None
+        return bytes.fromhex(text(value)) if value else None
 
     def tournaments(self, limit: int = 100) -> list[str]:
         """Tournament ids, newest first."""
-        return [_text(t) for t in self.redis.zrevrange(INDEX, 0, limit - 1)]
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+        return [text(t) for t in self.redis.zrevrange(INDEX, 0, limit - 1)]
