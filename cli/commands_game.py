@@ -11,6 +11,7 @@ from rich.text import Text
 
 from red7es.bots.base import BOT_NAMES
 from red7es.service.client import GameService, Rejected
+from red7es.service.codec import seat_data
 from red7es.service.events import BOT, PERSON, SeatSpec
 from red7es.variant import Variant
 
@@ -156,7 +157,7 @@ def new(
             {
                 "game": created.game_id,
                 "commitment": created.commitment,
-                "seats": [{"name": s.name, "kind": s.kind, "bot": s.bot} for s in seats],
+                "seats": [seat_data(s) for s in seats],
                 "tokens": created.tokens,
             }
         )

@@ -17,6 +17,7 @@ from rich.progress import Progress
 from rich.text import Text
 
 from red7es.service.audit import INCOMPLETE, PASS, AuditReport, audit_game, audit_record
+from red7es.service.codec import decode_log
 from red7es.service.events import SeatJoined
 from red7es.service.records import (
     FORMATS,
@@ -28,7 +29,7 @@ from red7es.service.records import (
     write_all,
 )
 from red7es.service.records import export as export_record
-from red7es.service.replay import Replay, decode_log, view_of
+from red7es.service.replay import Replay, view_of
 from red7es.service.store import valid_game_id
 from red7es.service.tokens import TokenError, public_key
 
@@ -120,7 +121,7 @@ def replay(
 def _load(session: Session, source: str, game_id: str | None) -> Replay:
     if is_file(source):
         record = _pick(read_all(source), game_id, source)
-        return Replay(decode_log([e.raw for e in record.events]))
+        return Replay(decode_log(e.raw for e in record.events))
     return Replay(session.service.log(source))
 
 

@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from red7es.service.codec import seat_data
 from red7es.service.connection import UNREACHABLE_ERRORS
 
 from .commands_game import seat_specs, variant_from, variant_options
@@ -146,7 +147,7 @@ def create(
                 "variant": created.variant.to_dict(),
                 "rounds": created.rounds,
                 "games": games,
-                "entrants": [{"name": e.name, "kind": e.kind, "bot": e.bot} for e in created.entrants],
+                "entrants": [seat_data(e) for e in created.entrants],
                 "commitment": created.commitment,
             }
         )
@@ -537,7 +538,7 @@ def show(session: Session, name: str, as_json: bool) -> None:
                 "variant": spec.variant.to_dict(),
                 "table_size": spec.table_size,
                 "rounds": spec.rounds,
-                "entrants": [{"name": e.name, "kind": e.kind, "bot": e.bot} for e in spec.entrants],
+                "entrants": [seat_data(e) for e in spec.entrants],
                 "commitment": spec.commitment,
                 "seed": state.finished.seed if state.finished else None,
                 "finished": state.finished is not None,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeGuard, TypeVar
 
 import msgpack
 
@@ -180,7 +180,7 @@ class Codec(Generic[V]):
         name = obj.get("type")
         if not isinstance(name, str) or name not in self.types:
             raise CorruptEvent(f"{what} has unknown type {name!r}")
-        if not isinstance(obj.get("version"), int) or not isinstance(obj.get("data"), dict):
+        if not _is_int(obj.get("version")) or not isinstance(obj.get("data"), dict):
             raise CorruptEvent(f"{what} ({name}) lacks a version or data")
 
     def _build(self, obj: dict[str, Any], what: str) -> V:
@@ -232,7 +232,7 @@ class EventCodec(Codec[V]):
         """
         obj = _unpack_map(raw, what)
         seq, prev, at = obj.get("seq"), obj.get("prev"), obj.get("at")
-        if not isinstance(seq, int) or not isinstance(prev, bytes) or len(prev) != 32 or not isinstance(at, int):
+        if not _is_int(seq) or not isinstance(prev, bytes) or len(prev) != 32 or not _is_int(at):
             raise CorruptEvent(f"{what} has a malformed envelope (seq, prev, at)")
         self._check(obj, what)
         return obj
@@ -258,10 +258,15 @@ class CommandCodec(Codec[V]):
         """Decode a command; returns (command, at)."""
         obj = _unpack_map(raw, what)
         at = obj.get("at")
-        if not isinstance(at, int):
+        if not _is_int(at):
             raise CorruptEvent(f"{what} has no timestamp")
         self._check(obj, what)
         return self._build(obj, what), at
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    """An integer on the wire: msgpack's true and false are not numbers here."""
+    return type(value) is int
 
 
 def _detail(exc: Exception) -> str:

@@ -118,7 +118,7 @@ class Folder:
                 events: list[LogEvent] = []
                 cursor = table.cursor
                 for stream_id, raw in rows:
-                    events.extend(self._decide(table, stream_id, raw))
+                    events.extend(decide(table, stream_id, raw))
                     cursor = stream_id
                     progress.commands += 1
                 self._flush(table, events, cursor, [])
@@ -203,9 +203,6 @@ class Folder:
         self._flush(table, events, stream_id, [])
         self._remember(table)
         return table
-
-    def _decide(self, table: Table, stream_id: str, raw: bytes) -> list[LogEvent]:
-        return decide(table, stream_id, raw)
 
     def _flush(self, table: Table, events: list[LogEvent], cursor: str, bot_commands: list[TurnCommand]) -> None:
         """Encode, chain and compare-and-append; on success the table moves on."""

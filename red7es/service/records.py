@@ -36,7 +36,7 @@ import redis
 
 from .. import __version__
 from ..variant import Variant, VariantError
-from .codec import CorruptEvent, Recorded, decode_event, decode_log, event_hash
+from .codec import CorruptEvent, Recorded, decode_event, decode_log, event_hash, seat_data
 from .events import GameCreated, SeatSpec, SeedRevealed
 from .store import INDEX, Keys, NoSuchGame, entry_field, now_ms, text, valid_game_id
 
@@ -131,7 +131,7 @@ class Record:
             "exported": self.exported,
             "game": self.game_id,
             "variant": self.variant.to_dict(),
-            "seats": [{"name": s.name, "kind": s.kind, "bot": s.bot} for s in self.seats],
+            "seats": [seat_data(s) for s in self.seats],
             "commitment": self.commitment,
             "seed": self.seed,
             "created": self.created,

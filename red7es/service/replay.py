@@ -19,24 +19,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..facts import CardDrawn, GameOver, RoundDealt
-from .codec import CorruptEvent, Recorded
-from .codec import decode_log as codec_decode_log
+from .codec import Recorded
 from .events import CommandApplied, CommandRejected, GameCreated, LogEvent, SeatJoined
 from .table import Table, public_event
 
-__all__ = ["Replay", "ReplayError", "TurnSpan", "decode_log"]
+__all__ = ["Replay", "ReplayError", "TurnSpan"]
 
 
 class ReplayError(ValueError):
     """A log that cannot be replayed, or a point or seat that does not exist."""
-
-
-def decode_log(raws: Sequence[bytes]) -> list[LogEvent]:
-    """Decode encoded log events; ReplayError names the first that cannot be read."""
-    try:
-        return [recorded.event for recorded in codec_decode_log(raws)]
-    except CorruptEvent as exc:
-        raise ReplayError(str(exc)) from None
 
 
 @dataclass(frozen=True)

@@ -193,6 +193,9 @@ def _envelope(**overrides: Any) -> bytes:
         (_envelope(seq=None), "event 7 has a malformed envelope (seq, prev, at)"),
         (_envelope(prev=b"\x00" * 31), "event 7 has a malformed envelope (seq, prev, at)"),
         (_envelope(at="yesterday"), "event 7 has a malformed envelope (seq, prev, at)"),
+        (_envelope(seq=True), "event 7 has a malformed envelope (seq, prev, at)"),
+        (_envelope(at=False), "event 7 has a malformed envelope (seq, prev, at)"),
+        (_envelope(type="SeatJoined", version=True), "event 7 (SeatJoined) lacks a version or data"),
         (b"\x00" * ((1 << 20) + 1), "event 7 is larger than 1048576 bytes"),
     ],
     ids=lambda v: v if isinstance(v, str) else None,
@@ -221,6 +224,8 @@ def test_corrupt_command_messages() -> None:
         decode_command(cmd())
     with pytest.raises(CorruptEvent, match=r"^command has no timestamp$"):
         decode_command(cmd(at=None))
+    with pytest.raises(CorruptEvent, match=r"^command has no timestamp$"):
+        decode_command(cmd(at=True))  # msgpack's true is not a number
     with pytest.raises(CorruptEvent, match="newer than this red7es understands"):
         decode_command(cmd(version=9))
     # an event is not a command, nor a command an event
