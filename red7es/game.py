@@ -36,7 +36,6 @@ NONE, PLAY5, SEVEN, ONE = 0, 1, 2, 3
 # What Game._do records to undo one step: the mover's hand, the palettes (both
 # layouts), deck length and top card, known, Canvas length, rule, canvas_changed,
 # draw_ok, acted, pending, plays_left, seven_card.
-_Undo = tuple[int, list[int], list[int], int, int, int, int, int, bool, bool, bool, int, int, int]
 
 
 class Pending:
@@ -859,64 +858,39 @@ class Game:
         and a tail depends on nothing but a few masks.  So tails are enumerated in
         closed form (:meth:`_tail_turns`) -- after a play without an action, after a
         3's draw of a known card, after a 7's or a 1's action, and for a turn that
-        only discards -- and plays in closed form too (:meth:`_play_turns`), so in
-        play the search never changes the game.  Steps are applied for real only
-        in states play never reaches (e.g. two palette plays left), and undone from
-        a small record of what a step can change (:meth:`_do`, :meth:`_undo`)
-        instead of a snapshot of the whole game.  The opponents' best keys are
-        computed once per search, and again for each card a 1 may take.
+        only discards -- and plays in closed form too (:meth:`_play_turns`), so the
+        search never changes the game.  States play never reaches (the draw open
+        while the Canvas is unchanged, or palette plays left after the next one)
+        are left to the reference search.  The opponents' best keys are computed
+        once per search, and again for each card a 1 may take.
         """
-        log = self.log
-        self.log = None  # steps applied while searching must leave no facts
-        try:
-            self._search(prefix, out, None)
-        finally:
-            self.log = log
-
-    def _search(
-        self, prefix: tuple[int, ...], out: list[tuple[tuple[int, ...], bool]], opp: tuple[int, ...] | None
-    ) -> None:
-        """One node of :meth:`_search_turns`; ``opp`` is :meth:`_opponent_best` (None: compute it)."""
         seat = self.turn
-        if opp is None:
-            opp = self._opponent_best(seat)
         pending = self.pending
         changed = self.canvas_changed
         draw_ok = self.draw_ok
-        if draw_ok and not changed:
-            # Only a change of the Canvas opens the draw, so play never gets here; the
-            # tails below assume it, so leave such a state to the reference search.
+        # After this node's play (or owed action) a palette play would still be left.
+        plays_follow = self.plays_left > (1 if pending == NONE else 0)
+        if not changed and (draw_ok or plays_follow):
+            # Only a change of the Canvas opens the draw, and a turn has one palette
+            # play: play never gets here, and the closed forms below assume it.
             self._search_turns_reference(prefix, out)
             return
+        opp = self._opponent_best(seat)
         nm, cm, hand = self.pal[seat], self.palc[seat], self.hands[seat]
         rule, acted, has_deck = self.rule, self.acted, bool(self.deck)
-        # Once the palette plays are over (or the Canvas changed), with no action owed,
-        # only the tail is left: the same holds after any step that keeps it so.
-        tail_ok = changed or self.plays_left <= 0
-        if pending == NONE and tail_ok:
+        if pending == NONE and (changed or self.plays_left <= 0):
+            # the palette play is over (or the Canvas changed): only the tail is left
             self._tail_turns(prefix, out, nm, cm, hand, rule, changed, draw_ok, acted, has_deck, opp)
             return
         if pending == SEVEN:
-            self._seven_turns(
-                prefix, out, nm, cm, hand, self.seven_card, rule, changed, draw_ok, acted, has_deck, opp, tail_ok
-            )
+            self._seven_turns(prefix, out, nm, cm, hand, self.seven_card, rule, changed, draw_ok, acted, has_deck, opp)
             return
         if pending == ONE:
             targets = self._one_targets(seat)
-            if tail_ok:
-                self._one_turns(prefix, out, nm, cm, hand, rule, changed, draw_ok, acted, targets)
-            else:
-                for c in _bits(targets):
-                    self._search_step(prefix, out, _ONE * 64 + c, None)
+            self._one_turns(prefix, out, nm, cm, hand, rule, changed, draw_ok, acted, targets)
             return
-        # Palette plays: the 5's follow-up play (PLAY5), or the turn's play (NONE).
-        plays_after = self.plays_left if pending == PLAY5 else self.plays_left - 1
-        if changed or plays_after <= 0:  # after a play only the tail (or an action) is left
-            self._play_turns(prefix, out, nm, cm, hand, rule, changed, draw_ok, has_deck, opp)
-        else:  # more plays would follow: never in play, apply each for real
-            for x in _bits(hand):
-                if self._playable(seat, x):
-                    self._search_step(prefix, out, _P * 64 + x, opp)
+        # The palette play: the 5's follow-up play (PLAY5), or the turn's play (NONE).
+        self._play_turns(prefix, out, nm, cm, hand, rule, changed, draw_ok, has_deck, opp)
         if pending == NONE:
             # no play: the discards (the Canvas is unchanged here), then end
             self._tail_turns(prefix, out, nm, cm, hand, rule, False, False, acted, has_deck, opp)
@@ -964,7 +938,7 @@ class Game:
                         seq, out, nm2, cm2, hand2 | 1 << top, rule, changed, draw_ok, True, len(deck) > 1, opp
                     )
             elif number == 7:
-                self._seven_turns(seq, out, nm2, cm2, hand2, x, rule, changed, draw_ok, True, has_deck, opp, True)
+                self._seven_turns(seq, out, nm2, cm2, hand2, x, rule, changed, draw_ok, True, has_deck, opp)
             elif number == 1:
                 targets = self._one_targets(seat, nm2.bit_count())
                 if targets:
@@ -1013,16 +987,13 @@ class Game:
         acted: bool,
         has_deck: bool,
         opp: tuple[int, ...],
-        tail_ok: bool,
     ) -> None:
         """The turns after a 7 (card ``seven``, already in the palette ``nm``) acts.
 
         For each other palette card, in card order as the reference search: ``7c:``
         (the card becomes the rule and the Canvas has changed, so the draw is open
         as after a discard), then ``7d:`` (the card goes onto the deck, which then
-        has a card; a discard may still follow).  ``tail_ok``: after ``7d:`` only the
-        tail is left (false only in states play never reaches: then the step is
-        applied for real, which needs the game to be in this very state).
+        has a card; a discard may still follow).
         """
         draw = self.variant.draw
         for c in _bits(nm & ~(1 << seven)):
@@ -1040,12 +1011,7 @@ class Game:
                 has_deck,
                 opp,
             )
-            if tail_ok:
-                self._tail_turns(
-                    (*prefix, _7D * 64 + c), out, rest, restc, hand, rule, changed, draw_ok, acted, True, opp
-                )
-            else:
-                self._search_step(prefix, out, _7D * 64 + c, opp)
+            self._tail_turns((*prefix, _7D * 64 + c), out, rest, restc, hand, rule, changed, draw_ok, acted, True, opp)
 
     def _tail_turns(
         self,
@@ -1103,78 +1069,6 @@ class Game:
         """
         pal = self.pal if taken == NO_CARD else [nm & ~(1 << taken) for nm in self.pal]
         return rival_keys(pal, self.alive, seat)
-
-    def _search_step(
-        self, prefix: tuple[int, ...], out: list[tuple[tuple[int, ...], bool]], code: int, opp: tuple[int, ...] | None
-    ) -> None:
-        """Apply one step for real, search on from there, and take it back."""
-        deck = self.deck
-        top_unknown = bool(deck) and not self.known >> deck[-1] & 1
-        record = self._do(code)
-        try:
-            seq = (*prefix, code)
-            if top_unknown and self.variant.actions and code >> 6 == _P and (code & 63) // 7 == 2:
-                out.append((seq, True))  # a 3 drew a card nobody has seen: the turn stays open
-            else:
-                self._search(seq, out, opp)
-        finally:
-            self._undo(record)
-
-    def _do(self, code: int) -> _Undo:
-        """Apply a play, discard, draw or action step (never end or fold) without checks.
-
-        Returns what :meth:`_undo` needs.  Such a step changes only the mover's hand,
-        the palettes, at most one card at the top of the deck, the Canvas pile and the
-        turn's scalars: far less than the whole game that :meth:`_save` copies.
-        """
-        deck = self.deck
-        record: _Undo = (
-            self.hands[self.turn],
-            self.pal[:],
-            self.palc[:],
-            len(deck),
-            deck[-1] if deck else NO_CARD,
-            self.known,
-            len(self.canvas),
-            self.rule,
-            self.canvas_changed,
-            self.draw_ok,
-            self.acted,
-            self.pending,
-            self.plays_left,
-            self.seven_card,
-        )
-        self._step(code, False)
-        return record
-
-    def _undo(self, record: _Undo) -> None:
-        """Take back the step applied by :meth:`_do`."""
-        (
-            hand,
-            pal,
-            palc,
-            deck_len,
-            top,
-            self.known,
-            canvas_len,
-            self.rule,
-            self.canvas_changed,
-            self.draw_ok,
-            self.acted,
-            self.pending,
-            self.plays_left,
-            self.seven_card,
-        ) = record
-        self.hands[self.turn] = hand
-        self.pal[:] = pal
-        self.palc[:] = palc
-        deck = self.deck
-        if len(deck) > deck_len:
-            del deck[deck_len:]
-        elif len(deck) < deck_len:
-            deck.append(top)
-        del self.canvas[canvas_len:]
-        self.turn_steps.pop()
 
     def _search_turns_reference(self, prefix: tuple[int, ...], out: list[tuple[tuple[int, ...], bool]]) -> None:
         """The straightforward depth-first search over steps that :meth:`_search_turns` replaces.

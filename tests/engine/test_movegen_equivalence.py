@@ -1,7 +1,7 @@
 """The optimised move generation gives exactly what the straightforward search gives.
 
-``Game._search_turns`` enumerates turn tails in closed form and applies only some
-steps for real (with a small undo record); ``Game._search_turns_reference`` is the
+``Game._search_turns`` enumerates turns in closed form without applying a step
+(states play never reaches go to the reference); ``Game._search_turns_reference`` is the
 plain depth-first search over ``_legal_step_codes`` with a whole-game snapshot per
 step, kept as the definition.  Over many seeded random positions of every variant --
 starts of turns and every point in the middle of a turn, including a pending 7, 1 or
