@@ -10,22 +10,24 @@ For each legal turn it looks one turn ahead at the public position it leaves beh
 * a slight preference to build the palette with high cards and to discard low ones.
 
 It folds only when no other legal turn exists.  Deterministic: ties go to the first
-turn in the engine's order.  Turns made only of plays of even cards, discards and the
-Advanced draw are scored from bitmasks without touching the game; turns with actions
-are simulated on a copy.
+turn in the engine's order.  Every turn, actions included, is scored from bitmasks
+without touching the game (:func:`turn_value`, which ISMCTS uses as its prior too).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..cards import color_bit
 from ..game import Game
 from ..observation import Observation, determinize
-from ..rules import all_keys, rival_keys
+from ..rules import palette_keys, rival_keys
 from ..steps import FOLD, STEPS, Turn
 
-__all__ = ["GreedyBot", "choose_greedy", "score_turn"]
+__all__ = ["FOLD_VALUE", "GreedyBot", "choose_greedy", "rules_held", "turn_value"]
+
+FOLD_VALUE = -1000.0  # heuristic value of folding: below every real turn
+
+_P, _C, _DRAW, _7C, _7D, _ONE = range(6)  # step kinds (code >> 6)
 
 
 class GreedyBot:
@@ -54,59 +56,71 @@ def choose_greedy(game: Game) -> Turn:
     for codes, is_open in game.legal_turn_codes():
         if codes == (FOLD,):
             continue
-        value = score_turn(game, codes, opponents)
+        value = turn_value(game, codes, opponents)
         if value > best_value:
             best_value, best_codes, best_open = value, codes, is_open
     return Turn(tuple(STEPS[c] for c in best_codes), best_open)
 
 
-def score_turn(game: Game, codes: Sequence[int], opponents: Sequence[int] | None = None) -> float:
-    """Evaluation of the position after ``codes`` for the player to move.
+def turn_value(game: Game, codes: Sequence[int], opponents: Sequence[int]) -> float:
+    """How good the public position after ``codes`` looks for the player to move.
 
-    ``opponents`` are the opponents' best keys per rule before the turn; they stay
-    valid for turns that only play, discard and draw.
+    The greedy bot's evaluation (ISMCTS biases its search with it), on masks only: cards spent
+    from hand cost 10 each (the hand is the player's future; a card drawn counts as
+    one spent less), each rule the palette would lead under earns 3 (the next
+    player must find a rule to lead under: every rule held is one fewer escape), the
+    lead's margin under the rule in force up to 1.5, and a little for playing high
+    cards and discarding low ones.  ``opponents`` is :func:`~red7es.rules.rival_keys`
+    before the turn.  ``fold`` is worth less than any turn.
     """
+    if codes and codes[-1] == FOLD:
+        return FOLD_VALUE
     seat = game.turn
-    actions = game.variant.actions
-    simple = opponents is not None and all(
-        c >> 6 == 1 or c >> 6 == 2 or (c >> 6 == 0 and not (actions and (c & 63) // 7 % 2 == 0)) for c in codes
-    )
-    spent_value = 0.0
-    if simple:
-        assert opponents is not None
-        nm, cm, rule = game.pal[seat], game.palc[seat], game.rule
-        spent = 0
-        for c in codes:
-            kind, card = c >> 6, c & 63
-            if kind == 0:
-                nm |= 1 << card
-                cm |= color_bit(card)
-                spent += 1
-                spent_value -= card / 49
-            elif kind == 1:
-                rule = 6 - card % 7
-                spent += 1
-                spent_value += card / 49
-            else:  # the Advanced draw: a card gained
+    nm, rule = game.pal[seat], game.rule
+    actions, deck = game.variant.actions, len(game.deck)
+    spent, extra = 0, 0.0
+    pal: list[int] | None = None
+    for code in codes:
+        kind, card = code >> 6, code & 63
+        if kind == _P:
+            nm |= 1 << card
+            spent += 1
+            extra += card / 49
+            if actions and card // 7 == 2 and deck:  # a 3 draws a card
                 spent -= 1
-        best = opponents
-    else:
-        after = game.copy(record=False)
-        hand_before = after.hands[seat].bit_count()
-        for c in codes:
-            kind, card = c >> 6, c & 63
-            if kind == 0:
-                spent_value -= card / 49
-            elif kind == 1:
-                spent_value += card / 49
-            after._step(c, False)
-        spent = hand_before - after.hands[seat].bit_count()
-        nm, cm, rule = after.pal[seat], after.palc[seat], after.rule
-        best = rival_keys(after.pal, after.alive, seat)
-    mine = all_keys(nm, cm)
-    dominance = 0
-    for r in range(7):
-        if mine[r] > best[r]:
-            dominance += 1
-    margin = min((mine[rule] >> 6) - (best[rule] >> 6), 3)
-    return -10.0 * spent + 3.0 * dominance + 0.5 * margin - spent_value
+                deck -= 1
+        elif kind in (_C, _7C):
+            rule = 6 - card % 7
+            if kind == _C:
+                spent += 1
+                extra -= card / 49
+            else:
+                nm ^= 1 << card
+        elif kind == _DRAW:
+            spent -= 1
+            deck -= 1
+        elif kind == _7D:
+            nm ^= 1 << card
+            deck += 1
+        elif kind == _ONE:
+            pal = [m & ~(1 << card) for m in (pal or game.pal)]
+            deck += 1
+    if pal is not None:
+        opponents = rival_keys(pal, game.alive, seat)
+    mine = palette_keys(nm)
+    dominance = rules_held(mine, opponents)
+    margin = min((mine[rule] >> 6) - (opponents[rule] >> 6), 3)
+    return -10.0 * spent + 3.0 * dominance + 0.5 * margin + extra
+
+
+def rules_held(mine: Sequence[int], opp: Sequence[int]) -> int:
+    """Under how many rules ``mine`` beats the best opponent (unrolled: a hot spot)."""
+    return (
+        (mine[0] > opp[0])
+        + (mine[1] > opp[1])
+        + (mine[2] > opp[2])
+        + (mine[3] > opp[3])
+        + (mine[4] > opp[4])
+        + (mine[5] > opp[5])
+        + (mine[6] > opp[6])
+    )

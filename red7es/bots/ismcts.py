@@ -54,6 +54,7 @@ from ..observation import Observation, determinize
 from ..rules import palette_keys, qualifying_mask, rival_keys
 from ..steps import DRAW, END, FOLD, STEPS, Turn
 from ..variant import Variant
+from .greedy import FOLD_VALUE, rules_held, turn_value
 
 __all__ = [
     "DEFAULT_C",
@@ -64,7 +65,6 @@ __all__ = [
     "playout",
     "playout_turn",
     "round_rewards",
-    "turn_value",
 ]
 
 DEFAULT_ITERATIONS = 300
@@ -74,8 +74,6 @@ FPU = 1.0  # first-play urgency: the value of a turn not yet tried
 EPSILON = 0.1  # playouts: chance of a random turn instead of the best-valued one
 ACTIONS_RANDOM = 0.5  # the same with actions, where the heuristic knows fewer turns
 END_BIAS = 0.9  # random playout turns: chance to end as soon as the turn may end
-
-FOLD_VALUE = -1000.0  # heuristic value of folding: below every real turn
 
 Action = tuple[tuple[int, ...], bool]  # (step codes without the implied end, open)
 
@@ -272,7 +270,7 @@ class _Search:
             child = children.get(a)
             if child is None:
                 if opponents is None:
-                    opponents = opponent_keys(game, game.turn)
+                    opponents = rival_keys(game.pal, game.alive, game.turn)
                 child = children[a] = _Node(game.turn, turn_value(game, a[0], opponents))
             values.append(child.value)
         hi = max(values)
@@ -311,75 +309,6 @@ class _Search:
 # ---------------------------------------------------------------------- the heuristic
 
 
-def opponent_keys(game: Game, seat: int) -> tuple[int, ...]:
-    """Per rule, the best key among the other seats still in the round (0 if none)."""
-    return rival_keys(game.pal, game.alive, seat)
-
-
-def turn_value(game: Game, codes: Sequence[int], opponents: Sequence[int]) -> float:
-    """How good the public position after ``codes`` looks for the player to move.
-
-    The greedy bot's evaluation, on masks only (no copy of the game): cards spent
-    from hand cost 10 each (the hand is the player's future; a card drawn counts as
-    one spent less), each rule the palette would lead under earns 3 (the next
-    player must find a rule to lead under: every rule held is one fewer escape), the
-    lead's margin under the rule in force up to 1.5, and a little for playing high
-    cards and discarding low ones.  ``opponents`` is :func:`opponent_keys` before
-    the turn.  ``fold`` is worth less than any turn.
-    """
-    if codes and codes[-1] == FOLD:
-        return FOLD_VALUE
-    seat = game.turn
-    nm, rule = game.pal[seat], game.rule
-    actions, deck = game.variant.actions, len(game.deck)
-    spent, extra = 0, 0.0
-    pal: list[int] | None = None
-    for code in codes:
-        kind, card = code >> 6, code & 63
-        if kind == _P:
-            nm |= 1 << card
-            spent += 1
-            extra += card / 49
-            if actions and card // 7 == 2 and deck:  # a 3 draws a card
-                spent -= 1
-                deck -= 1
-        elif kind in (_C, _7C):
-            rule = 6 - card % 7
-            if kind == _C:
-                spent += 1
-                extra -= card / 49
-            else:
-                nm ^= 1 << card
-        elif kind == _DRAW:
-            spent -= 1
-            deck -= 1
-        elif kind == _7D:
-            nm ^= 1 << card
-            deck += 1
-        elif kind == _ONE:
-            pal = [m & ~(1 << card) for m in (pal or game.pal)]
-            deck += 1
-    if pal is not None:
-        opponents = rival_keys(pal, game.alive, seat)
-    mine = palette_keys(nm)
-    dominance = _dominance(mine, opponents)
-    margin = min((mine[rule] >> 6) - (opponents[rule] >> 6), 3)
-    return -10.0 * spent + 3.0 * dominance + 0.5 * margin + extra
-
-
-def _dominance(mine: Sequence[int], opp: Sequence[int]) -> int:
-    """Under how many rules ``mine`` beats the best opponent (unrolled: a hot spot)."""
-    return (
-        (mine[0] > opp[0])
-        + (mine[1] > opp[1])
-        + (mine[2] > opp[2])
-        + (mine[3] > opp[3])
-        + (mine[4] > opp[4])
-        + (mine[5] > opp[5])
-        + (mine[6] > opp[6])
-    )
-
-
 # ---------------------------------------------------------------------- playouts
 
 
@@ -415,12 +344,12 @@ def heuristic_turn(game: Game) -> tuple[int, ...]:
     none of these turns leads.
     """
     seat = game.turn
-    opp = opponent_keys(game, seat)
+    opp = rival_keys(game.pal, game.alive, seat)
     nm, rule = game.pal[seat], game.rule
     cards = _bits(game.hands[seat])
     playable = [x for x in cards if x // 7 % 2] if game.variant.actions else cards
     now = palette_keys(nm)
-    dominance_now = _dominance(now, opp)
+    dominance_now = rules_held(now, opp)
     best_value = -math.inf
     best: tuple[int, ...] = (FOLD,)
     after_play = []
@@ -449,7 +378,7 @@ def heuristic_turn(game: Game) -> tuple[int, ...]:
 
 
 def _value(keys: Sequence[int], opp: Sequence[int], rule: int) -> float:
-    dominance = _dominance(keys, opp)
+    dominance = rules_held(keys, opp)
     return 3.0 * dominance + 0.5 * min((keys[rule] >> 6) - (opp[rule] >> 6), 3)
 
 
