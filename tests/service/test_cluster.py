@@ -135,7 +135,8 @@ def test_a_worker_waits_for_its_cluster_and_outlives_an_outage(redis_server: Red
         for server in servers:
             server.stop()
         (worker,) = pool.start(1)  # the cluster is down: it must wait, not crash
-        time.sleep(2)
+        wait_for(lambda: "waiting for it" in pool.logs() or worker.poll() is not None, "the worker to find no cluster")
+        time.sleep(1)  # and keep waiting
         assert worker.poll() is None, pool.logs()
         for server in servers:
             server.start()

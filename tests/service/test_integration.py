@@ -204,7 +204,7 @@ def test_service_on_a_dead_port_fails_fast(tmp_path: Path) -> None:
     started = time.monotonic()
     with pytest.raises(redis.exceptions.ConnectionError, match=str(port)):
         svc.create(Variant(2), [person("a"), person("b")], wait=1)
-    assert time.monotonic() - started < 60
+    assert time.monotonic() - started < 5  # refused at once (it takes milliseconds), not after long retries
 
 
 def _worker_meets_redis_late(tmp_path: Path, worker_factory: Any, cli: bool) -> None:

@@ -92,7 +92,7 @@ def invoke(url: str, home: Path, *args: str) -> Result:
 
 
 def test_redis_lost_mid_run_then_the_run_resumes(private_redis: Callable[..., RedisServer], tmp_path: Path) -> None:
-    server = private_redis(appendonly=True)
+    server = private_redis(appendonly=True, appendfsync="always")  # every write on disk before the crash
     url, home = server.url, tmp_path / "home"
     assert (
         invoke(url, home, "create", "lost", "-b", "greedy", "-b", "random", "-b", "greedy", "-b", "random").exit_code
@@ -103,7 +103,6 @@ def test_redis_lost_mid_run_then_the_run_resumes(private_redis: Callable[..., Re
     runner = threading.Thread(target=lambda: outcome.setdefault("run", invoke(url, home, "run", "lost")))
     runner.start()  # no worker yet: it creates the games and waits for them
     wait_for(lambda: len(tournament_games(connection, "lost")) == 6, "the run to create the games", timeout=30)
-    time.sleep(1.2)  # let the append-only file catch up (fsync every second)
     server.kill()  # Redis crashes under the waiting run
     runner.join(60)
     result = outcome["run"]

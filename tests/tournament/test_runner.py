@@ -88,14 +88,12 @@ def test_an_interrupted_run_resumes_without_replaying_or_double_counting() -> No
         create_tournament(env.connection, "cup", bots(5), Variant(2), "round-robin", seed="same")
     TournamentRunner(straight.service, "cup", driver=straight.drive).run()
 
-    interrupts = 0
     for n in (2, 5, 7):  # stop three times, each time a little further on
         with pytest.raises(KeyboardInterrupt):
             TournamentRunner(stopped.service, "cup", driver=stopped.drive, reporter=StopAfter(n), parallel=1).run()
-        interrupts += 1
         assert len(load(stopped.connection, "cup").results) == n
     report = TournamentRunner(stopped.service, "cup", driver=stopped.drive).run()
-    assert report.finished and interrupts == 3
+    assert report.finished
     # every paired game exists once, under its fixed id, and the same games gave the same standings
     assert sorted(tournament_games(stopped, "cup")) == sorted(tournament_games(straight, "cup"))
     assert len(tournament_games(stopped, "cup")) == report.total == 10
