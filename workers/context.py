@@ -34,9 +34,9 @@ class WorkerContext:
     """One per worker process: folds games, holds their leases, sweeps for lost work."""
 
     def __init__(self, connection: redis.Redis, owner: str | None = None) -> None:
-        self.service = GameService(connection)
-        self.store = self.service.store
         self.inbox = Inbox(connection)
+        self.service = GameService(connection, wake=self.inbox.post)
+        self.store = self.service.store
         self.folder = Folder(self.store)
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}"
         self._stalled_since: dict[str, float] = {}
@@ -45,7 +45,6 @@ class WorkerContext:
         self.max_idle: float | None = None  # stop after this long without work
         self.last_work = time.monotonic()
         self.beat: Callable[[], None] = lambda: None  # the worker's liveness signal
-        self._group_ready = False
 
     def shift(self, seconds: float, consumer: str) -> dict[str, Any]:
         """Serve the inbox for ``seconds``: fold every game posted there, sweep as due.
@@ -55,7 +54,7 @@ class WorkerContext:
         """
         end = time.monotonic() + seconds
         served = 0
-        self._group_ready = False  # made sure of once a shift (a restarted Redis may have lost it)
+        self.inbox.recheck_group()  # once a shift
         while not self.stopping:
             left = end - time.monotonic()
             if left <= 0:
@@ -75,9 +74,6 @@ class WorkerContext:
 
     def _serve(self, consumer: str, left: float) -> int:
         """One pass of a shift: beat, sweep if due, fold what the inbox holds; games served."""
-        if not self._group_ready:
-            self.inbox.ensure_group()
-            self._group_ready = True
         self.beat()
         if time.monotonic() - self.last_sweep >= SWEEP_SECONDS:
             self.sweep()
@@ -116,8 +112,8 @@ class WorkerContext:
         # Order matters: release, clear the nudge, then look again, so a command that
         # arrived meanwhile is either seen here or wakes a worker itself.
         self.store.release_lease(game_id, self.owner)
-        self.store.clear_nudge(game_id)
-        if progress.more or self.folder.pending(game_id):
+        meta, last_command = self.store.clear_nudge_and_look(game_id)
+        if progress.more or has_work(meta, last_command):
             self.service.schedule(game_id)
         return {
             "game": game_id,

@@ -121,8 +121,9 @@ class Folder:
                     events.extend(decide(table, stream_id, raw))
                     cursor = stream_id
                     progress.commands += 1
+                if progress.appends:
+                    keepalive()  # e.g. renew the worker's lease between batches (acquiring it covered the first)
                 self._flush(table, events, cursor, [])
-                keepalive()  # e.g. renew the worker's lease between batches
                 progress.events += len(events)
                 progress.appends += 1
                 rows = None
@@ -145,8 +146,9 @@ class Folder:
                     raise RuntimeError(f"game {game_id}: bot turn refused: {produced[0].reason}")
                 events.extend(produced)
                 bot_commands.append(command)
+            if progress.appends:
+                keepalive()
             self._flush(table, events, table.cursor, bot_commands)
-            keepalive()  # e.g. renew the worker's lease between batches
             rows = None
             progress.bot_moves += len(bot_commands)
             progress.events += len(events)

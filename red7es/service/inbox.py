@@ -37,8 +37,14 @@ class Inbox:
                 raise
         self._group_ready = True
 
+    def recheck_group(self) -> None:
+        """Have the next post or take make sure of the group again (a restarted Redis may have lost it)."""
+        self._group_ready = False
+
     def take(self, consumer: str, count: int = 32, block_ms: int = 500) -> list[str]:
         """Game ids posted since this group last read, waiting up to ``block_ms``."""
+        if not self._group_ready:
+            self.ensure_group()
         reply = self.redis.xreadgroup(GROUP, consumer, {INBOX_KEY: ">"}, count=count, block=block_ms, noack=True)
         if not reply:
             return []

@@ -350,6 +350,20 @@ class GameStore:
     def clear_nudge(self, game_id: str) -> None:
         self.redis.delete(Keys(game_id).nudge)
 
+    def clear_nudge_and_look(self, game_id: str) -> tuple[dict[str, str], str]:
+        """Clear the nudge, then read the meta and last command id: one round trip.
+
+        What a worker does after releasing a game, so that a command arriving
+        meanwhile is either seen here or wakes a worker itself.
+        """
+        k = Keys(game_id)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.delete(k.nudge)
+        pipe.hgetall(k.meta)
+        pipe.xrevrange(k.commands, max="+", min="-", count=1)
+        _deleted, meta, last = pipe.execute()
+        return {text(a): text(b) for a, b in meta.items()}, text(last[0][0]) if last else "0-0"
+
 
 def text(value: Any) -> str:
     """A Redis reply as str (this connection answers bytes)."""
