@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,6 +113,28 @@ class WorkerPool:
     def logs(self) -> str:
         """Every worker's log, to show when a game did not finish."""
         return "\n".join(p.read_text(errors="replace") for p in sorted(self.log_dir.glob(f"{self.name}*.log")))
+
+
+def new_id(prefix: str = "t") -> str:
+    """A fresh game or tournament id, so tests sharing a Redis never collide."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def fails(result: Result, code: int = 1) -> str:
+    """Assert a clean failure: the exit code, no traceback; returns stderr."""
+    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
+    assert isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+    return result.stderr
+
+
+def one_line_error(result: Result) -> str:
+    """A refused command: exit 1 and exactly one ``Error: ...`` line on stderr."""
+    err = fails(result, 1)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("Error: "), err
+    return lines[0]
 
 
 @dataclass
@@ -215,3 +238,10 @@ def start_cluster(directory: Path, nodes: int = 3, timeout: float = 30, appendon
             server.stop()
         raise
     return servers
+
+
+class TournamentRed7(Red7):
+    """``red7 tournament ...``, 160 columns wide so that the tables never wrap."""
+
+    command = ("tournament",)
+    extra_env: ClassVar[dict[str, str]] = {"COLUMNS": "160"}

@@ -8,22 +8,16 @@ session's private test Redis (so the embedded server is never started by acciden
 from __future__ import annotations
 
 import sys
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import redis
-from click.testing import Result
 from support import Red7, WorkerPool
 
 from red7es.service.redis_server import RedisServer, free_port
 
 RED7 = Path(sys.executable).with_name("red7")
-
-
-def new_id(prefix: str = "t") -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
 @pytest.fixture(scope="module")
@@ -36,23 +30,6 @@ def service_url(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFact
     pool.start(2, wait=True)
     yield redis_server.url
     pool.stop()
-
-
-def fails(result: Result, code: int = 1) -> str:
-    """Assert a clean failure: the exit code, no traceback; returns stderr."""
-    assert result.exit_code == code, (result.exit_code, result.output, result.exception)
-    assert isinstance(result.exception, SystemExit), result.exception
-    assert "Traceback" not in result.output
-    return result.stderr
-
-
-def one_line_error(result: Result) -> str:
-    """A rejected command: exit 1 and exactly one ``Error: ...`` line on stderr."""
-    err = fails(result, 1)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("Error: "), err
-    return lines[0]
 
 
 @pytest.fixture(autouse=True)

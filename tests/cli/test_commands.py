@@ -20,14 +20,14 @@ from typing import Any
 import pytest
 import redis
 from click.testing import CliRunner
-from support import Red7, wait_for
+from support import Red7, fails, new_id, one_line_error, wait_for
 
 from red7es.cli.commands_game import build_turn
 from red7es.cli.main import cli
 from red7es.cli.session import live_workers
 from red7es.service.redis_server import free_port
 
-from .conftest import RED7, fails, new_id, one_line_error
+from .conftest import RED7
 
 pytestmark = pytest.mark.integration
 

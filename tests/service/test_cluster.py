@@ -10,21 +10,16 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import redis
-from support import Red7, WorkerPool, start_cluster, wait_cluster_ok, wait_for
+from support import Red7, TournamentRed7, WorkerPool, one_line_error, start_cluster, wait_cluster_ok, wait_for
 
-from red7es.cli.main import cli
 from red7es.cli.session import live_workers
 from red7es.service.connection import client_for, is_cluster
 from red7es.service.redis_server import RedisServer
 from red7es.service.store import Keys
-
-
-class TournamentRed7(Red7):
-    command = ("tournament",)
 
 
 @pytest.fixture
@@ -95,31 +90,23 @@ def test_a_tournament_runs_on_a_cluster(redis_cluster: str, cluster_pool: Worker
 
 
 def test_a_worker_on_a_cluster_needs_a_separate_redis_for_rq(redis_cluster: str, tmp_path: Path) -> None:
-    from click.testing import CliRunner
+    class NoRqUrl(Red7):
+        extra_env: ClassVar[dict[str, str]] = {"RED7_RQ_URL": ""}
 
-    env = {"REDIS_URL": redis_cluster, "RED7_HOME": str(tmp_path), "RED7_RQ_URL": ""}
+    user = NoRqUrl(redis_cluster, tmp_path)
     for args in (["worker", "--burst"], ["serve"]):
-        result = CliRunner().invoke(cli, args, env=env, prog_name="red7")
-        assert result.exit_code == 1, (args, result.output)
-        lines = result.stderr.strip().splitlines()
-        assert len(lines) == 1 and "is a Redis Cluster and RQ needs a single Redis server" in lines[0]
-    plain_env = {**env, "REDIS_URL": "redis://127.0.0.1:1/0"}
-    result = CliRunner().invoke(cli, ["worker", "--rq-url", redis_cluster], env=plain_env, prog_name="red7")
-    assert result.exit_code == 1 and result.stderr.strip() == (
+        assert "is a Redis Cluster and RQ needs a single Redis server" in one_line_error(user(*args))
+    plain = NoRqUrl("redis://127.0.0.1:1/0", tmp_path)
+    assert one_line_error(plain("worker", "--rq-url", redis_cluster)) == (
         f"Error: --rq-url {redis_cluster} is a Redis Cluster: RQ needs a single Redis server"
     )
 
 
 def test_an_unreachable_cluster_is_one_clear_line(tmp_path: Path) -> None:
-    from click.testing import CliRunner
-
     from red7es.service.redis_server import free_port
 
     url = f"redis+cluster://127.0.0.1:{free_port()}/0"
-    result = CliRunner().invoke(cli, ["games"], env={"REDIS_URL": url, "RED7_HOME": str(tmp_path)}, prog_name="red7")
-    assert result.exit_code == 1 and "Traceback" not in result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"Error: cannot reach Redis at {url}: "), lines
+    assert one_line_error(Red7(url, tmp_path)("games")).startswith(f"Error: cannot reach Redis at {url}: ")
 
 
 def test_a_worker_waits_for_its_cluster_and_outlives_an_outage(redis_server: RedisServer, tmp_path: Path) -> None:

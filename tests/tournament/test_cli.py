@@ -5,46 +5,25 @@ from __future__ import annotations
 import csv
 import io
 import json
-import uuid
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 import redis
-import support
-from click.testing import CliRunner, Result
-from support import wait_for
+from click.testing import CliRunner
+from support import TournamentRed7, new_id, one_line_error, wait_for
 
 from red7es.cli.main import cli
 from red7es.service.redis_server import free_port
 
 
-def new_id() -> str:
-    return f"c{uuid.uuid4().hex[:8]}"
-
-
-class Red7(support.Red7):
-    """``red7 tournament ...``, 160 columns wide so that the tables never wrap."""
-
-    command = ("tournament",)
-    extra_env: ClassVar[dict[str, str]] = {"COLUMNS": "160"}
-
-
-def one_line_error(result: Result) -> str:
-    assert result.exit_code == 1, (result.exit_code, result.output, result.exception)
-    assert "Traceback" not in result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
-    return lines[0]
-
-
 @pytest.fixture
-def red7(pool_url: str, tmp_path: Path) -> Red7:
-    return Red7(pool_url, tmp_path / "home")
+def red7(pool_url: str, tmp_path: Path) -> TournamentRed7:
+    return TournamentRed7(pool_url, tmp_path / "home")
 
 
-def test_create_run_standings_show_list(red7: Red7) -> None:
-    t = new_id()
+def test_create_run_standings_show_list(red7: TournamentRed7) -> None:
+    t = new_id("c")
     out = red7.ok("create", t, "-b", "greedy", "-b", "random", "-b", "g2=greedy", "-b", "random", "--seed", "cli")
     assert f"Tournament {t} created: round-robin, 4 entrants, 3 rounds, 6 games" in out.stdout
     assert f"red7 tournament run {t}" in out.stdout
@@ -74,8 +53,8 @@ def test_create_run_standings_show_list(red7: Red7) -> None:
     assert t in red7.ok("list").stdout
 
 
-def test_csv_to_file_and_stdout(red7: Red7, tmp_path: Path) -> None:
-    t = new_id()
+def test_csv_to_file_and_stdout(red7: TournamentRed7, tmp_path: Path) -> None:
+    t = new_id("c")
     red7.ok("create", t, "-b", "greedy", "-b", "random", "-b", "random", "-f", "swiss", "-n", "2", "--seed", "csv")
     red7.ok("run", t)
     path = tmp_path / "s.csv"
@@ -89,8 +68,8 @@ def test_csv_to_file_and_stdout(red7: Red7, tmp_path: Path) -> None:
     assert sorted(int(r["byes"]) for r in rows) == [0, 1, 1]
 
 
-def test_run_resumes_after_a_partial_run(red7: Red7) -> None:
-    t = new_id()
+def test_run_resumes_after_a_partial_run(red7: TournamentRed7) -> None:
+    t = new_id("c")
     red7.ok("create", t, "-b", "greedy", "-b", "random", "-b", "greedy", "-b", "random", "-b", "greedy")
     first = red7.json("run", t, "--no-wait", "--parallel", "2")
     assert not first["finished"] and first["total"] == 10
@@ -104,8 +83,8 @@ def test_run_resumes_after_a_partial_run(red7: Red7) -> None:
     assert audit["passed"] and audit["games"] == 10
 
 
-def test_people_are_told_how_to_play(red7: Red7) -> None:
-    t = new_id()
+def test_people_are_told_how_to_play(red7: TournamentRed7) -> None:
+    t = new_id("c")
     red7.ok("create", t, "-p", "alice", "-b", "greedy", "-b", "random")
     result = red7.ok("run", t, "--no-wait")
     assert "waits for alice" in result.stdout
@@ -136,8 +115,8 @@ def test_people_are_told_how_to_play(red7: Red7) -> None:
     assert data["finished"] == (not open_games)
 
 
-def test_report_is_written(red7: Red7, tmp_path: Path) -> None:
-    t = new_id()
+def test_report_is_written(red7: TournamentRed7, tmp_path: Path) -> None:
+    t = new_id("c")
     red7.ok("create", t, "--title", "Spring Cup", "-b", "greedy", "-b", "random", "-b", "random", "--seed", "r")
     red7.ok("run", t)
     out = tmp_path / "r.html"
@@ -147,8 +126,8 @@ def test_report_is_written(red7: Red7, tmp_path: Path) -> None:
     assert f"red7 replay t-{t}-r1-1" in page
 
 
-def test_audit_passes_then_fails_on_a_tampered_game(red7: Red7) -> None:
-    t = new_id()
+def test_audit_passes_then_fails_on_a_tampered_game(red7: TournamentRed7) -> None:
+    t = new_id("c")
     red7.ok("create", t, "-b", "greedy", "-b", "random", "--seed", "a")
     red7.ok("run", t)
     passed = red7.ok("audit", t).stdout
@@ -179,23 +158,23 @@ def test_audit_passes_then_fails_on_a_tampered_game(red7: Red7) -> None:
         (("audit", "nope"), "no tournament 'nope'"),
     ],
 )
-def test_errors_are_one_line(red7: Red7, args: tuple[str, ...], message: str) -> None:
+def test_errors_are_one_line(red7: TournamentRed7, args: tuple[str, ...], message: str) -> None:
     assert message in one_line_error(red7(*args))
 
 
-def test_duplicate_and_oversized_tournaments_are_refused(red7: Red7) -> None:
-    t = new_id()
+def test_duplicate_and_oversized_tournaments_are_refused(red7: TournamentRed7) -> None:
+    t = new_id("c")
     red7.ok("create", t, "-b", "greedy", "-b", "random")
     assert f"a tournament '{t}' already exists" in one_line_error(red7("create", t, "-b", "greedy", "-b", "random"))
     many = [arg for i in range(40) for arg in ("-b", f"b{i}=random")]
-    assert "play a Swiss tournament instead" in one_line_error(red7("create", new_id(), "-k", "3", *many))
-    usage = red7("create", new_id(), "-b", "greedy", "-b", "random", "--format", "knockout")
+    assert "play a Swiss tournament instead" in one_line_error(red7("create", new_id("c"), "-k", "3", *many))
+    usage = red7("create", new_id("c"), "-b", "greedy", "-b", "random", "--format", "knockout")
     assert usage.exit_code == 2
 
 
 def test_unreachable_redis_names_the_url(tmp_path: Path) -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"
-    red7 = Red7(url, tmp_path / "home")
+    red7 = TournamentRed7(url, tmp_path / "home")
     for args in (("list",), ("run", "cup"), ("standings", "cup")):
         line = one_line_error(red7(*args))
         assert f"cannot reach Redis at {url}" in line
@@ -215,7 +194,7 @@ def test_other_commands_do_not_load_the_tournament_package() -> None:
 
 
 @pytest.mark.parametrize(("tournament", "expected"), [("nope", "no tournament 'nope'"), ("Bad_Id", "Bad_Id")])
-def test_audit_tournament_errors_are_one_line(red7: Red7, tournament: str, expected: str) -> None:
+def test_audit_tournament_errors_are_one_line(red7: TournamentRed7, tournament: str, expected: str) -> None:
     env = {"REDIS_URL": red7.url, "RED7_HOME": str(red7.home)}
     result = CliRunner().invoke(cli, ["audit", "--tournament", tournament], env=env, prog_name="red7")
     assert expected in one_line_error(result)

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 import redis
-from click.testing import CliRunner, Result
-from support import WorkerPool, wait_for
+from click.testing import Result
+from support import TournamentRed7, WorkerPool, wait_for
 
-from red7es.cli.main import cli
 from red7es.service.client import GameService
 from red7es.service.redis_server import RedisServer
 from red7es.tournament import RoundPaired, TournamentRunner, create_tournament, load
@@ -86,21 +85,14 @@ def test_a_worker_killed_mid_tournament(redis_server: RedisServer, tmp_path: Pat
         connection.close()
 
 
-def invoke(url: str, home: Path, *args: str) -> Result:
-    env = {"REDIS_URL": url, "RED7_HOME": str(home), "NO_COLOR": "1"}
-    return CliRunner().invoke(cli, ["tournament", *args], env=env, prog_name="red7")
-
-
 def test_redis_lost_mid_run_then_the_run_resumes(private_redis: Callable[..., RedisServer], tmp_path: Path) -> None:
     server = private_redis(appendonly=True, appendfsync="always")  # every write on disk before the crash
     url, home = server.url, tmp_path / "home"
-    assert (
-        invoke(url, home, "create", "lost", "-b", "greedy", "-b", "random", "-b", "greedy", "-b", "random").exit_code
-        == 0
-    )
+    organiser = TournamentRed7(url, home)
+    assert organiser("create", "lost", "-b", "greedy", "-b", "random", "-b", "greedy", "-b", "random").exit_code == 0
     connection = redis.Redis.from_url(url)
     outcome: dict[str, Result] = {}
-    runner = threading.Thread(target=lambda: outcome.setdefault("run", invoke(url, home, "run", "lost")))
+    runner = threading.Thread(target=lambda: outcome.setdefault("run", organiser("run", "lost")))
     runner.start()  # no worker yet: it creates the games and waits for them
     wait_for(lambda: len(tournament_games(connection, "lost")) == 6, "the run to create the games", timeout=30)
     server.kill()  # Redis crashes under the waiting run
@@ -115,7 +107,7 @@ def test_redis_lost_mid_run_then_the_run_resumes(private_redis: Callable[..., Re
     pool = WorkerPool(url, tmp_path)
     try:
         pool.start(2, wait=True)
-        resumed = invoke(url, home, "run", "lost", "--json")
+        resumed = organiser("run", "lost", "--json")
         assert resumed.exit_code == 0, resumed.output
         assert json.loads(resumed.stdout) == {
             "tournament": "lost",
@@ -125,7 +117,7 @@ def test_redis_lost_mid_run_then_the_run_resumes(private_redis: Callable[..., Re
             "waiting_for_people": {},
         }
         assert len(tournament_games(connection, "lost")) == 6
-        audit = invoke(url, home, "audit", "lost")
+        audit = organiser("audit", "lost")
         assert audit.exit_code == 0 and audit.stdout.startswith("PASS lost:")
     finally:
         pool.stop()
