@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import redis
+from support import wait_for
 
 from red7es.service.client import ServiceError
 from red7es.service.codec import GENESIS
@@ -247,10 +248,7 @@ def test_changes_blocking_read_wakes_on_append(real_redis: redis.Redis) -> None:
     started = time.monotonic()
     thread.start()
     # make sure the reader is blocked before appending (no sleep: ask Redis)
-    deadline = time.monotonic() + 20
-    while int(real_redis.info("clients")["blocked_clients"]) < 1:
-        assert time.monotonic() < deadline, "the reader never blocked"
-        time.sleep(0.01)
+    wait_for(lambda: int(real_redis.info("clients")["blocked_clients"]) >= 1, "the reader to block", every=0.01)
     store.append(GID, _batch(store, changes=b"woken"))
     thread.join(30)
     assert not thread.is_alive()
@@ -308,10 +306,7 @@ def test_long_blocking_waits_survive_the_socket_timeout(redis_server: Any, real_
     got: list[Any] = []
     reader = threading.Thread(target=lambda: got.extend(store.changes("idle", after="0-0", block_ms=20_000)))
     reader.start()
-    deadline = time.monotonic() + 20
-    while int(real_redis.info("clients")["blocked_clients"]) < 1:
-        assert time.monotonic() < deadline, "the reader never blocked"
-        time.sleep(0.01)
+    wait_for(lambda: int(real_redis.info("clients")["blocked_clients"]) >= 1, "the reader to block", every=0.01)
     real_redis.xadd(Keys("idle").changes, {"v": 1, "p": b"x"})
     reader.join(20)
     assert [p for _, _, p in got] == [b"x"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import redis
+from support import wait_for
 
 from red7es.service.redis_server import RedisServer
 
@@ -20,13 +20,6 @@ def _alive(url: str, name: str) -> bool:
         return bool(redis.Redis.from_url(url, socket_timeout=1).exists(f"red7:worker:{name}"))
     except redis.exceptions.ConnectionError:
         return False
-
-
-def _wait(condition: Callable[[], bool], seconds: float, what: str, log: Path) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}:\n{log.read_text()}"
-        time.sleep(0.1)
 
 
 @pytest.mark.integration
@@ -43,11 +36,16 @@ def test_named_worker_is_known_by_its_name_after_redis_restarts(
             env=dict(os.environ, PYTHONUNBUFFERED="1"),
         )
     try:
-        _wait(lambda: _alive(server.url, "box"), 30, "the worker's heartbeat", log)
+        wait_for(lambda: _alive(server.url, "box"), "the worker's heartbeat", timeout=30, every=0.1)
         server.stop()
         server.start()
         # what `red7 status --worker box` (the compose healthcheck) looks for
-        _wait(lambda: _alive(server.url, "box"), 60, "the heartbeat under the same name after the restart", log)
+        wait_for(
+            lambda: _alive(server.url, "box"),
+            "the heartbeat under the same name after the restart",
+            timeout=60,
+            every=0.1,
+        )
         assert worker.poll() is None
     finally:
         worker.terminate()

@@ -80,3 +80,8 @@ def pool_url(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory
     pool.start(2, wait=True)
     yield redis_server.url
     pool.stop()
+
+
+def tournament_games(connection: redis.Redis, tournament: str) -> list[str]:
+    """Ids of the games a tournament created, from the game index."""
+    return [g.decode() for g in connection.zrange("red7:games", 0, -1) if g.decode().startswith(f"t-{tournament}-")]

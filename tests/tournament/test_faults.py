@@ -23,7 +23,7 @@ from red7es.tournament import RoundPaired, TournamentRunner, create_tournament, 
 from red7es.tournament.audit import audit_tournament
 from red7es.variant import Variant
 
-from .conftest import bots
+from .conftest import bots, tournament_games
 
 pytestmark = pytest.mark.integration
 
@@ -44,10 +44,6 @@ class Watch:
 
     def needs_people(self, game: str, people: list[str]) -> None:
         pass
-
-
-def tournament_games(connection: redis.Redis, tournament: str) -> list[str]:
-    return [g.decode() for g in connection.zrange("red7:games", 0, -1) if g.decode().startswith(f"t-{tournament}-")]
 
 
 def test_a_worker_killed_mid_tournament(redis_server: RedisServer, tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from red7es.tournament.pairing import total_games
 from red7es.tournament.store import TournamentKeys, TournamentStore
 from red7es.variant import Variant
 
-from .conftest import Inline, bots, people
+from .conftest import Inline, bots, people, tournament_games
 
 
 class StopAfter:
@@ -41,10 +41,6 @@ class StopAfter:
         pass
 
 
-def tournament_games(env: Inline, tournament: str) -> list[str]:
-    return [g.decode() for g in env.connection.zrange("red7:games", 0, -1) if g.decode().startswith(f"t-{tournament}-")]
-
-
 def table(env: Inline, tournament: str) -> list[dict[str, object]]:
     state = load(env.connection, tournament)
     return [s.as_dict() for s in standings(state.spec, list(state.rounds.values()), state.results)]
@@ -58,7 +54,7 @@ def test_a_tournament_runs_to_its_end(inline: Inline, fmt: str, n: int, k: int) 
     state = load(inline.connection, "cup")
     assert state.complete and state.finished is not None
     assert commitment(bytes.fromhex(state.finished.seed)) == created.commitment
-    games = tournament_games(inline, "cup")
+    games = tournament_games(inline.connection, "cup")
     assert sorted(games) == sorted(t.game for _r, t in state.paired_games)
     assert all(g.startswith("t-cup-r") for g in games)
     for g in games:  # every game was dealt from the seed the tournament seed derives for it
@@ -95,8 +91,8 @@ def test_an_interrupted_run_resumes_without_replaying_or_double_counting() -> No
     report = TournamentRunner(stopped.service, "cup", driver=stopped.drive).run()
     assert report.finished
     # every paired game exists once, under its fixed id, and the same games gave the same standings
-    assert sorted(tournament_games(stopped, "cup")) == sorted(tournament_games(straight, "cup"))
-    assert len(tournament_games(stopped, "cup")) == report.total == 10
+    assert sorted(tournament_games(stopped.connection, "cup")) == sorted(tournament_games(straight.connection, "cup"))
+    assert len(tournament_games(stopped.connection, "cup")) == report.total == 10
     assert table(stopped, "cup") == table(straight, "cup")
     again = TournamentRunner(stopped.service, "cup", driver=stopped.drive).run()  # a finished one: a no-op
     assert again.finished
@@ -171,7 +167,7 @@ def test_a_tournament_without_its_secret_cannot_run(inline: Inline) -> None:
 def test_parallel_caps_the_bot_games_in_flight(inline: Inline) -> None:
     create_tournament(inline.connection, "cap", bots(6), Variant(2), "round-robin", seed="c")
     TournamentRunner(inline.service, "cap", parallel=4).run(wait=False)  # nothing plays the games
-    assert len(tournament_games(inline, "cap")) == 4
+    assert len(tournament_games(inline.connection, "cap")) == 4
     state = load(inline.connection, "cap")
     assert state.current_round == 5 and not state.results  # every round-robin round paired up front
     assert decode(TournamentStore(inline.connection).read("cap")[-1][1]).type == "RoundPaired"
