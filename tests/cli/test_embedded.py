@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support import wait_for
@@ -80,13 +81,18 @@ def test_embedded_default(home: Path) -> None:
     workers = [pid for pid in pids_using(home) if pid != redis_pid]
     assert workers, "a background worker was started"
 
-    # Play a little on it: show, moves, move.
-    view = json.loads(red7("show", game, "--as", "me", "--json").stdout)
+    # Play a little on it: show, moves, move (once the local worker has played the bot, if it starts).
+    def my_turn() -> Any:
+        view = json.loads(red7("show", game, "--as", "me", "--json").stdout)
+        return view if view["to_move"] == view["seat"] else None
+
+    view = wait_for(my_turn, "the bot's opening turn", timeout=30, every=0.2)
     assert view["game"] == game and view["hand"]
     assert f"Game {game}" in red7("show", game).stdout
-    if view["to_move"] == view["seat"]:
-        turn = json.loads(red7("moves", game, "--json").stdout)["legal"][0]
-        red7("move", game, turn)
+    turn = json.loads(red7("moves", game, "--json").stdout)["legal"][0]
+    red7("move", game, turn)
+    after = json.loads(red7("show", game, "--as", "me", "--json").stdout)
+    assert after["version"] > view["version"], "the move was applied"
     status = red7("games", "--json")
     assert game in [g["game"] for g in json.loads(status.stdout)]
 
