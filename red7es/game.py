@@ -1102,11 +1102,15 @@ class Game:
 
     # ------------------------------------------------------------------ views
 
-    def observation(self, seat: int) -> Observation:
-        """What ``seat`` may see now, and nothing else (RULES.md, Hidden information)."""
+    def observation(self, seat: int, *, history: bool = True) -> Observation:
+        """What ``seat`` may see now, and nothing else (RULES.md, Hidden information).
+
+        ``history`` adds the round's turns so far (:mod:`red7es.history`), which every
+        player saw played; views that do not show them can skip the replay it costs.
+        """
         from .observation import observe
 
-        return observe(self, seat)
+        return observe(self, seat, history=history)
 
     def __repr__(self) -> str:
         state = "over" if self.outcome else f"seat {self.turn} to move"

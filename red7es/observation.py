@@ -14,11 +14,13 @@ list the legal turns (which never depend on the hidden cards).
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .cards import ALL_CARDS, FULL_DECK_MASK, Card, Color, cards_of_mask, color_mask_of, mask_of
 from .facts import Outcome
 from .game import Game, Pending
+from .history import PastTurn, round_history
 from .steps import STEPS, Step, StepKind, Turn
 from .variant import Variant
 
@@ -63,6 +65,7 @@ class Observation:
     seven_card: Card | None
     draw_ok: bool
     outcome: Outcome | None
+    history: tuple[PastTurn, ...] = ()  # the round's finished turns (red7es.history)
 
     @property
     def my_turn(self) -> bool:
@@ -128,7 +131,12 @@ class Observation:
         return None
 
 
-def observe(game: Game, seat: int) -> Observation:
+def observe(game: Game, seat: int, *, history: bool = True) -> Observation:
+    """What ``seat`` sees now; with ``history``, also the round's turns so far.
+
+    The history costs a replay of the round (a fraction of a millisecond): views
+    that do not show it leave it out.
+    """
     if not 0 <= seat < game.variant.players:
         raise ValueError(f"no seat {seat} in a {game.variant.players}-player game")
     deck = game.deck
@@ -164,6 +172,7 @@ def observe(game: Game, seat: int) -> Observation:
         seven_card=ALL_CARDS[game.seven_card] if game.seven_card < 49 else None,
         draw_ok=game.draw_ok,
         outcome=game.outcome,
+        history=round_history(game) if history else (),
     )
 
 
@@ -178,7 +187,9 @@ def unseen_cards(obs: Observation) -> list[int]:
     return list(cards_of_mask(rest))
 
 
-def determinize(obs: Observation, rng: random.Random | None) -> Game:
+def determinize(
+    obs: Observation, rng: random.Random | None, weights: Mapping[int, Sequence[float]] | None = None
+) -> Game:
     """A full game consistent with ``obs``: unseen cards dealt at random.
 
     Other players' hands, the unknown deck positions and the face-down cards of
@@ -186,6 +197,11 @@ def determinize(obs: Observation, rng: random.Random | None) -> Game:
     is random too.  The result is for searching and checking, never for the record.
     With ``rng=None`` the unseen cards are dealt in a fixed order (cheaper, for
     callers that only look at the player's own options).
+
+    ``weights`` maps a seat to a weight per card (index 0–48, all positive): that
+    seat's hand is drawn from the unseen cards with probabilities in proportion
+    (weighted sampling without replacement), so a bot can deal the hands its
+    reading of the game finds likely (:mod:`red7es.bots.inference`).
     """
     pool = unseen_cards(obs)
     if rng is not None:
@@ -203,6 +219,9 @@ def determinize(obs: Observation, rng: random.Random | None) -> Game:
         if s == obs.seat:
             game.hands[s] = mask_of(obs.hand)
         else:
+            seat_weights = weights.get(s) if weights is not None and rng is not None else None
+            if seat_weights is not None:
+                pool = _weighted_first(pool, view.hand_size, seat_weights, rng)  # type: ignore[arg-type]
             take, pool = pool[: view.hand_size], pool[view.hand_size :]
             game.hands[s] = mask_of(take)
         if view.palette is not None:
@@ -234,3 +253,13 @@ def determinize(obs: Observation, rng: random.Random | None) -> Game:
     game.turn_steps = [int(s) for s in obs.turn_steps]
     game.outcome = obs.outcome
     return game
+
+
+def _weighted_first(pool: list[int], count: int, weights: Sequence[float], rng: random.Random) -> list[int]:
+    """``pool`` reordered so its first ``count`` cards are a weighted sample without replacement.
+
+    Efraimidis & Spirakis (2006): each card gets the key ``u ** (1 / w)`` for a
+    uniform ``u``, and the ``count`` largest keys are the sample.
+    """
+    rand = rng.random
+    return sorted(pool, key=lambda c: rand() ** (1.0 / weights[c]), reverse=True)  # stable: ties stay shuffled

@@ -7,8 +7,10 @@ measures strength properly).
 
 from __future__ import annotations
 
+import inspect
 import random
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -209,3 +211,13 @@ def test_beats_random_clearly() -> None:
             bots[seat] = IsmctsBot(seed=k, iterations=60)
             wins += seat in play_game(game, bots).winners
     assert wins >= 30
+
+
+def test_every_option_is_documented() -> None:
+    """docs/cli.md lists each option ``make_bot`` accepts for ``ismcts``, and no other."""
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
+    table = docs.split("`ismcts` options:", 1)[1].split("\n\n", 2)[1]
+    documented = [line.split("`")[1].split("=")[0] for line in table.splitlines()[2:]]
+    options = [p for p in inspect.signature(IsmctsBot.from_options).parameters if p != "seed"]
+    assert documented == options
+    assert make_bot("ismcts:" + ",".join(f"{o}=1" for o in options)).name == "ismcts"

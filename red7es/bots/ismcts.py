@@ -5,7 +5,10 @@ other hands or the deck order, so every iteration
 
 1. *determinizes* its observation (:func:`~red7es.observation.determinize`): the
    unseen cards are dealt at random, so each iteration plays in a different world
-   that agrees with everything the bot may know;
+   that agrees with everything the bot may know.  The deal is weighted by what the
+   others' turns this round say about their hands (:mod:`~red7es.bots.inference`,
+   option ``belief``): a card that would have given a player a better turn than the
+   one they chose is less likely to be in their hand;
 2. descends one shared tree whose edges are whole turns (step codes), for the bot
    and for its opponents alike.  Only the turns legal in this world are candidates,
    scored by UCB1 over their *availability* count (how often the turn was legal
@@ -55,6 +58,7 @@ from ..rules import palette_keys, qualifying_mask, rival_keys
 from ..steps import DRAW, END, FOLD, STEPS, Turn
 from ..variant import Variant
 from .greedy import FOLD_VALUE, rules_held, turn_value
+from .inference import card_weights
 
 __all__ = [
     "DEFAULT_C",
@@ -69,6 +73,7 @@ __all__ = [
 
 DEFAULT_ITERATIONS = 300
 DEFAULT_C = 0.7  # UCB1 exploration constant, for rewards in [0, 1]
+DEFAULT_BELIEF = 0.9  # how far opponents are taken to choose like greedy (red7es.bots.inference)
 BIAS = 1.0  # weight of the progressive bias, for the best turn of a node
 FPU = 1.0  # first-play urgency: the value of a turn not yet tried
 EPSILON = 0.1  # playouts: chance of a random turn instead of the best-valued one
@@ -98,7 +103,9 @@ class IsmctsBot:
 
     ``iterations`` caps the iterations per decision (reproducible); ``time_limit``
     caps the seconds per decision (depends on machine load).  With neither,
-    :data:`DEFAULT_ITERATIONS` is used; with both, whichever ends first.
+    :data:`DEFAULT_ITERATIONS` is used; with both, whichever ends first.  ``belief``
+    (0 to 1) is how far the others are taken to choose like greedy's evaluation when
+    their hands are read from their turns (:func:`~red7es.bots.inference.card_weights`).
     """
 
     name = "ismcts"
@@ -109,6 +116,7 @@ class IsmctsBot:
         iterations: int | None = None,
         time_limit: float | None = None,
         c: float = DEFAULT_C,
+        belief: float = DEFAULT_BELIEF,
     ) -> None:
         if iterations is not None and iterations < 1:
             raise ValueError(f"iterations must be at least 1, not {iterations}")
@@ -116,10 +124,13 @@ class IsmctsBot:
             raise ValueError(f"time must be a positive number of seconds, not {time_limit}")
         if not c >= 0:
             raise ValueError(f"the exploration constant c must not be negative, not {c}")
+        if not 0.0 <= belief <= 1.0:
+            raise ValueError(f"belief must be between 0 and 1, not {belief}")
         self.seed = seed
         self.iterations = DEFAULT_ITERATIONS if iterations is None and time_limit is None else iterations
         self.time_limit = time_limit
         self.c = c
+        self.belief = belief
         self.last_stats: SearchStats | None = None
 
     @classmethod
@@ -129,6 +140,7 @@ class IsmctsBot:
         iterations: int | str | None = None,
         time: float | str | None = None,
         c: float | str | None = None,
+        belief: float | str | None = None,
     ) -> IsmctsBot:
         """Build from ``make_bot`` options, whose values arrive as strings."""
         return cls(
@@ -136,17 +148,18 @@ class IsmctsBot:
             iterations=None if iterations is None else int(iterations),
             time_limit=None if time is None else float(time),
             c=DEFAULT_C if c is None else float(c),
+            belief=DEFAULT_BELIEF if belief is None else float(belief),
         )
 
     def choose(self, obs: Observation) -> Turn:
         """Search from ``obs`` within the budget and return the most visited turn."""
         if not obs.my_turn:
             raise ValueError("it is not this bot's turn")
-        search = _Search(obs, random.Random(decision_seed(self.seed, obs)), self.c)
+        start = time.perf_counter()  # reading the others' hands counts against the budget too
+        search = _Search(obs, random.Random(decision_seed(self.seed, obs)), self.c, self.belief)
         if len(search.root_actions) == 1:
             self.last_stats = SearchStats(0, 0.0, 1)
             return _turn(search.root_actions[0])
-        start = time.perf_counter()
         deadline = None if self.time_limit is None else start + self.time_limit
         done = 0
         while self.iterations is None or done < self.iterations:
@@ -200,7 +213,7 @@ class _Node:
 class _Search:
     """One decision's tree and the worlds it is searched in."""
 
-    def __init__(self, obs: Observation, rng: random.Random, c: float) -> None:
+    def __init__(self, obs: Observation, rng: random.Random, c: float, belief: float = 0.0) -> None:
         self.obs = obs
         self.rng = rng
         self.c = c
@@ -211,6 +224,8 @@ class _Search:
         self.keep_folds = obs.variant.scoring
         # The bot's own turns never depend on the hidden cards: any world gives them.
         self.root_actions = self._options(determinize(obs, random.Random(0)))
+        # Worlds are dealt as the others' turns suggest; a forced turn needs no worlds.
+        self.weights = (card_weights(obs, belief) or None) if len(self.root_actions) > 1 else None
 
     def size(self) -> int:
         """Number of nodes in the tree (tried or merely seen)."""
@@ -222,7 +237,7 @@ class _Search:
         return count
 
     def _world(self) -> Game:
-        game = determinize(self.obs, self.rng)
+        game = determinize(self.obs, self.rng, self.weights)
         game.variant = self.sim_variant
         return game
 

@@ -265,11 +265,11 @@ class Table:
 
     def public_view(self, version: int | None = None) -> dict[str, Any]:
         """What anyone may see: the public part of an observation, with names."""
-        return self._view(self.game.observation(0), version)
+        return self._view(self.game.observation(0, history=False), version)
 
     def seat_view(self, seat: int, version: int | None = None) -> dict[str, Any]:
         """What ``seat`` may see: its observation, its hand and its legal turns."""
-        return self._seat_part(self._view(self.game.observation(seat), version), seat)
+        return self._seat_part(self._view(self.game.observation(seat, history=False), version), seat)
 
     def _seat_part(self, public: dict[str, Any], seat: int) -> dict[str, Any]:
         """A seat's view: the public view plus what only that seat sees."""

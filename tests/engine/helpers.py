@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 
 from red7es import Card, Color, Game, Step, Turn, Variant
 from red7es.cards import cards_of_mask, color_mask_of, mask_of, parse_cards
+from red7es.facts import CardDrawn, RoundDealt, StepApplied
 
 CardsText = str | Iterable[str | Card]
 
@@ -125,3 +126,24 @@ def texts(cs: Iterable[object]) -> list[str]:
 def drawn(facts: Iterable[object]) -> list[tuple[int, str, str]]:
     """The CardDrawn facts as (seat, card, cause)."""
     return [(f.seat, str(f.card), f.cause) for f in facts if type(f).__name__ == "CardDrawn"]
+
+
+def public_cards(game: Game) -> set[int]:
+    """Every card the facts of the current round showed everyone (empty without a log).
+
+    The palette cards dealt face up, every card a step named, and every drawn card
+    that an action had put face up on the deck.
+    """
+    log = game.log or []
+    starts = [i for i, f in enumerate(log) if isinstance(f, RoundDealt)]
+    if not starts:
+        return set()
+    deal = log[starts[-1]]
+    assert isinstance(deal, RoundDealt)
+    seen = {int(c) for c in deal.palettes}
+    for fact in log[starts[-1] :]:
+        if isinstance(fact, StepApplied) and fact.step.card is not None:
+            seen.add(int(fact.step.card))
+        elif isinstance(fact, CardDrawn) and fact.public:
+            seen.add(int(fact.card))
+    return seen

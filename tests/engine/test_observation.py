@@ -11,7 +11,7 @@ from red7es import Card, Step, determinize
 from red7es.cards import cards_of_mask
 from red7es.variant import Variant
 
-from .helpers import census, names, position
+from .helpers import census, names, position, public_cards
 from .sampling import positions
 
 # ---------------------------------------------------------------- what a player sees
@@ -93,8 +93,10 @@ def assert_no_leak(game, seat: int) -> None:
     obs = game.observation(seat)
     # the steps of the turn in progress are public: they were made in front of everyone
     assert obs.turn_steps == game.current_turn_steps
-    rest = dataclasses.replace(obs, turn_steps=())
+    rest = dataclasses.replace(obs, turn_steps=(), history=())
     assert not cards_seen(rest) & hidden_from(game, seat)
+    # the round's past turns show only cards everyone was shown when they were played
+    assert cards_seen(obs.history) <= public_cards(game)
     # the deck order: only the cards actions put face up, at their true depth
     top_first = list(game.deck_cards)
     assert all(top_first[d] == card and game.known >> card & 1 for d, card in obs.deck_known)
