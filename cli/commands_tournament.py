@@ -59,10 +59,6 @@ def _state(session: Session, name: str) -> TournamentState:
     return load(session.connection, name)
 
 
-def _rounds(state: TournamentState) -> list[RoundPaired]:
-    return [state.rounds[r] for r in sorted(state.rounds)]
-
-
 # ---------------------------------------------------------------------------- create
 
 
@@ -289,7 +285,7 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
 
     state = _state(session, name)
     spec = state.spec
-    rows = standings(spec, _rounds(state), state.results)
+    rows = standings(spec, state.paired_rounds, state.results)
     lines = [r.as_dict() for r in rows]
     if csv_path:
         _write_csv(csv_path, lines)
@@ -369,7 +365,7 @@ def report(session: Session, name: str, output: str | None) -> None:
 
     state = _state(session, name)
     spec = state.spec
-    rounds = _rounds(state)
+    rounds = state.paired_rounds
     history = rating_history(spec, rounds, state.results)
     page = render_report(
         spec,
@@ -527,7 +523,7 @@ def show(session: Session, name: str, as_json: bool) -> None:
                 for t in p.tables
             ],
         }
-        for p in _rounds(state)
+        for p in state.paired_rounds
     ]
     if as_json:
         emit_json(

@@ -18,7 +18,7 @@ from .cards import ALL_CARDS, Card, Color, cards_of_mask, color_bit
 from .cards import bits as _bits
 from .deal import commitment, deck_order, make_seed
 from .facts import CardDrawn, Fact, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied
-from .rules import KEY_FUNCTIONS, all_keys, qualifying_mask, rival_keys
+from .rules import KEY_FUNCTIONS, all_keys, match_winners, qualifying_mask, rival_keys
 from .steps import DRAW, END, FOLD, NO_CARD, STEPS, Step, Turn
 from .variant import Variant
 
@@ -747,13 +747,7 @@ class Game:
         if reason is None:
             self._deal(self.round + 1)
             return
-        if variant.scoring:
-            best = max(totals)
-            tied = [s for s in range(variant.players) if totals[s] == best]
-            most = max(self.round_wins[s] for s in tied)
-            winners = tuple(s for s in tied if self.round_wins[s] == most)
-        else:
-            winners = (seat,)
+        winners = match_winners(totals, self.round_wins) if variant.scoring else (seat,)
         self.outcome = Outcome(winners, tuple(totals), tuple(self.round_wins), reason)
         self.turn = -1
         self.turn_steps = []
@@ -762,6 +756,21 @@ class Game:
             self.log.append(GameOver(self.outcome))
 
     # ------------------------------------------------------------------ move generation
+
+    def draws_unseen(self, code: int) -> bool:
+        """Whether step ``code``, taken now, makes a 3 draw a card nobody has seen.
+
+        After it the rest of the turn depends on that card, so a turn ends *open*
+        there: whoever does not know the card cannot plan past it.
+        """
+        deck = self.deck
+        return (
+            self.variant.actions
+            and code >> 6 == _P
+            and (code & 63) // 7 == 2
+            and bool(deck)
+            and not self.known >> deck[-1] & 1
+        )
 
     def legal_steps(self) -> list[Step]:
         """Every step the player to move may take next (``fold`` is always one)."""
@@ -1087,12 +1096,11 @@ class Game:
             snap = self._save()
             log = self.log
             self.log = None
-            deck = self.deck
-            top_unknown = bool(deck) and not self.known >> deck[-1] & 1
+            opens = self.draws_unseen(code)
             try:
                 self._step(code, False)
                 seq = prefix + (code,)
-                if top_unknown and self.variant.actions and code >> 6 == _P and (code & 63) // 7 == 2:
+                if opens:
                     out.append((seq, True))
                 else:
                     self._search_turns_reference(seq, out)

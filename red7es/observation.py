@@ -21,10 +21,10 @@ from .cards import ALL_CARDS, FULL_DECK_MASK, Card, Color, cards_of_mask, color_
 from .facts import Outcome
 from .game import Game, Pending
 from .history import PastTurn, round_history
-from .steps import STEPS, Step, StepKind, Turn
+from .steps import STEPS, Step, Turn
 from .variant import Variant
 
-__all__ = ["Observation", "SeatView", "determinize", "observe"]
+__all__ = ["Dealer", "Observation", "SeatView", "determinize", "observe"]
 
 
 @dataclass(frozen=True)
@@ -112,15 +112,7 @@ class Observation:
         parsed = Turn.parse(turn)
         try:
             for step in parsed.steps:
-                deck = game.deck
-                draws_unseen = (
-                    game.variant.actions
-                    and step.kind == StepKind.PLAY
-                    and step.card is not None
-                    and step.card.number == 3
-                    and bool(deck)
-                    and not game.known >> deck[-1] & 1
-                )
+                draws_unseen = game.draws_unseen(int(step))
                 game.push(step)
                 if draws_unseen:
                     return None
@@ -202,64 +194,95 @@ def determinize(
     seat's hand is drawn from the unseen cards with probabilities in proportion
     (weighted sampling without replacement), so a bot can deal the hands its
     reading of the game finds likely (:mod:`red7es.bots.inference`).
+
+    A search that deals many worlds from one observation keeps a :class:`Dealer`.
     """
-    pool = unseen_cards(obs)
-    if rng is not None:
-        rng.shuffle(pool)
-    seed = rng.getrandbits(256).to_bytes(32, "big") if rng is not None else bytes(32)
-    game = Game._blank(obs.variant, seed, record=False)
-    game.round = obs.round
-    game.alive = [v.in_round for v in obs.seats]
-    game.scores = [mask_of(v.score_pile) for v in obs.seats]
-    for m in game.scores:
-        game.removed |= m
-    game.round_wins = [v.round_wins for v in obs.seats]
-    for view in obs.seats:
-        s = view.seat
-        if s == obs.seat:
-            game.hands[s] = mask_of(obs.hand)
-        else:
-            seat_weights = weights.get(s) if weights is not None and rng is not None else None
-            if seat_weights is not None:
-                pool = _weighted_first(pool, view.hand_size, seat_weights, rng)  # type: ignore[arg-type]
-            take, pool = pool[: view.hand_size], pool[view.hand_size :]
-            game.hands[s] = mask_of(take)
-        if view.palette is not None:
-            game.pal[s] = mask_of(view.palette)
-            game.palc[s] = color_mask_of(game.pal[s])
-    deck: list[int | None] = [None] * obs.deck_size  # index = depth from the top
-    for d, card in obs.deck_known:
-        deck[d] = card
-    for d in range(obs.deck_size):
-        if deck[d] is None:
-            deck[d] = pool.pop()
-    if pool:
-        out = [v.seat for v in obs.seats if not v.in_round]
-        if not out:
-            raise ValueError("observation is inconsistent: cards unaccounted for")
-        game.pal[out[0]] |= mask_of(pool)
-        game.palc[out[0]] = color_mask_of(game.pal[out[0]])
-    game.deck = [int(c) for c in reversed(deck) if c is not None]
-    game.known = mask_of(c for _, c in obs.deck_known)
-    game.canvas = [int(c) for c in obs.canvas]
-    game.rule = int(obs.rule)
-    game.turn = obs.to_move if obs.to_move is not None else -1
-    game.plays_left = obs.plays_left
-    game.acted = obs.acted
-    game.canvas_changed = obs.canvas_changed
-    game.pending = obs.pending
-    game.seven_card = int(obs.seven_card) if obs.seven_card is not None else 63
-    game.draw_ok = obs.draw_ok
-    game.turn_steps = [int(s) for s in obs.turn_steps]
-    game.outcome = obs.outcome
-    return game
+    return Dealer(obs, weights).deal(rng)
 
 
-def _weighted_first(pool: list[int], count: int, weights: Sequence[float], rng: random.Random) -> list[int]:
-    """``pool`` reordered so its first ``count`` cards are a weighted sample without replacement.
+class Dealer:
+    """Deals games consistent with one observation, as many as a search wants.
+
+    Everything that does not depend on the deal (palettes, Canvas, scores, the turn
+    so far, the player's own hand, the unseen cards) is worked out once; each
+    :meth:`deal` only shuffles the unseen cards into the hidden places.  ``weights``
+    are as for :func:`determinize`.
+    """
+
+    def __init__(self, obs: Observation, weights: Mapping[int, Sequence[float]] | None = None) -> None:
+        self.variant = obs.variant
+        # weighted sampling key of card c is u ** (1 / w[c]): keep the exponents
+        self.exponents = {seat: [1.0 / x for x in w] for seat, w in (weights or {}).items()}
+        self.unseen = unseen_cards(obs)
+        self.others = [(v.seat, v.hand_size) for v in obs.seats if v.seat != obs.seat]
+        self.deck_size = obs.deck_size
+        self.known_at = {d: int(card) for d, card in obs.deck_known}  # depth from the top -> card
+        self.out_seat = next((v.seat for v in obs.seats if not v.in_round), None)
+        game = Game._blank(obs.variant, None, record=False)
+        game.round = obs.round
+        game.alive = [v.in_round for v in obs.seats]
+        game.scores = [mask_of(v.score_pile) for v in obs.seats]
+        for m in game.scores:
+            game.removed |= m
+        game.round_wins = [v.round_wins for v in obs.seats]
+        game.hands[obs.seat] = mask_of(obs.hand)
+        for view in obs.seats:
+            if view.palette is not None:
+                game.pal[view.seat] = mask_of(view.palette)
+                game.palc[view.seat] = color_mask_of(game.pal[view.seat])
+        game.known = mask_of(c for _, c in obs.deck_known)
+        game.canvas = [int(c) for c in obs.canvas]
+        game.rule = int(obs.rule)
+        game.turn = obs.to_move if obs.to_move is not None else -1
+        game.plays_left = obs.plays_left
+        game.acted = obs.acted
+        game.canvas_changed = obs.canvas_changed
+        game.pending = obs.pending
+        game.seven_card = int(obs.seven_card) if obs.seven_card is not None else 63
+        game.draw_ok = obs.draw_ok
+        game.turn_steps = [int(s) for s in obs.turn_steps]
+        game.outcome = obs.outcome
+        self._fixed = game._save()
+
+    def deal(self, rng: random.Random | None) -> Game:
+        """One world: see :func:`determinize`."""
+        pool = self.unseen[:]
+        if rng is not None:
+            rng.shuffle(pool)
+        game = Game.__new__(Game)
+        game.variant = self.variant
+        game.seed = rng.getrandbits(256).to_bytes(32, "big") if rng is not None else bytes(32)
+        game.log = None
+        game._stack = []
+        game._restore(self._fixed)
+        hands = game.hands
+        exponents = self.exponents if rng is not None else {}
+        for seat, size in self.others:
+            if seat in exponents:
+                pool = _weighted_first(pool, exponents[seat], rng)  # type: ignore[arg-type]
+            hand = 0
+            for card in pool[:size]:
+                hand |= 1 << card
+            hands[seat] = hand
+            del pool[:size]
+        known_at = self.known_at
+        top_first = [known_at[d] if d in known_at else pool.pop() for d in range(self.deck_size)]
+        if pool:
+            if self.out_seat is None:
+                raise ValueError("observation is inconsistent: cards unaccounted for")
+            game.pal[self.out_seat] |= mask_of(pool)
+            game.palc[self.out_seat] = color_mask_of(game.pal[self.out_seat])
+        top_first.reverse()
+        game.deck = top_first  # the top of the deck is the end of the list
+        return game
+
+
+def _weighted_first(pool: list[int], exponents: Sequence[float], rng: random.Random) -> list[int]:
+    """``pool`` reordered so that every prefix is a weighted sample without replacement.
 
     Efraimidis & Spirakis (2006): each card gets the key ``u ** (1 / w)`` for a
-    uniform ``u``, and the ``count`` largest keys are the sample.
+    uniform ``u`` (``exponents`` holds ``1 / w`` per card), and the largest keys
+    come first.  The sort is stable, so cards with equal keys stay shuffled.
     """
     rand = rng.random
-    return sorted(pool, key=lambda c: rand() ** (1.0 / weights[c]), reverse=True)  # stable: ties stay shuffled
+    return sorted(pool, key=lambda c: rand() ** exponents[c], reverse=True)

@@ -26,6 +26,7 @@ __all__ = [
     "key_top",
     "leader",
     "leader_of_masks",
+    "match_winners",
     "palette_key",
     "palette_keys",
     "qualifying_mask",
@@ -294,6 +295,18 @@ def leader(rule: Color | str, palettes: Sequence[Iterable[Card | str]]) -> int |
             best = k
             who = i
     return who
+
+
+def match_winners(totals: Sequence[int], round_wins: Sequence[int]) -> tuple[int, ...]:
+    """Who wins an Advanced game with these scores: the highest score, then most rounds won.
+
+    RULES.md, Winning (**Decision**): a tie on points goes to the tied player with more
+    rounds won; if still tied, the win is shared (several seats).
+    """
+    best = max(totals)
+    tied = [s for s, total in enumerate(totals) if total == best]
+    most = max(round_wins[s] for s in tied)
+    return tuple(s for s in tied if round_wins[s] == most)
 
 
 def qualifying_mask(rule: int, nm: int) -> int:

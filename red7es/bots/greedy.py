@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from ..game import Game
 from ..observation import Observation, determinize
 from ..rules import palette_keys, rival_keys
-from ..steps import FOLD, STEPS, Turn
+from ..steps import DRAW, FOLD, STEPS, Turn
 
-__all__ = ["FOLD_VALUE", "GreedyBot", "choose_greedy", "rules_held", "turn_value"]
+__all__ = ["FOLD_VALUE", "GreedyBot", "choose_greedy", "rules_held", "turn_value", "with_draw"]
 
 FOLD_VALUE = -1000.0  # heuristic value of folding: below every real turn
 
@@ -124,3 +124,17 @@ def rules_held(mine: Sequence[int], opp: Sequence[int]) -> int:
         + (mine[5] > opp[5])
         + (mine[6] > opp[6])
     )
+
+
+def with_draw(game: Game, codes: tuple[int, ...], palette: int) -> tuple[int, ...]:
+    """``codes`` plus the Advanced draw when the turn's discard earns it: a card more never hurts.
+
+    ``codes`` is a discard, or a play then a discard, by the player to move, whose
+    palette before the turn is ``palette``: the draw is earned when the discarded
+    number beats the palette's size after the play (RULES.md, Advanced draw).
+    """
+    last = codes[-1]
+    if not (game.variant.draw and game.deck and last >> 6 == _C):
+        return codes
+    size = palette.bit_count() + (1 if len(codes) == 2 else 0)
+    return (*codes, DRAW) if (last & 63) // 7 + 1 > size else codes

@@ -28,8 +28,8 @@ from ..game import Game
 from ..history import PastTurn
 from ..observation import Observation, unseen_cards
 from ..rules import palette_keys, rival_keys
-from ..steps import DRAW, StepKind
-from .greedy import turn_value
+from ..steps import StepKind
+from .greedy import turn_value, with_draw
 
 __all__ = ["WEIGHT_FLOOR", "card_weights"]
 
@@ -79,8 +79,6 @@ def _better_cards(obs: Observation, past: PastTurn, candidates: list[int]) -> li
     mine = palette_keys(palette)
     rule = position.rule
     actions = obs.variant.actions
-    may_draw = obs.variant.draw and past.deck_size > 0
-    size = palette.bit_count()
     better = []
     for card in candidates:
         if not actions or card // 7 % 2:  # with actions, only even numbers trigger nothing
@@ -90,8 +88,7 @@ def _better_cards(obs: Observation, past: PastTurn, candidates: list[int]) -> li
                 continue
         new_rule = 6 - card % 7
         if mine[new_rule] > opp[new_rule]:
-            discard = (_DISCARD + card, int(DRAW)) if may_draw and card // 7 + 1 > size else (_DISCARD + card,)
-            if turn_value(position, discard, opp) > chosen:
+            if turn_value(position, with_draw(position, (_DISCARD + card,), palette), opp) > chosen:
                 better.append(card)
     return better
 

@@ -53,11 +53,11 @@ from dataclasses import dataclass, replace
 
 from ..cards import bits as _bits
 from ..game import Game
-from ..observation import Observation, determinize
-from ..rules import palette_keys, qualifying_mask, rival_keys
+from ..observation import Dealer, Observation, determinize
+from ..rules import match_winners, palette_keys, qualifying_mask, rival_keys
 from ..steps import DRAW, END, FOLD, STEPS, Turn
 from ..variant import Variant
-from .greedy import FOLD_VALUE, rules_held, turn_value
+from .greedy import FOLD_VALUE, rules_held, turn_value, with_draw
 from .inference import card_weights
 
 __all__ = [
@@ -225,7 +225,7 @@ class _Search:
         # The bot's own turns never depend on the hidden cards: any world gives them.
         self.root_actions = self._options(determinize(obs, random.Random(0)))
         # Worlds are dealt as the others' turns suggest; a forced turn needs no worlds.
-        self.weights = (card_weights(obs, belief) or None) if len(self.root_actions) > 1 else None
+        self.dealer = Dealer(obs, card_weights(obs, belief) if len(self.root_actions) > 1 else None)
 
     def size(self) -> int:
         """Number of nodes in the tree (tried or merely seen)."""
@@ -237,7 +237,7 @@ class _Search:
         return count
 
     def _world(self) -> Game:
-        game = determinize(self.obs, self.rng, self.weights)
+        game = self.dealer.deal(self.rng)
         game.variant = self.sim_variant
         return game
 
@@ -389,21 +389,12 @@ def heuristic_turn(game: Game) -> tuple[int, ...]:
                     value = _value(keys, opp, r) + (x - y) / 49
                     if value > best_value:
                         best_value, best = value, (x, _C * 64 + y)
-    return _with_draw(game, best, nm)
+    return with_draw(game, best, nm)
 
 
 def _value(keys: Sequence[int], opp: Sequence[int], rule: int) -> float:
     dominance = rules_held(keys, opp)
     return 3.0 * dominance + 0.5 * min((keys[rule] >> 6) - (opp[rule] >> 6), 3)
-
-
-def _with_draw(game: Game, codes: tuple[int, ...], palette: int) -> tuple[int, ...]:
-    """Add the Advanced draw when the turn's discard allows it: a card more never hurts."""
-    last = codes[-1]
-    if not (game.variant.draw and game.deck and last >> 6 == _C):
-        return codes
-    size = palette.bit_count() + (1 if len(codes) == 2 else 0)
-    return (*codes, DRAW) if (last & 63) // 7 + 1 > size else codes
 
 
 def playout_turn(game: Game, rng: random.Random) -> bool:
@@ -476,11 +467,8 @@ def round_rewards(game: Game, variant: Variant) -> list[float]:
 
 
 def _match_rewards(totals: Sequence[int], round_wins: Sequence[int]) -> list[float]:
-    """1 for the match winner (RULES.md: most points, then most rounds won; else shared)."""
-    best = max(totals)
-    tied = [s for s, t in enumerate(totals) if t == best]
-    most = max(round_wins[s] for s in tied)
-    winners = [s for s in tied if round_wins[s] == most]
+    """1 for the match winner, shared on a tie (:func:`~red7es.rules.match_winners`)."""
+    winners = match_winners(totals, round_wins)
     out = [0.0] * len(totals)
     for s in winners:
         out[s] = 1.0 / len(winners)

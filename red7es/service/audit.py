@@ -57,7 +57,7 @@ from .events import (
     SeedRevealed,
     TurnCommand,
 )
-from .folding import decide
+from .folding import decide, decide_command
 from .records import Entry, Record, export, stream_order
 from .table import CreateRejected, Table
 from .tokens import verify_turn
@@ -535,7 +535,7 @@ class _Audit:
         try:
             command, _at = decode_command(entry.raw, f"command {entry.stream_id}")
         except CorruptEvent:
-            command = None
+            return decide(table, entry.stream_id, entry.raw)  # the worker's answer to a corrupt command
         if isinstance(command, TurnCommand):
             if command.by == BOT and not (kind == "CommandRejected" and answers == command.id):
                 # written by a worker together with its answer (a client's would be rejected)
@@ -548,7 +548,7 @@ class _Audit:
                 problem = self._signature(k, pos, command, table)
                 if problem is not None:
                     return problem
-        return decide(table, entry.stream_id, entry.raw)
+        return decide_command(table, command)
 
     def _bot_turn(self, k: int, pos: int, command: TurnCommand, table: Table) -> Divergence | None:
         seat = command.seat

@@ -105,6 +105,11 @@ def outcome_data(o: Outcome) -> dict[str, Any]:
     }
 
 
+def parse_outcome(d: dict[str, Any]) -> Outcome:
+    """The outcome :func:`outcome_data` wrote."""
+    return Outcome(tuple(d["winners"]), tuple(d["scores"]), tuple(d["round_wins"]), str(d["reason"]))
+
+
 EVENT_TYPES: dict[str, EventType] = {
     "GameCreated": EventType(
         GameCreated,
@@ -169,7 +174,7 @@ EVENT_TYPES: dict[str, EventType] = {
         GameOver,
         1,
         lambda e: outcome_data(e.outcome),
-        lambda d: GameOver(Outcome(tuple(d["winners"]), tuple(d["scores"]), tuple(d["round_wins"]), d["reason"])),
+        lambda d: GameOver(parse_outcome(d)),
     ),
 }
 

@@ -28,11 +28,11 @@ from .codec import (
     event_hash,
     pack_map,
 )
-from .events import CommandRejected, CreateCommand, LogEvent, TurnCommand
+from .events import Command, CommandRejected, CreateCommand, LogEvent, TurnCommand
 from .store import AppendConflict, Batch, GameStore, Keys, now_ms
 from .table import CreateRejected, Table, public_event
 
-__all__ = ["Contended", "Folder", "Progress", "GameBroken", "decide", "has_work"]
+__all__ = ["Contended", "Folder", "Progress", "GameBroken", "decide", "decide_command", "has_work"]
 
 log = logging.getLogger(__name__)
 
@@ -273,6 +273,11 @@ def decide(table: Table, stream_id: str, raw: bytes) -> list[LogEvent]:
         command, _at = decode_command(raw, f"command {stream_id}")
     except CorruptEvent as exc:
         return [CommandRejected(stream_id, -1, "corrupt", "", str(exc))]
+    return decide_command(table, command)
+
+
+def decide_command(table: Table, command: Command) -> list[LogEvent]:
+    """The log events a decoded client command causes (:func:`decide` after decoding)."""
     if isinstance(command, CreateCommand):
         return [CommandRejected(command.id, -1, "create", "", "the game already exists")]
     return table.handle(command, from_client=True)

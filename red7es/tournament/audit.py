@@ -213,17 +213,7 @@ def _outcome(record: Record, round_number: int) -> GameFinished | None:
     for i, entry in reversed(list(enumerate(record.events))):
         event = decode_event(entry.raw, f"event {i}").event
         if isinstance(event, GameOver):
-            o = event.outcome
-            return GameFinished(
-                round_number,
-                record.game_id,
-                o.winners,
-                o.scores,
-                o.round_wins,
-                o.reason,
-                i + 1,
-                event_hash(entry.raw).hex(),
-            )
+            return GameFinished.of(round_number, record.game_id, event.outcome, i + 1, event_hash(entry.raw).hex())
     return None
 
 
@@ -244,7 +234,7 @@ def _compare_result(record: Record, recorded: GameFinished, from_log: GameFinish
 
 def _compare_standings(state: TournamentState, from_logs: Mapping[str, GameFinished]) -> None:
     spec = state.spec
-    rounds = [state.rounds[r] for r in sorted(state.rounds)]
+    rounds = state.paired_rounds
     folded = [s.as_dict() for s in standings(spec, rounds, state.results)]
     fresh = [s.as_dict() for s in standings(spec, rounds, from_logs)]
     for i, (a, b) in enumerate(zip(folded, fresh, strict=True)):

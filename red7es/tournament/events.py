@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..facts import Outcome
 from ..service.events import SeatSpec
 from ..variant import Variant
 
@@ -91,6 +92,13 @@ class GameFinished:
     reason: str
     version: int
     head: str  # hex SHA-256
+
+    @classmethod
+    def of(cls, round_number: int, game: str, outcome: Outcome, version: int, head: str) -> GameFinished:
+        """The result of ``game`` as its log's GameOver states it, pinned at ``version``/``head``."""
+        return cls(
+            round_number, game, outcome.winners, outcome.scores, outcome.round_wins, outcome.reason, version, head
+        )
 
 
 @dataclass(frozen=True)

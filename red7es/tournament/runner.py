@@ -27,6 +27,7 @@ import msgpack  # type: ignore[import-untyped,unused-ignore]
 
 from ..deal import commitment
 from ..service.client import GameService, ServiceError
+from ..service.codec import parse_outcome
 from ..service.connection import is_cluster
 from ..service.store import Keys, now_ms, text
 from .codec import encode, event_hash
@@ -232,18 +233,7 @@ class TournamentRunner:
             outcome = view.get("outcome")
             if not outcome:
                 continue
-            finished.append(
-                GameFinished(
-                    r,
-                    t.game,
-                    tuple(outcome["winners"]),
-                    tuple(outcome["scores"]),
-                    tuple(outcome["round_wins"]),
-                    str(outcome["reason"]),
-                    int(meta["version"]),
-                    meta["head"],
-                )
-            )
+            finished.append(GameFinished.of(r, t.game, parse_outcome(outcome), int(meta["version"]), meta["head"]))
         if not finished:
             return False
         self._append(finished)

@@ -108,9 +108,14 @@ class TournamentState:
         return self.created
 
     @property
+    def paired_rounds(self) -> list[RoundPaired]:
+        """Every round paired so far, in order."""
+        return [self.rounds[r] for r in sorted(self.rounds)]
+
+    @property
     def paired_games(self) -> list[tuple[int, Seating]]:
         """(round, seating) of every paired game, by round then table."""
-        return [(r, t) for r in sorted(self.rounds) for t in self.rounds[r].tables]
+        return [(p.round, t) for p in self.paired_rounds for t in p.tables]
 
     def seating(self, game: str) -> tuple[int, Seating]:
         return self._seating[game]
