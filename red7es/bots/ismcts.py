@@ -279,7 +279,8 @@ class _Search:
         wide ones) choose like a sensible player, and real statistics take over.
         """
         children = node.children
-        values = []
+        kids = []
+        hi = lo = FOLD_VALUE
         opponents: tuple[int, ...] | None = None
         for a in options:
             child = children.get(a)
@@ -287,25 +288,30 @@ class _Search:
                 if opponents is None:
                     opponents = rival_keys(game.pal, game.alive, game.turn)
                 child = children[a] = _Node(game.turn, turn_value(game, a[0], opponents))
-            values.append(child.value)
-        hi = max(values)
-        lo = min((v for v in values if v > FOLD_VALUE), default=hi)
+            kids.append(child)
+            value = child.value
+            if value > hi:
+                hi = value
+            if value > FOLD_VALUE and (value < lo or lo == FOLD_VALUE):
+                lo = value
+        if lo == FOLD_VALUE:
+            lo = hi
         scale = BIAS / (hi - lo) if hi > lo else 0.0
         c, log, sqrt = self.c, math.log, math.sqrt
         best_score = -math.inf
-        best = options[0]
-        for a, value in zip(options, values, strict=True):
-            child = children[a]
+        best = 0
+        for i, child in enumerate(kids):
             child.avail += 1
             n = child.visits
+            value = child.value
             bias = (value - lo) * scale if value >= lo else 0.0
             if n:
                 score = child.reward / n + c * sqrt(log(child.avail) / n) + bias / (n + 1)
             else:
                 score = FPU + bias
             if score > best_score:
-                best_score, best = score, a
-        return best, children[best]
+                best_score, best = score, i
+        return options[best], kids[best]
 
     def best(self) -> Action:
         """The most visited root turn (the robust choice); mean reward, then heuristic, break ties."""
@@ -319,9 +325,6 @@ class _Search:
             return (child.visits, mean, child.value)
 
         return max(self.root_actions, key=rank)
-
-
-# ---------------------------------------------------------------------- the heuristic
 
 
 # ---------------------------------------------------------------------- playouts
