@@ -105,6 +105,7 @@ def tasks_for(match: Match, bot_spec: str) -> Iterator[Task]:
 def play(task: Task) -> GameResult:
     """Play one game to its end; every bot decides from its own observation."""
     match = task.match
+    # recorded, as the service's games are: observations then carry the round's turns
     game = Game.new(match.variant, seed=f"strength-{match.key}-{task.seed}", record=True)
     bots: list[Bot] = [make_bot(match.opponent, seed=1000 * task.seed + s) for s in range(match.players)]
     bots[task.seat] = make_bot(task.bot_spec, seed=task.seed)
