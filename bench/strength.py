@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from red7es.bots.base import Bot, make_bot
+from red7es.bots.base import Bot, make_bot, observation_for
 from red7es.bots.ismcts import IsmctsBot
 from red7es.game import Game
 from red7es.variant import Variant
@@ -115,7 +115,7 @@ def play(task: Task) -> GameResult:
     seconds = 0.0
     while game.outcome is None:
         seat = game.turn
-        turn = bots[seat].choose(game.observation(seat))
+        turn = bots[seat].choose(observation_for(bots[seat], game, seat))
         if seat == task.seat and ismcts.last_stats is not None and ismcts.last_stats.iterations:
             moves += 1
             iterations += ismcts.last_stats.iterations

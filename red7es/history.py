@@ -17,7 +17,7 @@ kept without a log (``record=False``, simulations) has no history.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .cards import Card, Color, cards_of_mask
 from .facts import CardDrawn, RoundDealt, StepApplied
@@ -45,7 +45,7 @@ class PastTurn:
     rule: Color
     deck_size: int
     hand_size: int
-    drew: bool
+    drew: bool = False
 
 
 def round_history(game: Game) -> tuple[PastTurn, ...]:
@@ -58,30 +58,30 @@ def round_history(game: Game) -> tuple[PastTurn, ...]:
         return ()
     deal = log[start]
     assert isinstance(deal, RoundDealt)
-    replay = Game.from_record(game.variant)
-    replay.log = None
+    replay = Game._blank(game.variant, None, record=False)
     replay.load_deal(deal)
     turns: list[PastTurn] = []
-    opening: tuple[int, tuple[tuple[Card, ...] | None, ...], Color, int, int] | None = None
+    opening: PastTurn | None = None  # the turn in progress, as it began
     steps: list[Step] = []
     drew = False
     for fact in log[start + 1 :]:
         if isinstance(fact, CardDrawn):
-            drew = drew or (opening is not None and fact.seat == opening[0])
+            drew = drew or (opening is not None and fact.seat == opening.seat)
         elif isinstance(fact, StepApplied):
-            if opening is None:  # the first step of a turn: remember where it started
+            if opening is None:
                 seat = replay.turn
                 palettes = tuple(
-                    cards_of_mask(replay.pal[s]) if replay.alive[s] else None for s in range(len(replay.pal))
+                    cards_of_mask(m) if alive else None for m, alive in zip(replay.pal, replay.alive, strict=True)
                 )
-                opening = (seat, palettes, Color(replay.rule), len(replay.deck), replay.hands[seat].bit_count())
+                opening = PastTurn(
+                    seat, (), palettes, Color(replay.rule), len(replay.deck), replay.hands[seat].bit_count()
+                )
                 steps, drew = [], False
             replay.apply_fact(fact)
             kind = fact.step.kind
             if kind != StepKind.END:
                 steps.append(fact.step)
             if kind in (StepKind.END, StepKind.FOLD):
-                seat, palettes, rule, deck_size, hand_size = opening
-                turns.append(PastTurn(seat, tuple(steps), palettes, rule, deck_size, hand_size, drew))
+                turns.append(replace(opening, steps=tuple(steps), drew=drew))
                 opening = None
     return tuple(turns)

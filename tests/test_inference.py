@@ -149,3 +149,15 @@ def test_belief_must_be_between_zero_and_one() -> None:
     with pytest.raises(ValueError, match="belief"):
         IsmctsBot(belief=1.5)
     assert IsmctsBot.from_options(belief="0.25").belief == 0.25
+
+
+def test_only_a_bot_that_reads_the_history_is_given_it() -> None:
+    """The replay a history costs is spent only for bots that read it (hot path of a worker)."""
+    from red7es.bots.base import make_bot, observation_for
+
+    game = _greedy_positions({}, 2, 1)[4]
+    assert observation_for(make_bot("greedy"), game, game.turn).history == ()
+    assert observation_for(make_bot("random"), game, game.turn).history == ()
+    assert observation_for(make_bot("ismcts:belief=0"), game, game.turn).history == ()
+    assert observation_for(make_bot("ismcts"), game, game.turn) == observe(game, game.turn)
+    assert len(observe(game, game.turn).history) == 4

@@ -5,10 +5,11 @@ from __future__ import annotations
 import importlib
 from typing import Protocol
 
+from ..game import Game
 from ..observation import Observation
 from ..steps import Turn
 
-__all__ = ["BOT_NAMES", "Bot", "BotError", "make_bot"]
+__all__ = ["BOT_NAMES", "Bot", "BotError", "make_bot", "observation_for"]
 
 
 class BotError(ValueError):
@@ -21,6 +22,16 @@ class Bot(Protocol):
     name: str
 
     def choose(self, obs: Observation) -> Turn: ...
+
+
+def observation_for(bot: Bot, game: Game, seat: int) -> Observation:
+    """What ``bot`` sees in ``seat``: with the round's turns only if it reads them.
+
+    Building the history replays the round, so bots that ignore it (``random``,
+    ``greedy``) are spared the cost; a bot that reads it says so with a true
+    ``reads_history`` attribute.
+    """
+    return game.observation(seat, history=bool(getattr(bot, "reads_history", False)))
 
 
 # name -> "module:class", imported on first use so a bot costs nothing until asked for.

@@ -68,10 +68,10 @@ def card_weights(obs: Observation, belief: float) -> dict[int, list[float]]:
 
 def _better_cards(obs: Observation, past: PastTurn, candidates: list[int]) -> list[int]:
     """The ``candidates`` with a one-card turn worth more than the turn ``past`` chose."""
-    position = _position(obs, past)
-    seat = past.seat
     if past.steps and past.steps[-1].kind == StepKind.FOLD:
         return []  # a fold ends the player's round: nothing more to learn about them
+    position = _position(obs, past)
+    seat = past.seat
     codes = tuple(int(step) for step in past.steps)
     opp = rival_keys(position.pal, position.alive, seat)
     chosen = turn_value(position, codes, opp)

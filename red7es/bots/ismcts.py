@@ -131,6 +131,7 @@ class IsmctsBot:
         self.time_limit = time_limit
         self.c = c
         self.belief = belief
+        self.reads_history = belief > 0  # see red7es.bots.base.observation_for
         self.last_stats: SearchStats | None = None
 
     @classmethod

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bots.base import BotError, make_bot
+from ..bots.base import BotError, make_bot, observation_for
 from ..cards import Card
 from ..cards import bits as _bits
 from ..deal import commitment
@@ -194,7 +194,7 @@ class Table:
         if self.game.seed is None:
             raise ValueError("bots cannot play without the game's seed")
         bot = make_bot(self.seats[seat].bot or "random", seed=bot_seed(self.game.seed, seat, position))
-        turn = bot.choose(self.game.observation(seat))
+        turn = bot.choose(observation_for(bot, self.game, seat))
         return TurnCommand(f"{BOT_ID_PREFIX}{position}", seat, str(turn), BOT, "")
 
     def _join(self, seat: int, key: str, command_id: str) -> list[LogEvent]:
