@@ -265,6 +265,11 @@ class Dealer:
                 hand |= 1 << card
             hands[seat] = hand
             del pool[:size]
+        if exponents and rng is not None:
+            # A weighted order leaves the cards it found unlikely in a hand at the end of
+            # the pool, which would put them on top of the deck; the reading says
+            # nothing about the deck, so what is left is shuffled again.
+            rng.shuffle(pool)
         known_at = self.known_at
         top_first = [known_at[d] if d in known_at else pool.pop() for d in range(self.deck_size)]
         if pool:

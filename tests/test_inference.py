@@ -161,3 +161,22 @@ def test_only_a_bot_that_reads_the_history_is_given_it() -> None:
     assert observation_for(make_bot("ismcts:belief=0"), game, game.turn).history == ()
     assert observation_for(make_bot("ismcts"), game, game.turn) == observe(game, game.turn)
     assert len(observe(game, game.turn).history) == 4
+
+
+def test_weighted_dealing_leaves_the_deck_order_uniform() -> None:
+    """Cards the reading finds unlikely in a hand are not therefore on top of the deck."""
+    game = Game.new(2, seed="infer-deck", draw=True)
+    obs = observe(game, game.turn)
+    other = 1 - obs.seat
+    unseen = unseen_cards(obs)
+    barred = set(unseen[:6])
+    weights = [WEIGHT_FLOOR if c in barred else 1.0 for c in range(49)]
+    rng = random.Random(2)
+    worlds = 600
+    on_top = 0
+    for _ in range(worlds):
+        world = determinize(obs, rng, {other: weights})
+        assert not world.hands[other] & sum(1 << c for c in barred)
+        on_top += world.deck[-1] in barred  # the top of the deck is the end of the list
+    expected = worlds * len(barred) / len(world.deck)
+    assert 0.6 * expected < on_top < 1.5 * expected
