@@ -211,28 +211,27 @@ class GameService:
         return self.answer(game_id, command_id, after=mark, wait=wait)
 
     def answer(self, game_id: str, command_id: str, *, after: str = "0-0", wait: float = 10.0) -> Answer:
-        """The worker's answer to a command, waiting for it without polling."""
-        events: list[dict[str, Any]] = []
-        collecting = False
-        deadline = time.monotonic() + wait
-        cursor = after
-        while True:
-            for change_id, _version, payload in self._changes(game_id, cursor, deadline):
-                cursor = change_id
-                for event in msgpack.unpackb(payload, raw=False)["events"]:
-                    kind = event.get("type")
-                    if collecting:
-                        if kind in ("CommandApplied", "CommandRejected"):
-                            return Answer(command_id, True, None, events)
-                        events.append(event)
-                    elif kind == "CommandRejected" and event.get("id") == command_id:
-                        reason = event.get("reason") or self._rejection_reason(game_id, command_id, event.get("seat"))
-                        return Answer(command_id, False, reason, [dict(event, reason=reason)])
-                    elif kind == "CommandApplied" and event.get("id") == command_id:
-                        collecting = True
-                        events.append(event)
-                if collecting:
+        """The worker's answer to a command, waiting for it without polling.
+
+        An applied command's answer is its ``CommandApplied`` and the events after it
+        in the same change, up to the next command's.
+        """
+        for batch in self._event_batches(game_id, after, wait):
+            for i, event in enumerate(batch):
+                if event.get("id") != command_id:
+                    continue
+                kind = event.get("type")
+                if kind == "CommandRejected":
+                    reason = event.get("reason") or self._rejection_reason(game_id, command_id, event.get("seat"))
+                    return Answer(command_id, False, reason, [dict(event, reason=reason)])
+                if kind == "CommandApplied":
+                    events = [event]
+                    for later in batch[i + 1 :]:
+                        if later.get("type") in ("CommandApplied", "CommandRejected"):
+                            break
+                        events.append(later)
                     return Answer(command_id, True, None, events)
+        raise AssertionError("unreachable: the batches end only by an error")  # pragma: no cover
 
     def _rejection_reason(self, game_id: str, command_id: str, seat: Any) -> str:
         """Why a turn was refused: public notices leave it out, the seat's view has it."""
@@ -332,15 +331,22 @@ class GameService:
         rows = self.store.changes(game_id, after=after, block_ms=max(1, int(left * 1000)))
         yield from rows
 
-    def _await(self, game_id: str, after: str, wait: float, match: Any) -> dict[str, Any]:
+    def _event_batches(self, game_id: str, after: str, wait: float) -> Iterator[list[dict[str, Any]]]:
+        """The events of each change after ``after``, as they come; ServiceError after ``wait`` seconds."""
         deadline = time.monotonic() + wait
         cursor = after
         while True:
             for change_id, _v, payload in self._changes(game_id, cursor, deadline):
                 cursor = change_id
-                for event in msgpack.unpackb(payload, raw=False)["events"]:
-                    if match(event):
-                        return dict(event)
+                yield msgpack.unpackb(payload, raw=False)["events"]
+
+    def _await(self, game_id: str, after: str, wait: float, match: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+        """The first event after ``after`` that ``match`` accepts."""
+        for batch in self._event_batches(game_id, after, wait):
+            for event in batch:
+                if match(event):
+                    return dict(event)
+        raise AssertionError("unreachable: the batches end only by an error")  # pragma: no cover
 
 
 def _seat_index(view: dict[str, Any], name: str) -> int:
