@@ -99,53 +99,47 @@ def _loop(out: Console, service: GameService, game_id: str, name: str, token: st
     view = seat_view(service, game_id, name)
     names = [s["name"] for s in view["seats"]]
     render_view(out, view, you=view["seat"])
-    while True:
-        if view["status"] == "over":
-            return
+    while view["status"] != "over":
         if view.get("to_move") != view["seat"]:
             change = service.wait_change(game_id, cursor, 30.0)
             if change is not None:
-                cursor, events = change
-                for line in describe_events(events, names):
-                    out.print(line)
-            # Views and change notices are written together: a view read after the
-            # cursor is at least as new, so if it is not our turn the change that
-            # makes it so is still ahead of the cursor and wait_change will see it.
-            cursor = _catch_up(out, service, game_id, cursor, names)
-            view = seat_view(service, game_id, name)
-            if view.get("to_move") == view["seat"] or view["status"] == "over":
-                cursor = _catch_up(out, service, game_id, cursor, names)  # what led to this view
-                render_view(out, view, you=view["seat"])
-            continue
-        turn = _ask(out, view)
-        if turn is None:
-            raise KeyboardInterrupt
-        mark = service.store.last_change_id(game_id)
-        try:
-            answer = service.play(game_id, name, token, turn)
-        except Rejected as exc:  # malformed text: say why and ask again
-            out.print(Text(f"Not allowed: {exc}", style="bold red"))
-            continue
-        if not answer.applied:
-            out.print(Text(f"Not allowed: {answer.reason}", style="bold red"))
-            continue
-        # This turn, and the bots' replies the worker may already have folded in;
-        # then the view (read after the cursor, see above).
-        cursor = _catch_up(out, service, game_id, mark, names)
+                cursor = _say(out, change, names)
+        else:
+            turn = _ask(out, view)
+            if turn is None:
+                raise KeyboardInterrupt
+            mark = service.store.last_change_id(game_id)
+            try:
+                answer = service.play(game_id, name, token, turn)
+            except Rejected as exc:  # malformed text: say why and ask again
+                out.print(Text(f"Not allowed: {exc}", style="bold red"))
+                continue
+            if not answer.applied:
+                out.print(Text(f"Not allowed: {answer.reason}", style="bold red"))
+                continue
+            # This turn, and the bots' replies the worker may already have folded in.
+            cursor = _catch_up(out, service, game_id, mark, names)
+        # Views and change notices are written together: a view read after the
+        # cursor is at least as new, so if it is not our turn the change that makes
+        # it so is still ahead of the cursor and wait_change will see it.
         view = seat_view(service, game_id, name)
         if view.get("to_move") == view["seat"] or view["status"] == "over":
-            cursor = _catch_up(out, service, game_id, cursor, names)  # bots that replied meanwhile
+            cursor = _catch_up(out, service, game_id, cursor, names)  # what led to this view
             render_view(out, view, you=view["seat"])
+
+
+def _say(out: Console, change: tuple[str, list[dict[str, Any]]], names: list[str]) -> str:
+    """Print a change's events; returns its id, the new cursor."""
+    change_id, events = change
+    for line in describe_events(events, names):
+        out.print(line)
+    return change_id
 
 
 def _catch_up(out: Console, service: GameService, game_id: str, cursor: str, names: list[str]) -> str:
     """Say what happened after ``cursor`` (without waiting); returns the new cursor."""
     change = service.wait_change(game_id, cursor, 0.001)
-    if change is None:
-        return cursor
-    for line in describe_events(change[1], names):
-        out.print(line)
-    return change[0]
+    return cursor if change is None else _say(out, change, names)
 
 
 def _list(out: Console, legal: list[str]) -> None:
