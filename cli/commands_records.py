@@ -258,11 +258,8 @@ def import_(session: Session, file: str, fmt: str | None, as_json: bool) -> None
 )
 @json_option
 @url_option
-@click.pass_context
 @pass_session
-def audit(
-    session: Session, ctx: click.Context, source: str | None, all_games: bool, tournament_id: str | None, as_json: bool
-) -> None:
+def audit(session: Session, source: str | None, all_games: bool, tournament_id: str | None, as_json: bool) -> None:
     """Prove a game fair: replay it from its revealed seed and compare every event.
 
     Prints PASS, or the first divergence in one line (event and command number,
@@ -280,9 +277,9 @@ def audit(
     if tournament_id is not None:
         if source or all_games:
             raise click.UsageError("--tournament stands alone")
-        from .commands_tournament import audit as audit_tournament_command
+        from .commands_tournament import report_tournament_audit
 
-        ctx.invoke(audit_tournament_command, name=tournament_id, as_json=as_json, url=session.url)
+        report_tournament_audit(session, tournament_id, as_json)
         return
     if bool(source) == all_games:
         raise click.UsageError("give one GAME or FILE, --all, or --tournament T")

@@ -28,7 +28,7 @@ from .session import Session
 if TYPE_CHECKING:
     from red7es.tournament import RoundPaired, TournamentState
 
-__all__ = ["COMMANDS", "FORMATS"]
+__all__ = ["COMMANDS", "FORMATS", "report_tournament_audit"]
 
 FORMATS = ("round-robin", "swiss")  # red7es.tournament.events.FORMATS (a test keeps them equal)
 
@@ -396,6 +396,14 @@ def audit(session: Session, name: str, as_json: bool) -> None:
     \b
     Example:
         red7 tournament audit cup
+    """
+    report_tournament_audit(session, name, as_json)
+
+
+def report_tournament_audit(session: Session, name: str, as_json: bool) -> None:
+    """Audit tournament ``name`` and print the verdict; exit code 1 unless it passes.
+
+    Shared by ``red7 tournament audit`` and ``red7 audit --tournament``.
     """
     from red7es.tournament.audit import audit_tournament
 
