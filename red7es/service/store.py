@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -276,8 +276,15 @@ class GameStore:
         return [(text(i), int(entry_field(fields, b"v")), entry_field(fields, b"p")) for i, fields in rows or []]
 
     def last_change_id(self, game_id: str) -> str:
-        rows = self.redis.xrevrange(Keys(game_id).changes, max="+", min="-", count=1)
-        return text(rows[0][0]) if rows else "0-0"
+        """The id of the game's latest change, ``"0-0"`` if it has none (or does not exist)."""
+        return _last_id(self.redis.xrevrange(Keys(game_id).changes, max="+", min="-", count=1))
+
+    def last_change_ids(self, game_ids: Sequence[str]) -> list[str]:
+        """:meth:`last_change_id` of each game, in one round trip."""
+        pipe = self.redis.pipeline(transaction=False)
+        for game_id in game_ids:
+            pipe.xrevrange(Keys(game_id).changes, max="+", min="-", count=1)
+        return [_last_id(rows) for rows in pipe.execute()]
 
     def games(self, limit: int = 100) -> list[str]:
         return [text(g) for g in self.redis.zrevrange(INDEX, 0, limit - 1)]
@@ -362,7 +369,12 @@ class GameStore:
         pipe.hgetall(k.meta)
         pipe.xrevrange(k.commands, max="+", min="-", count=1)
         _deleted, meta, last = pipe.execute()
-        return {text(a): text(b) for a, b in meta.items()}, text(last[0][0]) if last else "0-0"
+        return {text(a): text(b) for a, b in meta.items()}, _last_id(last)
+
+
+def _last_id(rows: Sequence[Any] | None) -> str:
+    """The id of the only entry of a ``count=1`` XREVRANGE reply, ``"0-0"`` for none."""
+    return text(rows[0][0]) if rows else "0-0"
 
 
 def text(value: Any) -> str:

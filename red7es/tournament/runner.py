@@ -182,9 +182,10 @@ class TournamentRunner:
             pipe = self.redis.pipeline(transaction=False)
             for _r, t in pending:
                 pipe.exists(Keys(t.game).meta)
-            for (_r, t), exists in zip(pending, pipe.execute(), strict=True):
-                if exists:
-                    self._know(t.game)
+            found = [t.game for (_r, t), exists in zip(pending, pipe.execute(), strict=True) if exists]
+            for game, cursor in zip(found, self.service.store.last_change_ids(found), strict=True):
+                self.cursors.setdefault(game, cursor)
+                self.known.add(game)
             self._discovered = True
         in_flight = sum(1 for _r, t in pending if t.game in self.known and not self._has_people(t))
         for r, t in pending:
@@ -214,7 +215,8 @@ class TournamentRunner:
     def _know(self, game: str) -> None:
         if game not in self.known:
             self.known.add(game)
-            self.cursors.setdefault(game, self.service.store.last_change_id(game))
+            if game not in self.cursors:
+                self.cursors[game] = self.service.store.last_change_id(game)
 
     def _record_finished(self) -> bool:
         """Record every known game that is over; True if the stream changed."""

@@ -233,6 +233,10 @@ def test_changes_nonblocking_and_exclusive(any_redis: redis.Redis) -> None:
     assert [p for _, _, p in store.changes(GID, after=first)] == [b"b"]
     assert [p for _, _, p in store.changes(GID, after=first, block_ms=1)] == [b"b"]
     assert store.changes(GID, after=store.last_change_id(GID), block_ms=1) == []
+    # many games' last ids in one round trip, "0-0" for a game without changes or never created
+    assert store.create("g-2", "create-2", b"create-bytes", b"seed-bytes", 1000, GENESIS)
+    assert store.last_change_ids([GID, "g-2", "g-none"]) == [store.last_change_id(GID), "0-0", "0-0"]
+    assert store.last_change_ids([]) == []
 
 
 def test_changes_blocking_read_wakes_on_append(real_redis: redis.Redis) -> None:
