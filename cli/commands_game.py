@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from red7es.bots.base import BOT_NAMES
-from red7es.service.client import GameService, Rejected
+from red7es.service.client import GameService, Rejected, seat_index
 from red7es.service.codec import seat_data
 from red7es.service.events import BOT, PERSON, SeatSpec
 from red7es.variant import Variant
@@ -76,7 +76,7 @@ def seat_for(session: Session, game_id: str, as_name: str | None, token: str | N
         if as_name not in held:
             # An unknown game or seat says so first; the hint fits the seat.
             view = session.service.view(game_id)
-            seat = view["seats"][session.service.seat_of(game_id, as_name)]
+            seat = view["seats"][seat_index(view, as_name)]
             open_seat = seat["kind"] == "person" and not seat.get("joined")
             hint = f"join it: red7 join {game_id} {as_name}" if open_seat else "give its token with --token"
             raise click.ClickException(f"you hold no token for seat {as_name!r} in game {game_id} ({hint})")

@@ -35,6 +35,7 @@ __all__ = [
     "Answer",
     "QUEUE_NAME",
     "GameSummary",
+    "seat_index",
 ]
 
 QUEUE_NAME = "red7"  # the RQ queue every red7es worker listens on
@@ -136,7 +137,7 @@ class GameService:
     def join(self, game_id: str, name: str, *, wait: float = 10.0) -> str:
         """Claim a person's seat; returns the new secret token for it."""
         view = self.view(game_id)
-        seat = _seat_index(view, name)
+        seat = seat_index(view, name)
         token = new_token()
         key = public_key(token)
         command = JoinCommand(uuid.uuid4().hex, seat, key)
@@ -270,7 +271,7 @@ class GameService:
         seats = self._seat_names.get(game_id)
         if seats is None or name not in seats:
             view = self.view(game_id)
-            seat = _seat_index(view, name)
+            seat = seat_index(view, name)
             self._seat_names[game_id] = [s["name"] for s in view["seats"]]
             return seat
         return seats.index(name)
@@ -349,7 +350,8 @@ class GameService:
         raise AssertionError("unreachable: the batches end only by an error")  # pragma: no cover
 
 
-def _seat_index(view: dict[str, Any], name: str) -> int:
+def seat_index(view: dict[str, Any], name: str) -> int:
+    """The number of seat ``name`` (or a seat number given as text) in a game's view."""
     for seat in view.get("seats", []):
         if seat["name"] == name:
             return int(seat["seat"])
