@@ -126,7 +126,7 @@ class GameService:
             raise ServiceError(f"{game_id!r} is not a valid game id (lower-case letters, digits, dashes)")
         secret = make_seed(seed)
         command = CreateCommand(f"create-{game_id}", variant, seat_specs, commitment(secret), tuple(joins))
-        mark = self.store.last_change_id(game_id) if wait else "0-0"  # "0-0" for a game never seen
+        mark = self.store.last_change_id(game_id) if wait else "0-0"  # only a wait reads from the mark
         if not self.store.create(game_id, command.id, encode_command(command, now_ms()), secret, now_ms(), GENESIS):
             raise ServiceError(f"a game {game_id!r} already exists")
         self.schedule(game_id)

@@ -184,8 +184,7 @@ class TournamentRunner:
                 pipe.exists(Keys(t.game).meta)
             found = [t.game for (_r, t), exists in zip(pending, pipe.execute(), strict=True) if exists]
             for game, cursor in zip(found, self.service.store.last_change_ids(found), strict=True):
-                self.cursors.setdefault(game, cursor)
-                self.known.add(game)
+                self._know(game, cursor)
             self._discovered = True
         in_flight = sum(1 for _r, t in pending if t.game in self.known and not self._has_people(t))
         for r, t in pending:
@@ -206,17 +205,19 @@ class TournamentRunner:
         seats = [spec.entrants[e] for e in t.seats]
         try:
             self.service.create(spec.variant, seats, seed=game_seed(self.seed, t.game), game_id=t.game, wait=None)
-            self.cursors[t.game] = "0-0"
         except ServiceError:
             if not self.service.store.exists(t.game):
                 raise
-        self._know(t.game)
+            self._know(t.game)  # created meanwhile by another runner: follow it from now
+        else:
+            self._know(t.game, "0-0")  # new: every change it will have is news
 
-    def _know(self, game: str) -> None:
+    def _know(self, game: str, cursor: str | None = None) -> None:
+        """Follow ``game`` from change ``cursor`` (default: its latest change, read now)."""
         if game not in self.known:
             self.known.add(game)
             if game not in self.cursors:
-                self.cursors[game] = self.service.store.last_change_id(game)
+                self.cursors[game] = cursor if cursor is not None else self.service.store.last_change_id(game)
 
     def _record_finished(self) -> bool:
         """Record every known game that is over; True if the stream changed."""
