@@ -88,6 +88,18 @@ def edit_command(record: Record, index: int, change: Callable[[Any], Any]) -> Re
     return dataclasses.replace(record, commands=tuple(commands))
 
 
+def command_index(record: Record, command_id: str) -> int:
+    """Position of the command with this id in the commands stream (corrupt ones skipped)."""
+    for k, entry in enumerate(record.commands):
+        try:
+            command, _at = decode_command(entry.raw)
+        except ValueError:
+            continue
+        if command.id == command_id:
+            return k
+    raise LookupError(command_id)
+
+
 def find(record: Record, predicate: Callable[[LogEvent], bool], start: int = 0) -> int:
     for i, event in enumerate(events_of(record)):
         if i >= start and predicate(event):

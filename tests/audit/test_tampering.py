@@ -36,6 +36,7 @@ from red7es.variant import Variant
 
 from .conftest import ADVANCED, Games
 from .tamper import (
+    command_index,
     edit_command,
     edit_event,
     events_of,
@@ -67,17 +68,6 @@ def assert_fails(record: Record, check: str, event: int) -> Divergence:
     divergence = first(record)
     assert (divergence.check, divergence.event) == (check, event), divergence.line()
     return divergence
-
-
-def command_index(record: Record, command_id: str) -> int:
-    for k, entry in enumerate(record.commands):
-        try:
-            command, _at = decode_command(entry.raw)
-        except ValueError:
-            continue
-        if command.id == command_id:
-            return k
-    raise LookupError(command_id)
 
 
 def applied(record: Record, by: str, start: int = 0) -> int:
