@@ -2,7 +2,7 @@
 
 The deck order of a round is a fixed, documented function of (seed, round number),
 independent of the Python version, so anyone holding the revealed seed can re-derive
-every deal (docs/randomness.md):
+every deal (docs/events.md, "Deals"; docs/records.md):
 
 * a byte stream ``SHA-256(b"red7es/deal/v1" || seed || round as 4 bytes big-endian ||
   counter as 4 bytes big-endian)`` for counter = 0, 1, 2, ... concatenated;
