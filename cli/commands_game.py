@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -13,13 +14,23 @@ from red7es.bots.base import BOT_NAMES
 from red7es.service.client import GameService, Rejected, seat_index
 from red7es.service.codec import seat_data
 from red7es.service.events import BOT, PERSON, SeatSpec
+from red7es.service.tokens import TokenError, public_key
 from red7es.variant import Variant
 
 from .options import console, emit_json, json_option, pass_session, url_option
 from .render import cards_text, describe_events, render_view
 from .session import Session
 
-__all__ = ["COMMANDS", "seat_for", "seat_specs", "variant_from", "variant_options"]
+__all__ = [
+    "COMMANDS",
+    "bot_entry",
+    "check_token",
+    "seat_for",
+    "seat_specs",
+    "split_bots",
+    "variant_from",
+    "variant_options",
+]
 
 
 def variant_options(fn: Any) -> Any:
@@ -49,14 +60,41 @@ def variant_from(players: int, scoring: bool, draw: bool, actions: bool, rounds:
     return Variant(players, scoring, draw, actions, rounds, target)
 
 
+def bot_entry(entry: str) -> tuple[str, str]:
+    """``(name, spec)`` of a ``--bot`` entry: ``SPEC`` or ``NAME=SPEC``.
+
+    A spec's options contain ``=`` too (``ismcts:iterations=200``), so only an
+    ``=`` before the spec's ``:`` names the seat; unnamed, a bot is named after its kind.
+    """
+    name, eq, spec = entry.partition("=")
+    if eq and ":" not in name:
+        return name.strip(), spec.strip()
+    return entry.split(":")[0].strip(), entry.strip()
+
+
+def split_bots(text: str) -> tuple[str, ...]:
+    """The entries of a comma-separated bot list (``--bots greedy,ismcts:time=0.05,belief=0.5``).
+
+    Commas also separate a spec's options: a ``key=value`` part right after a spec
+    with options is one more option, unless its value is a bot (``bob=greedy``).
+    """
+    entries: list[str] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        key, eq, value = part.partition("=")
+        is_option = eq and ":" not in key and value.split(":")[0].strip().lower() not in BOT_NAMES
+        if is_option and entries and ":" in bot_entry(entries[-1])[1]:
+            entries[-1] += f",{part}"
+        else:
+            entries.append(part)
+    return tuple(entries)
+
+
 def seat_specs(people: tuple[str, ...], bots: tuple[str, ...]) -> list[SeatSpec]:
-    """People first, then bots; a bot is ``SPEC`` or ``NAME=SPEC`` (``--bot greedy``)."""
+    """People first, then bots (:func:`bot_entry`: ``--bot greedy``, ``--bot g2=greedy``)."""
     seats = [SeatSpec(name, PERSON) for name in people]
     taken = set(people)
     for entry in bots:
-        name, eq, spec = entry.partition("=")
-        if not eq:
-            spec, name = entry, entry.split(":")[0]
+        name, spec = bot_entry(entry)
         base, n = name, 2
         while name in taken:
             name, n = f"{base}{n}", n + 1
@@ -65,12 +103,24 @@ def seat_specs(people: tuple[str, ...], bots: tuple[str, ...]) -> list[SeatSpec]
     return seats
 
 
+def check_token(token: str, keys: Sequence[str | None], name: str, game_id: str) -> None:
+    """Refuse a token whose public key is none of ``keys`` (the keys seat ``name`` joined with)."""
+    try:
+        key = public_key(token)
+    except TokenError as exc:
+        raise click.ClickException(str(exc)) from None
+    if key not in keys:
+        raise click.ClickException(f"that token is not {name}'s in game {game_id}")
+
+
 def seat_for(session: Session, game_id: str, as_name: str | None, token: str | None) -> tuple[str, str]:
     """The (seat name, token) a command acts as: ``--as``, else the one seat held here."""
     held = session.credentials.seats(game_id)
     if token:
         if not as_name:
             raise click.UsageError("--token needs --as NAME")
+        view = session.service.view(game_id)
+        check_token(token, [view["seats"][seat_index(view, as_name)].get("key")], as_name, game_id)
         return as_name, token
     if as_name:
         if as_name not in held:
@@ -149,9 +199,7 @@ def new(
     joins = [s.name for s in seats if not s.is_bot]
     joins = joins if join_all else (joins[:1] if join else [])
     session.ensure_worker()
-    created = session.service.create(variant, seats, seed=seed, join=joins, game_id=game_id)
-    for name, token in created.tokens.items():
-        session.credentials.save(created.game_id, name, token)
+    created = session.service.create(variant, seats, seed=seed, join=joins, game_id=game_id)  # tokens kept
     if as_json:
         emit_json(
             {
@@ -193,12 +241,14 @@ def join(session: Session, game: str, name: str, as_json: bool) -> None:
     Example:
         red7 join 3f9a2c1b bob
     """
+    if session.credentials.token(game, name):
+        raise click.ClickException(f"you already hold seat {name} in game {game}: play it with red7 play --game {game}")
     session.ensure_worker()
     try:
-        token = session.service.join(game, name)
+        token = session.service.join(game, name)  # the token is kept before the wait for a worker
     except Rejected as exc:
+        session.credentials.forget(game, name)
         raise click.ClickException(f"cannot join: {exc}") from None
-    session.credentials.save(game, name, token)
     if as_json:
         emit_json({"game": game, "seat": name, "token": token})
     else:
@@ -210,7 +260,9 @@ def join(session: Session, game: str, name: str, as_json: bool) -> None:
 
 
 @click.command()
-@click.option("--limit", default=50, show_default=True, help="How many games, newest first.")
+@click.option(
+    "--limit", default=50, show_default=True, type=click.IntRange(min=1), help="How many games, newest first."
+)
 @json_option
 @url_option
 @pass_session
@@ -326,9 +378,13 @@ def moves(session: Session, game: str, as_name: str | None, token: str | None, a
 
 
 def build_turn(
-    turn: str | None, play: tuple[str, ...], canvas: str | None, draw: bool, fold: bool, keep_open: bool
+    turn: str | None, play: tuple[str, ...], canvas: tuple[str, ...], draw: bool, fold: bool, keep_open: bool
 ) -> str:
-    """Turn text from the TURN argument or the friendly options."""
+    """Turn text from the TURN argument or the friendly options.
+
+    Every option given becomes a step (a second ``--canvas`` too): the rules, not
+    the option parser, say what a turn may hold, so nothing typed is silently dropped.
+    """
     if turn and (play or canvas or draw or fold):
         raise click.UsageError("give the turn either as TURN or with --play/--canvas/--draw/--fold, not both")
     if fold:
@@ -336,7 +392,7 @@ def build_turn(
             raise click.UsageError("--fold stands alone")
         return "fold"
     if not turn:
-        parts = [f"p:{c}" for c in play] + ([f"c:{canvas}"] if canvas else []) + (["draw"] if draw else [])
+        parts = [f"p:{c}" for c in play] + [f"c:{c}" for c in canvas] + (["draw"] if draw else [])
         if not parts:
             raise click.UsageError('give a turn, e.g. red7 move GAME "p:R7 c:B3" or --play R7 --canvas B3')
         turn = " ".join(parts)
@@ -351,7 +407,7 @@ def build_turn(
 @click.option(
     "--play", "-P", "play", multiple=True, metavar="CARD", help="Play CARD to your palette (twice after a 5)."
 )
-@click.option("--canvas", "-c", metavar="CARD", help="Discard CARD to the Canvas.")
+@click.option("--canvas", "-c", multiple=True, metavar="CARD", help="Discard CARD to the Canvas.")
 @click.option("--draw", is_flag=True, help="Take the Advanced draw after discarding.")
 @click.option("--fold", is_flag=True, help="Give up this round.")
 @click.option("--open", "keep_open", is_flag=True, help="Keep the turn open (to see a card a 3 draws).")
@@ -366,7 +422,7 @@ def move(
     game: str,
     turn: str | None,
     play: tuple[str, ...],
-    canvas: str | None,
+    canvas: tuple[str, ...],
     draw: bool,
     fold: bool,
     keep_open: bool,

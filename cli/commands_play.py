@@ -12,7 +12,7 @@ from rich.text import Text
 from red7es.bots.base import BOT_NAMES
 from red7es.service.client import GameService, Rejected
 
-from .commands_game import seat_for, seat_specs, seat_view, variant_from, variant_options
+from .commands_game import seat_for, seat_specs, seat_view, split_bots, variant_from, variant_options
 from .options import console, pass_session, url_option
 from .render import describe_events, render_view
 from .session import Session
@@ -69,11 +69,10 @@ def play(
     service = session.service
     out = console()
     if game_id is None:
-        specs = seat_specs((name,), tuple(b.strip() for b in bots.split(",") if b.strip()))
+        specs = seat_specs((name,), split_bots(bots))
         variant = variant_from(len(specs), scoring, draw, actions, rounds, target)
         created = service.create(variant, specs, seed=seed, join=[name])
         game_id = created.game_id
-        session.credentials.save(game_id, name, created.tokens[name])
         out.print(Text(f"New game {game_id}: {variant.describe()}. Type ? for help.", style="bold"))
         token = created.tokens[name]
     else:

@@ -31,8 +31,8 @@ from red7es.service.records import (
 from red7es.service.records import export as export_record
 from red7es.service.replay import Replay, view_of
 from red7es.service.store import valid_game_id
-from red7es.service.tokens import TokenError, public_key
 
+from .commands_game import check_token
 from .options import console, emit_json, json_option, pass_session, url_option
 from .render import describe_events, render_view
 from .session import Session
@@ -128,18 +128,16 @@ def _load(session: Session, source: str, game_id: str | None) -> Replay:
 def _check_token(session: Session, game: Replay, seat: int, token: str | None) -> None:
     """A running game's seat view shows a hand: only its holder may see it."""
     name = game.names[seat]
+    if game.created.seats[seat].is_bot:
+        raise click.ClickException(
+            f"game {game.game_id} is not over: {name} is a bot, whose hand nobody sees until the end"
+        )
     token = token or session.credentials.token(game.game_id, name)
     if not token:
         raise click.ClickException(
             f"game {game.game_id} is not over: replaying it as {name} needs {name}'s token (--token, or hold the seat)"
         )
-    keys = [e.key for e in game.events if isinstance(e, SeatJoined) and e.seat == seat]
-    try:
-        key = public_key(token)
-    except TokenError as exc:
-        raise click.ClickException(str(exc)) from None
-    if key not in keys:
-        raise click.ClickException(f"that token is not {name}'s in game {game.game_id}")
+    check_token(token, [e.key for e in game.events if isinstance(e, SeatJoined) and e.seat == seat], name, game.game_id)
 
 
 def _step(game: Replay, at: int | None, seat: int | None) -> None:

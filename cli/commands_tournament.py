@@ -426,7 +426,9 @@ def report_tournament_audit(session: Session, name: str, as_json: bool) -> None:
 
 
 @tournament.command("list")
-@click.option("--limit", default=50, show_default=True, help="How many tournaments, newest first.")
+@click.option(
+    "--limit", default=50, show_default=True, type=click.IntRange(min=1), help="How many tournaments, newest first."
+)
 @json_option
 @url_option
 @pass_session

@@ -51,6 +51,15 @@ class Credentials:
         data["games"].setdefault(game_id, {})[name] = token
         self._save(data)
 
+    def forget(self, game_id: str, name: str) -> None:
+        """Drop a token that took no seat (its join was refused)."""
+        data = self._load()
+        seats = data["games"].get(game_id, {})
+        if seats.pop(name, None) is not None:
+            if not seats:
+                del data["games"][game_id]
+            self._save(data)
+
     def seats(self, game_id: str) -> dict[str, str]:
         """Seat name -> token for the seats this user holds in a game."""
         seats: dict[str, str] = self._load()["games"].get(game_id, {})

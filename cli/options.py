@@ -77,6 +77,10 @@ class Red7Group(click.Group):
             raise click.ClickException(f"lost the connection to Redis at {where}: {str(exc).splitlines()[0]}") from None
         except redis.exceptions.ResponseError as exc:
             raise click.ClickException(f"Redis refused a command: {exc}") from None
+        except redis.exceptions.RedisError as exc:  # e.g. a reply that is not Redis protocol
+            raise click.ClickException(
+                f"Redis failed: {(str(exc).strip() or type(exc).__name__).splitlines()[0]}"
+            ) from None
         except Exception as exc:  # last: only what the clauses above did not take
             line = _tournament_error(exc)
             if line is None:

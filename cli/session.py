@@ -74,6 +74,7 @@ class Session:
     @cached_property
     def service(self) -> GameService:
         service = GameService(self.connection)
+        service.keep_token = self.credentials.save  # saved before any wait for a worker
         if self.endpoint.embedded:
             # A local worker may have died (its heartbeat lingers a few seconds):
             # when an answer is slow, check again and start one if needed.

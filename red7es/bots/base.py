@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Protocol
 
 from ..game import Game
@@ -53,14 +54,19 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
     target = _BOTS.get(name)
     if target is None:
         raise BotError(f"unknown bot {spec!r}: choose one of {', '.join(BOT_NAMES)}")
+    module_name, _, class_name = target.partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    known = [p for p in inspect.signature(cls.from_options).parameters if p != "seed"]
     options: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in opts.split(","))):
         key, eq, value = part.partition("=")
+        key = key.strip()
         if not eq:
             raise BotError(f"bot option {part!r} must look like name=value")
-        options[key.strip()] = value.strip()
-    module_name, _, class_name = target.partition(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
+        if key not in known:
+            takes = f"it takes {', '.join(known)}" if known else "it takes none"
+            raise BotError(f"bot {name!r} has no option {key!r}: {takes}")
+        options[key] = value.strip()
     try:
         bot: Bot = cls.from_options(seed=seed, **options)
     except (TypeError, ValueError) as exc:

@@ -50,6 +50,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
 from ..cards import bits as _bits
 from ..game import Game
@@ -80,7 +81,8 @@ EPSILON = 0.1  # playouts: chance of a random turn instead of the best-valued on
 ACTIONS_RANDOM = 0.5  # the same with actions, where the heuristic knows fewer turns
 END_BIAS = 0.9  # random playout turns: chance to end as soon as the turn may end
 
-Action = tuple[tuple[int, ...], bool]  # (step codes without the implied end, open)
+Action = tuple[tuple[int, ...], bool]
+_Number = TypeVar("_Number", int, float)  # (step codes without the implied end, open)
 
 _P, _C, _DRAW, _7C, _7D, _ONE = range(6)  # step kinds (code >> 6)
 
@@ -146,10 +148,10 @@ class IsmctsBot:
         """Build from ``make_bot`` options, whose values arrive as strings."""
         return cls(
             seed=int(seed),
-            iterations=None if iterations is None else int(iterations),
-            time_limit=None if time is None else float(time),
-            c=DEFAULT_C if c is None else float(c),
-            belief=DEFAULT_BELIEF if belief is None else float(belief),
+            iterations=None if iterations is None else _option("iterations", iterations, int),
+            time_limit=None if time is None else _option("time", time, float),
+            c=DEFAULT_C if c is None else _option("c", c, float),
+            belief=DEFAULT_BELIEF if belief is None else _option("belief", belief, float),
         )
 
     def choose(self, obs: Observation) -> Turn:
@@ -170,6 +172,15 @@ class IsmctsBot:
                 break
         self.last_stats = SearchStats(done, time.perf_counter() - start, search.size())
         return _turn(search.best())
+
+
+def _option(key: str, value: float | str, kind: type[_Number]) -> _Number:
+    """An option's value as a number, or a ValueError that names the option."""
+    try:
+        return kind(value)
+    except ValueError:
+        what = "a whole number" if kind is int else "a number"
+        raise ValueError(f"{key} must be {what}, not {value!r}") from None
 
 
 def decision_seed(seed: int, obs: Observation) -> int:

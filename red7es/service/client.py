@@ -17,7 +17,7 @@ from typing import Any
 import msgpack
 import redis
 
-from ..deal import commitment, make_seed
+from ..deal import SeedError, commitment, make_seed
 from ..steps import StepError, Turn
 from ..variant import Variant
 from .codec import GENESIS, Recorded, decode_command, decode_log, encode_command
@@ -90,6 +90,10 @@ class GameService:
         self.wake = wake if wake is not None else Inbox(connection).post
         # Called when an answer is slow to come (the CLI starts a local worker if none runs).
         self.on_slow: Callable[[], None] | None = None
+        # Called with (game, seat name, token) as soon as a new token is committed to
+        # Redis and before waiting for a worker: a wait that times out (no worker yet)
+        # must not lose the token of a seat the command will still take.
+        self.keep_token: Callable[[str, str, str], None] | None = None
         self._seat_names: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------------ lifecycle
@@ -124,11 +128,15 @@ class GameService:
         game_id = game_id or secrets.token_hex(4)
         if not valid_game_id(game_id):
             raise ServiceError(f"{game_id!r} is not a valid game id (lower-case letters, digits, dashes)")
-        secret = make_seed(seed)
+        try:
+            secret = make_seed(seed)
+        except SeedError as exc:
+            raise ServiceError(str(exc)) from None
         command = CreateCommand(f"create-{game_id}", variant, seat_specs, commitment(secret), tuple(joins))
         mark = self.store.last_change_id(game_id) if wait else "0-0"  # only a wait reads from the mark
         if not self.store.create(game_id, command.id, encode_command(command, now_ms()), secret, now_ms(), GENESIS):
             raise ServiceError(f"a game {game_id!r} already exists")
+        self._keep(game_id, tokens)
         self.schedule(game_id)
         if wait:
             self._await(game_id, mark, wait, lambda e: e.get("type") == "GameCreated")
@@ -143,6 +151,7 @@ class GameService:
         command = JoinCommand(uuid.uuid4().hex, seat, key)
         mark = self.store.last_change_id(game_id)
         self.store.submit(game_id, command.id, encode_command(command, now_ms()))
+        self._keep(game_id, {name: token})
         self.schedule(game_id)
         answer = self._await(
             game_id,
@@ -340,6 +349,11 @@ class GameService:
             for change_id, _v, payload in self._changes(game_id, cursor, deadline):
                 cursor = change_id
                 yield msgpack.unpackb(payload, raw=False)["events"]
+
+    def _keep(self, game_id: str, tokens: dict[str, str]) -> None:
+        if self.keep_token is not None:
+            for name, token in tokens.items():
+                self.keep_token(game_id, name, token)
 
     def _await(self, game_id: str, after: str, wait: float, match: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
         """The first event after ``after`` that ``match`` accepts."""

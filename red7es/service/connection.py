@@ -147,7 +147,8 @@ class Endpoint:
             # No read timeout: watchers and workers block on streams for as long as they ask.
             connection = client_for(self.url, socket_connect_timeout=5, socket_timeout=None, health_check_interval=30)
             connection.ping()
-        except UNREACHABLE_ERRORS + (ValueError,) as exc:
+        except UNREACHABLE_ERRORS + (ValueError, redis.exceptions.RedisError) as exc:
+            # RedisError too: a server that answers PING wrongly (not Redis at all) is as unusable
             raise UnreachableError(f"cannot reach Redis at {self.url}: {_reason(exc)}") from None
         return connection
 

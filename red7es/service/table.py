@@ -298,6 +298,7 @@ class Table:
                 "kind": spec.kind,
                 "bot": spec.bot,
                 "joined": spec.is_bot or self.keys[i] is not None,
+                "key": self.keys[i],  # public: lets a client check a token before it signs with it
             }
             if obs is not None:
                 sv = obs.seats[i]

@@ -135,8 +135,11 @@ def test_replay_a_running_game_as_a_seat_needs_its_token(
     served: tuple[Games, str], env: dict[str, str], tmp_path: Path
 ) -> None:
     games, url = served
-    tokens = games.people("live", Variant(2, rounds=9), ("alice", "bob"), stop_after=4, mischief=0)
+    tokens = games.people("live", Variant(3, rounds=9), ("alice", "bob"), stop_after=4, mischief=0)
     assert run(env, "replay", "live", "--url", url, "--json").exit_code == 0
+    assert "bot0 is a bot, whose hand nobody sees until the end" in fails(
+        run(env, "replay", "live", "--url", url, "--as", "bot0")
+    )
     assert "needs alice's token" in fails(run(env, "replay", "live", "--url", url, "--as", "alice"))
     assert "not alice's" in fails(run(env, "replay", "live", "--url", url, "--as", "alice", "--token", tokens["bob"]))
     result = run(env, "replay", "live", "--url", url, "--as", "alice", "--token", tokens["alice"], "--json")

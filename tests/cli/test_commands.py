@@ -22,7 +22,7 @@ import redis
 from click.testing import CliRunner
 from support import Red7, fails, new_id, one_line_error, wait_for
 
-from red7es.cli.commands_game import build_turn
+from red7es.cli.commands_game import bot_entry, build_turn, split_bots
 from red7es.cli.main import cli
 from red7es.cli.session import live_workers
 from red7es.service.redis_server import free_port
@@ -189,6 +189,20 @@ def test_new_bots_get_distinct_names(alice: Red7) -> None:
     assert [s["name"] for s in data["seats"]] == ["alice", "greedy", "greedy2", "random"]
 
 
+def test_new_bot_specs_with_options(alice: Red7) -> None:
+    """``ismcts:iterations=50`` is a spec (its ``=`` is an option's), ``g2=greedy`` names a seat."""
+    data = create(
+        alice, "-p", "alice", "-b", "ismcts:iterations=50,belief=0.5", "-b", "g2=greedy", "-b", "x=ismcts:c=1"
+    )
+    seats = [(s["name"], s["bot"]) for s in data["seats"]]
+    assert seats == [
+        ("alice", None),
+        ("ismcts", "ismcts:iterations=50,belief=0.5"),
+        ("g2", "greedy"),
+        ("x", "ismcts:c=1"),
+    ]
+
+
 def test_new_bots_only_game_plays_to_the_end(alice: Red7) -> None:
     data = create(alice, "-b", "greedy", "-b", "random")
     assert data["tokens"] == {}
@@ -242,6 +256,9 @@ def test_new_seed_reproduces_the_deal(alice: Red7) -> None:
         (("-p", "a", "-p", "b", "-p", "c", "-b", "greedy", "-b", "random"), "Red7 is played by 2 to 4 players, not 5"),
         (("-p", "a", "-p", "a"), "seat names must be different"),
         (("-p", "a", "-b", "nosuch"), "unknown bot 'nosuch'"),
+        (("-p", "a", "-b", "ismcts:frob=1"), "bot 'ismcts' has no option 'frob': it takes iterations, time, c, belief"),
+        (("-p", "a", "-b", "ismcts:iterations=many"), "iterations must be a whole number, not 'many'"),
+        (("-p", "a", "-b", "greedy", "--seed", ""), "a seed must not be empty"),
         (("-p", "a", "-b", "greedy", "--id", "Not An Id"), "is not a valid game id"),
     ],
 )
@@ -284,6 +301,38 @@ def test_join_takes_an_open_seat(alice: Red7, bob: Red7) -> None:
     assert len(seat_view(bob, game, "bob")["hand"]) == view["seats"][1]["hand_size"]
 
 
+def test_new_and_join_keep_the_token_when_no_worker_answers(
+    homes: Any, redis_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No worker running: the command times out, but the seat it will take is yours."""
+    from red7es.service.client import GameService
+    from red7es.service.tokens import public_key
+    from red7es.workers.context import WorkerContext
+
+    for method in (GameService.create, GameService.join):  # the CLI runs in-process: wait 0.5 s, not 10
+        monkeypatch.setitem(method.__kwdefaults__, "wait", 0.5)
+    empty = redis_server.url.rsplit("/", 1)[0] + "/3"  # a database no worker serves
+    connection = redis.Redis.from_url(empty)
+    worker = WorkerContext(connection)  # folds by hand, once the commands have timed out
+    try:
+        carol, dan = Red7(empty, homes("carol")), Red7(empty, homes("dan"))
+        game = new_id()
+        line = one_line_error(carol("new", "-p", "carol", "-p", "dan", "-b", "random", "--id", game))
+        assert "no answer from a worker" in line
+        carol_token = carol.credentials()["games"][game]["carol"]
+        worker.advance(game)
+        assert "no answer from a worker" in one_line_error(dan("join", game, "dan"))
+        dan_token = dan.credentials()["games"][game]["dan"]
+        worker.advance(game)
+        seats = carol.json("show", game)["seats"]
+        assert [s["key"] for s in seats] == [public_key(carol_token), public_key(dan_token), None]
+        assert "hand" in dan.json("show", game, "--as", "dan")
+        assert "you already hold seat dan" in one_line_error(dan("join", game, "dan"))
+    finally:
+        connection.flushdb()
+        connection.close()
+
+
 def test_join_json(alice: Red7, bob: Red7) -> None:
     game = create(alice, "-p", "alice", "-p", "bob")["game"]
     data = bob.json("join", game, "bob")
@@ -300,9 +349,15 @@ def test_join_errors(alice: Red7, bob: Red7) -> None:
     bob.ok("join", game, "bob")
     assert "seat bob has already been taken" in one_line_error(alice("join", game, "bob"))
     assert bob.credentials()["games"] == {game: {"bob": bob.credentials()["games"][game]["bob"]}}
+    assert "bob" not in alice.credentials()["games"][game], "a refused join keeps no token"
 
 
 # ---------------------------------------------------------------------------- games
+
+
+@pytest.mark.parametrize("limit", ["0", "-5"])
+def test_games_limit_must_be_positive(alice: Red7, limit: str) -> None:
+    assert "Invalid value for '--limit'" in fails(alice("games", "--limit", limit), 2)
 
 
 def test_games_json_and_table(alice: Red7) -> None:
@@ -553,9 +608,15 @@ def test_move_with_a_wrong_token(alice: Red7, bob: Red7) -> None:
     bob.ok("join", game, "bob")
     bob_token = bob.credentials()["games"][game]["bob"]
     turn = view["legal"][0]
+    version = alice.json("show", game)["version"]
     line = one_line_error(bob("move", game, turn, "--as", "alice", "--token", bob_token))
-    assert line == "Error: rejected: wrong token for seat alice"
+    assert line == f"Error: that token is not alice's in game {game}"  # checked before anything is signed
     assert "a seat token is 64 hex digits" in one_line_error(bob("move", game, turn, "--as", "alice", "--token", "x"))
+    assert alice.json("show", game)["version"] == version  # nothing was submitted
+    # show, moves and watch check a given token the same way
+    for command in (["show", game], ["moves", game], ["watch", game, "--timeout", "1"]):
+        assert one_line_error(bob(*command, "--as", "alice", "--token", bob_token)).startswith("Error: that token")
+        assert "64 hex digits" in one_line_error(bob(*command, "--as", "alice", "--token", "nothex"))
     assert "--token needs --as NAME" in fails(bob("move", game, turn, "--token", bob_token), 2)
     # The right token works from anywhere, without a credentials file.
     alice_token = alice.credentials()["games"][game]["alice"]
@@ -618,12 +679,41 @@ def test_move_id_resubmission_has_its_effect_once(alice: Red7) -> None:
     assert alice.json("show", game)["version"] == version
 
 
+@pytest.mark.parametrize(
+    ("text", "entries"),
+    [
+        ("greedy,greedy", ("greedy", "greedy")),
+        ("greedy,ismcts:time=0.05,belief=0.5", ("greedy", "ismcts:time=0.05,belief=0.5")),
+        ("ismcts:iterations=5,bob=greedy,random", ("ismcts:iterations=5", "bob=greedy", "random")),
+        ("x=ismcts:c=1,belief=0, random ,", ("x=ismcts:c=1,belief=0", "random")),
+    ],
+)
+def test_split_bots_keeps_a_spec_s_options_together(text: str, entries: tuple[str, ...]) -> None:
+    assert split_bots(text) == entries
+
+
+def test_bot_entry_names_a_seat_only_before_the_spec() -> None:
+    assert bot_entry("greedy") == ("greedy", "greedy")
+    assert bot_entry("g2=greedy") == ("g2", "greedy")
+    assert bot_entry("ismcts:iterations=200") == ("ismcts", "ismcts:iterations=200")
+    assert bot_entry("deep=ismcts:iterations=200") == ("deep", "ismcts:iterations=200")
+
+
+def test_move_with_two_canvas_options_is_refused_by_the_rules(alice: Red7) -> None:
+    game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="canvas2")
+    first, second = view["hand"][:2]
+    line = one_line_error(alice("move", game, "--canvas", first, "--canvas", second))
+    assert line.startswith("Error: rejected: ")
+    after = seat_view(alice, game, "alice")
+    assert (after["hand"], after["to_move"]) == (view["hand"], view["seat"]), "nothing was played"
+
+
 def test_build_turn_from_options() -> None:
-    assert build_turn("p:R7 c:B3", (), None, False, False, False) == "p:R7 c:B3"
-    assert build_turn(None, ("R7",), "B3", True, False, False) == "p:R7 c:B3 draw"
-    assert build_turn(None, ("B5", "R3"), None, False, False, True) == "p:B5 p:R3 ..."
-    assert build_turn("p:G3 ...", (), None, False, False, True) == "p:G3 ..."
-    assert build_turn(None, (), None, False, True, False) == "fold"
+    assert build_turn("p:R7 c:B3", (), (), False, False, False) == "p:R7 c:B3"
+    assert build_turn(None, ("R7",), ("B3",), True, False, False) == "p:R7 c:B3 draw"
+    assert build_turn(None, ("B5", "R3"), (), False, False, True) == "p:B5 p:R3 ..."
+    assert build_turn("p:G3 ...", (), (), False, False, True) == "p:G3 ..."
+    assert build_turn(None, (), (), False, True, False) == "fold"
 
 
 # ---------------------------------------------------------------------------- watch
@@ -744,6 +834,35 @@ def test_redis_unreachable_from_the_environment(tmp_path: Any, monkeypatch: pyte
     assert result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"Error: cannot reach Redis at {url}: "), result.stderr
+
+
+def test_a_server_that_is_not_redis(tmp_path: Any) -> None:
+    """Something else listens on the port (here an HTTP server's reply): one line, no traceback."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def answer() -> None:
+        with server:
+            while True:
+                try:
+                    conn, _ = server.accept()
+                except OSError:
+                    return
+                with conn:
+                    conn.recv(1024)
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        for args in (("games",), ("status",)):
+            url = f"redis://127.0.0.1:{port}/0"
+            result = CliRunner().invoke(cli, [*args, "--url", url], env={"RED7_HOME": str(tmp_path)})
+            assert f"Error: cannot reach Redis at {url}: Protocol Error" in one_line_error(result)
+    finally:
+        server.close()
 
 
 def test_bad_url(tmp_path: Any) -> None:

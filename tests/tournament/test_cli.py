@@ -53,6 +53,19 @@ def test_create_run_standings_show_list(red7: TournamentRed7) -> None:
     assert t in red7.ok("list").stdout
 
 
+def test_the_help_s_example_creates_a_tournament(red7: TournamentRed7) -> None:
+    """``-b ismcts:iterations=200`` is a bot spec, ``-b g2=greedy`` a named entrant."""
+    t = new_id("c")
+    data = red7.json("create", t, "-b", "greedy", "-b", "random", "-b", "g2=greedy", "-b", "ismcts:iterations=200")
+    entrants = [(e["name"], e["bot"]) for e in data["entrants"]]
+    assert entrants == [
+        ("greedy", "greedy"),
+        ("random", "random"),
+        ("g2", "greedy"),
+        ("ismcts", "ismcts:iterations=200"),
+    ]
+
+
 def test_csv_to_file_and_stdout(red7: TournamentRed7, tmp_path: Path) -> None:
     t = new_id("c")
     red7.ok("create", t, "-b", "greedy", "-b", "random", "-b", "random", "-f", "swiss", "-n", "2", "--seed", "csv")
