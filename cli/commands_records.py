@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -26,6 +26,7 @@ from red7es.service.records import (
     detect_format,
     import_record,
     read_all,
+    read_each,
     write_all,
 )
 from red7es.service.records import export as export_record
@@ -40,6 +41,7 @@ from .session import Session
 __all__ = ["COMMANDS"]
 
 _RECORD_SUFFIXES = (".jsonl", ".msgpack")
+_T = TypeVar("_T")
 
 
 def is_file(source: str) -> bool:
@@ -47,6 +49,13 @@ def is_file(source: str) -> bool:
     if source.lower().endswith(_RECORD_SUFFIXES) or os.sep in source or (os.altsep and os.altsep in source):
         return True
     return os.path.isfile(source) and not valid_game_id(source)
+
+
+def _holding(records: list[_T], file: str) -> list[_T]:
+    """The records of a file; a file with none is an error, not an empty success."""
+    if not records:
+        raise click.ClickException(f"{file} holds no game")
+    return records
 
 
 def _pick(records: list[Record], game_id: str | None, source: str) -> Record:
@@ -120,7 +129,7 @@ def replay(
 
 def _load(session: Session, source: str, game_id: str | None) -> Replay:
     if is_file(source):
-        record = _pick(read_all(source), game_id, source)
+        record = _pick(_holding(read_all(source), source), game_id, source)
         return Replay(decode_log(e.raw for e in record.events))
     return Replay(session.service.log(source))
 
@@ -228,9 +237,7 @@ def import_(session: Session, file: str, fmt: str | None, as_json: bool) -> None
     Example:
         red7 import game.jsonl
     """
-    records = read_all(file, fmt)
-    if not records:
-        raise click.ClickException(f"{file} holds no game")
+    records = _holding(read_all(file, fmt), file)
     done: list[AuditReport] = []
     for record in records:
         try:
@@ -261,7 +268,8 @@ def audit(session: Session, source: str | None, all_games: bool, tournament_id: 
     """Prove a game fair: replay it from its revealed seed and compare every event.
 
     Prints PASS, or the first divergence in one line (event and command number,
-    what was expected, what was found, why). Exit code 0 on PASS, 1 otherwise;
+    what was expected, what was found, why); a record its FILE does not hold
+    readably fails as unreadable. Exit code 0 on PASS, 1 otherwise;
     a game not over cannot be fully audited (its seed is secret), so its chain
     and signatures are checked and it reports INCOMPLETE with exit code 1.
 
@@ -285,7 +293,8 @@ def audit(session: Session, source: str | None, all_games: bool, tournament_id: 
         ids = _finished(session)
         reports = _run(ids, lambda game: audit_game(session.service, game), as_json)
     elif source is not None and is_file(source):
-        records = read_all(source)
+        # a record that cannot be read is one failed game: the others are still audited
+        records = _holding(list(read_each(source)), source)
         reports = _run(records, audit_record, as_json)
     else:
         assert source is not None

@@ -58,7 +58,7 @@ from .events import (
     TurnCommand,
 )
 from .folding import decide, decide_command
-from .records import Entry, Record, export, stream_order
+from .records import Entry, Record, Unreadable, export, stream_order
 from .table import CreateRejected, Table
 from .tokens import verify_turn
 
@@ -70,6 +70,8 @@ __all__ = ["CHECKS", "PASS", "FAIL", "INCOMPLETE", "AuditReport", "Divergence", 
 PASS, FAIL, INCOMPLETE = "pass", "fail", "incomplete"
 
 CHECKS: dict[str, str] = {
+    # the file (a record that cannot be read has nothing else to check)
+    "unreadable": "the record cannot be read from its file (docs/records.md): malformed, cut short or edited",
     # the encoding (checked before anything is re-executed)
     "decode": "an event's bytes are not a valid event",
     "seq": "sequence numbers do not run 0, 1, 2, ...: an event was deleted, duplicated or moved",
@@ -151,7 +153,7 @@ class Divergence:
 class AuditReport:
     """The outcome of one audit: PASS, FAIL with the first divergence, or INCOMPLETE."""
 
-    game: str
+    game: str | None  # None when the record's header cannot be read
     result: str
     events: int
     commands: int
@@ -166,7 +168,8 @@ class AuditReport:
         """PASS, FAIL or INCOMPLETE and the essentials, in one line."""
         c = self.checked
         if self.result == FAIL and self.divergence is not None:
-            return f"FAIL {self.game}: {self.divergence.line()}"
+            game = "(game unknown)" if self.game is None else self.game
+            return f"FAIL {game}: {self.divergence.line()}"
         if self.result == INCOMPLETE:
             return (
                 f"INCOMPLETE {self.game}: the game is not over, so its seed is still secret and its deals and "
@@ -205,8 +208,18 @@ def audit_game(service: GameService, game_id: str) -> AuditReport:
     return audit_record(export(service, game_id))
 
 
-def audit_record(record: Record) -> AuditReport:
-    """Audit a game record; never raises for a bad record, it reports it."""
+def audit_record(record: Record | Unreadable) -> AuditReport:
+    """Audit a game record; never raises for a bad record, it reports it.
+
+    A record its file does not faithfully hold (:func:`~red7es.service.records.read_each`
+    could not read it) fails check ``unreadable``: the reader's line, which names
+    the file and line, is the reason.
+    """
+    if isinstance(record, Unreadable):
+        problem = Divergence(
+            "unreadable", None, None, "a record as docs/records.md specifies", "one that cannot be read", record.error
+        )
+        return AuditReport(record.game, FAIL, 0, 0, {}, problem)
     return _Audit(record).run()
 
 

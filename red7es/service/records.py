@@ -52,12 +52,14 @@ __all__ = [
     "ImportRefused",
     "Record",
     "RecordError",
+    "Unreadable",
     "decode_events",
     "detect_format",
     "export",
     "import_record",
     "read",
     "read_all",
+    "read_each",
     "stream_order",
     "write",
     "write_all",
@@ -330,6 +332,19 @@ def _write_msgpack(record: Record, handle: IO[bytes]) -> None:
 # ---------------------------------------------------------------------------- reading
 
 
+@dataclass(frozen=True)
+class Unreadable:
+    """A record of a file that could not be read, and why: what an audit must fail, not skip.
+
+    ``game`` is the header's game id when the header was read that far (None when the
+    header itself is what cannot be read, or the file does not start with one);
+    ``error`` is the reader's one line, naming the file and the line or byte offset.
+    """
+
+    game: str | None
+    error: str
+
+
 def read(path: str | os.PathLike[str], format: str | None = None) -> Record:
     """The one record in a file; RecordError if it holds none or several."""
     records = read_all(path, format)
@@ -340,7 +355,29 @@ def read(path: str | os.PathLike[str], format: str | None = None) -> Record:
 
 
 def read_all(path: str | os.PathLike[str], format: str | None = None) -> list[Record]:
-    """Every record in a file, checked field by field (errors name the line or offset)."""
+    """Every record in a file, checked field by field (errors name the line or offset).
+
+    Raises RecordError at the first record that cannot be read: replaying or importing
+    part of a file would act on a game the file does not faithfully hold.
+    """
+    records = []
+    for item in read_each(path, format):
+        if isinstance(item, Unreadable):
+            raise RecordError(item.error)
+        records.append(item)
+    return records
+
+
+def read_each(path: str | os.PathLike[str], format: str | None = None) -> Iterator[Record | Unreadable]:
+    """Every record in a file, in order: each one read, or :class:`Unreadable` saying why not.
+
+    For the audit, which owes a verdict on every game of a file: a record that cannot
+    be read is one failed game, not the end of the file.  After a fault the rest of
+    that record is skipped and reading resumes at the next header.  JSON Lines can
+    always resume (every line stands alone); compact msgpack cannot find the next
+    entry after bytes that are not msgpack, so its reading ends there.  Raises
+    RecordError only when the file itself cannot be read.
+    """
     fmt = detect_format(path, format)
     try:
         data = Path(path).read_bytes()
@@ -349,8 +386,12 @@ def read_all(path: str | os.PathLike[str], format: str | None = None) -> list[Re
     if fmt is None:
         fmt = "jsonl" if data.lstrip()[:1] == b"{" else "msgpack"
     if fmt == "jsonl":
-        return _read_jsonl(str(path), data)
-    return _read_msgpack(str(path), data)
+        return _assemble(_jsonl_entries(str(path), data), readable=True)
+    return _assemble(_msgpack_entries(str(path), data), readable=False)
+
+
+_Located = tuple[Callable[[], str], Any]
+"""An entry as decoded from the file, and how to name where it is (built only for errors)."""
 
 
 class _Builder:
@@ -444,25 +485,21 @@ def _raw_bytes(where: str, kind: str, index: int, value: Any, readable: bool) ->
     return value
 
 
-def _read_jsonl(path: str, data: bytes) -> list[Record]:
-    records: list[Record] = []
-    builder: _Builder | None = None
+def _jsonl_entries(path: str, data: bytes) -> Iterator[_Located | RecordError]:
+    """Each non-blank line as JSON, or the error for a line that is not JSON."""
     for lineno, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except ValueError as exc:
-            raise RecordError(f"{path} line {lineno}: not JSON ({getattr(exc, 'msg', exc)})") from None
-        builder = _accept(records, builder, functools.partial(_line, path, lineno), obj, readable=True)
-    if builder is not None:
-        records.append(builder.finish())
-    return records
+            yield RecordError(f"{path} line {lineno}: not JSON ({getattr(exc, 'msg', exc)})")
+            continue
+        yield functools.partial(_line, path, lineno), obj
 
 
-def _read_msgpack(path: str, data: bytes) -> list[Record]:
-    records: list[Record] = []
-    builder: _Builder | None = None
+def _msgpack_entries(path: str, data: bytes) -> Iterator[_Located | RecordError]:
+    """Each msgpack object of the file; after bytes that are not msgpack, their error and nothing more."""
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=max(len(data), 1 << 20))
     unpacker.feed(data)
     while True:
@@ -471,14 +508,12 @@ def _read_msgpack(path: str, data: bytes) -> list[Record]:
             obj = unpacker.unpack()
         except msgpack.OutOfData:
             if offset < len(data):
-                raise RecordError(f"{_offset(path, offset)}: the file ends in the middle of an entry") from None
-            break
+                yield RecordError(f"{_offset(path, offset)}: the file ends in the middle of an entry")
+            return
         except Exception as exc:  # msgpack raises several unrelated exception types
-            raise RecordError(f"{_offset(path, offset)}: not valid msgpack ({type(exc).__name__})") from None
-        builder = _accept(records, builder, functools.partial(_offset, path, offset), obj, readable=False)
-    if builder is not None:
-        records.append(builder.finish())
-    return records
+            yield RecordError(f"{_offset(path, offset)}: not valid msgpack ({type(exc).__name__})")
+            return
+        yield functools.partial(_offset, path, offset), obj
 
 
 def _line(path: str, lineno: int) -> str:
@@ -489,14 +524,56 @@ def _offset(path: str, offset: int) -> str:
     return f"{path} byte offset {offset}"
 
 
-def _accept(
-    records: list[Record], builder: _Builder | None, locate: Callable[[], str], obj: Any, *, readable: bool
-) -> _Builder:
+def _assemble(entries: Iterable[_Located | RecordError], *, readable: bool) -> Iterator[Record | Unreadable]:
+    """Group entries into records at each header; a fault makes its record Unreadable up to the next header."""
+    current: _Builder | Unreadable | None = None
+    for entry in entries:
+        header = _header_of(entry)
+        if header is not None and current is not None:
+            yield _finish(current)
+            current = None
+        if isinstance(current, Unreadable):
+            continue  # the rest of a record already found unreadable
+        try:
+            current = _accept(current, entry, readable=readable)
+        except RecordError as exc:
+            game = current.header["game"] if current is not None else _game_of(header)
+            current = Unreadable(game, str(exc))
+    if current is not None:
+        yield _finish(current)
+
+
+def _header_of(entry: _Located | RecordError) -> dict[str, Any] | None:
+    """The entry's object if it is a header (a map with ``record``), else None."""
+    if isinstance(entry, RecordError):
+        return None
+    obj = entry[1]
+    return obj if type(obj) is dict and "record" in obj else None
+
+
+def _game_of(header: dict[str, Any] | None) -> str | None:
+    """The game id of a header that cannot be read as a whole, if that field itself is sound."""
+    game = None if header is None else header.get("game")
+    return game if isinstance(game, str) and valid_game_id(game) else None
+
+
+def _finish(current: _Builder | Unreadable) -> Record | Unreadable:
+    if isinstance(current, Unreadable):
+        return current
+    try:
+        return current.finish()
+    except RecordError as exc:
+        return Unreadable(current.header["game"], str(exc))
+
+
+def _accept(builder: _Builder | None, entry: _Located | RecordError, *, readable: bool) -> _Builder:
+    """The record ``entry`` belongs to, after checking and adding it (a header starts a new one)."""
+    if isinstance(entry, RecordError):
+        raise entry
+    locate, obj = entry
     if type(obj) is not dict:
         raise RecordError(f"{locate()}: expected an object, found {type(obj).__name__}")
     if "record" in obj:
-        if builder is not None:
-            records.append(builder.finish())
         return _Builder(locate(), obj)
     if builder is None:
         raise RecordError(f"{locate()}: the file does not start with a record header")

@@ -240,7 +240,80 @@ def test_audit_names_the_first_divergence(env: dict[str, str], record: Record, t
 def test_audit_a_malformed_file(env: dict[str, str], record_file: Path) -> None:
     lines = record_file.read_text().splitlines()
     record_file.write_text("\n".join(lines[:3] + ["{oops"] + lines[3:]))
-    assert "line 4: not JSON" in fails(run(env, "audit", str(record_file)))
+    line = fails(run(env, "audit", str(record_file)))
+    assert line.startswith("FAIL clirec: record: unreadable:") and "line 4: not JSON" in line
+
+
+def _edit_data(lines: list[str], n: int) -> None:
+    """Line ``n``'s readable copy of its data no longer matches its raw bytes."""
+    entry = json.loads(lines[n])
+    entry["data"] = {}
+    lines[n] = json.dumps(entry)
+
+
+def _swap(lines: list[str], n: int) -> None:
+    lines[n], lines[n + 1] = lines[n + 1], lines[n]
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (lambda lines, record: _edit_data(lines, len(record.commands) + 5), "line {n}: event 4: field 'data' does not"),
+        (lambda lines, record: lines.__delitem__(slice(-5, None)), "line 1: the header announces {events} events"),
+        (lambda lines, record: _swap(lines, 2), "line 3: expected command 1, found command 2"),
+    ],
+    ids=["edited-copy", "cut-short", "commands-swapped"],
+)
+def test_audit_fails_a_record_that_cannot_be_read(
+    env: dict[str, str], record_file: Path, record: Record, edit: Any, problem: str
+) -> None:
+    lines = record_file.read_text().splitlines()
+    edit(lines, record)
+    record_file.write_text("\n".join(lines))
+    where = f"{record_file} " + problem.format(n=len(record.commands) + 6, events=len(record.events))
+    line = fails(run(env, "audit", str(record_file)))
+    assert line.startswith(f"FAIL clirec: record: unreadable: {where}")
+    result = run(env, "audit", str(record_file), "--json")
+    assert result.exit_code == 1 and not result.stderr
+    report = json.loads(result.stdout)
+    assert (report["game"], report["result"], report["passed"]) == ("clirec", "fail", False)
+    assert report["divergence"]["check"] == "unreadable" and report["divergence"]["reason"].startswith(where)
+    assert report["line"] == line
+
+
+def test_audit_goes_on_past_an_unreadable_record(env: dict[str, str], record: Record, tmp_path: Path) -> None:
+    path = tmp_path / "three.jsonl"
+    write_all([record, record, record], path)
+    lines = path.read_text().splitlines()
+    second = 1 + len(record.commands) + len(record.events)  # the second header's line index
+    header = json.loads(lines[second])
+    header["game"] = None
+    lines[second] = json.dumps(header)
+    path.write_text("\n".join(lines))
+    result = run(env, "audit", str(path))
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        f"FAIL (game unknown): record: unreadable: {path} line {second + 1}: header field 'game' must be str, "
+        "found None; expected a record as docs/records.md specifies, found one that cannot be read",
+        "Audited 3 games: 2 passed, 1 failed, 0 incomplete.",
+    ]
+    result = run(env, "audit", str(path), "--json")
+    assert result.exit_code == 1
+    summary = json.loads(result.stdout)
+    assert (summary["audited"], summary["passed"], summary["failed"]) == (3, 2, 1)
+    assert [g["game"] for g in summary["games"]] == ["clirec", None, "clirec"]
+    assert summary["games"][1]["divergence"]["check"] == "unreadable"
+
+
+@pytest.mark.parametrize("content", ["", "\n\n"])
+def test_audit_a_file_without_a_game(env: dict[str, str], tmp_path: Path, content: str) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text(content)
+    assert fails(run(env, "audit", str(path))) == f"Error: {path} holds no game"
+    result = run(env, "audit", str(path), "--json")
+    assert result.exit_code == 1 and not result.stdout
+    for command in ("import", "replay"):  # they say the same
+        assert fails(run(env, command, str(path))) == f"Error: {path} holds no game"
 
 
 def test_audit_all_finished_games(served: tuple[Games, str], env: dict[str, str], record: Record) -> None:

@@ -13,7 +13,7 @@ import fakeredis
 import msgpack
 import pytest
 
-from red7es.service.audit import audit_game, audit_record
+from red7es.service.audit import FAIL, audit_game, audit_record
 from red7es.service.client import GameService
 from red7es.service.codec import decode_event
 from red7es.service.records import (
@@ -21,10 +21,12 @@ from red7es.service.records import (
     ImportRefused,
     Record,
     RecordError,
+    Unreadable,
     export,
     import_record,
     read,
     read_all,
+    read_each,
     write,
     write_all,
 )
@@ -224,6 +226,110 @@ def test_writing_needs_a_known_format(finished: Record, tmp_path: Path) -> None:
     with pytest.raises(RecordError, match="unknown record format"):
         write(finished, tmp_path / "game.txt", "xml")
     assert not list(tmp_path.iterdir())
+
+
+# ---------------------------------------------------------------------------- record by record
+
+
+def _several(records: list[Record], tmp_path: Path) -> tuple[Path, list[str], list[int]]:
+    """A JSON Lines file of these records, its lines and the index of each header line."""
+    path = tmp_path / "many.jsonl"
+    write_all(records, path)
+    lines = path.read_text().splitlines()
+    return path, lines, [i for i, line in enumerate(lines) if line.startswith('{"record"')]
+
+
+def test_an_unreadable_record_does_not_hide_the_others(finished: Record, others: list[Record], tmp_path: Path) -> None:
+    path, lines, headers = _several([others[0], finished, others[1]], tmp_path)
+    n = headers[1] + 1 + len(finished.commands) + 4  # event 4 of the middle record
+    line = json.loads(lines[n])
+    line["data"] = {}
+    lines[n] = json.dumps(line)
+    path.write_text("\n".join(lines))
+    error = f"{path} line {n + 1}: event 4: field 'data' does not match the raw bytes"
+    items = list(read_each(path))
+    assert items[0] == others[0] and items[2] == others[1]
+    assert isinstance(items[1], Unreadable) and items[1].game == "rec"
+    assert items[1].error.startswith(error)
+    assert _error(path) == items[1].error  # read_all refuses the file at that same fault
+
+
+def test_a_record_cut_short_is_unreadable_and_reading_goes_on(
+    finished: Record, others: list[Record], tmp_path: Path
+) -> None:
+    path, lines, headers = _several([finished, others[0]], tmp_path)
+    del lines[headers[1] - 5 : headers[1]]  # the last five events of the first record
+    path.write_text("\n".join(lines))
+    n = len(finished.events)
+    assert list(read_each(path)) == [
+        Unreadable("rec", f"{path} line 1: the header announces {n} events, the record holds {n - 5}"),
+        others[0],
+    ]
+
+
+def test_an_unreadable_header_leaves_the_game_unknown(finished: Record, others: list[Record], tmp_path: Path) -> None:
+    path, lines, headers = _several([finished, others[0], others[1]], tmp_path)
+    header = json.loads(lines[headers[1]])
+    header["game"] = 5
+    lines[headers[1]] = json.dumps(header)
+    path.write_text("\n".join(lines))
+    where = f"{path} line {headers[1] + 1}"
+    assert list(read_each(path)) == [
+        finished,
+        Unreadable(None, f"{where}: header field 'game' must be str, found 5"),
+        others[1],
+    ]
+    header["game"], header["seats"] = "other-0", "everyone"  # a sound game id is kept
+    lines[headers[1]] = json.dumps(header)
+    path.write_text("\n".join(lines))
+    assert list(read_each(path))[1] == Unreadable("other-0", f"{where}: header field 'seats' must be a list")
+
+
+def test_lines_before_the_first_header(finished: Record, tmp_path: Path) -> None:
+    path, lines, _headers = _several([finished], tmp_path)
+    path.write_text("\n".join(["{oops", lines[3], *lines]))
+    assert list(read_each(path)) == [
+        Unreadable(None, f"{path} line 1: not JSON (Expecting property name enclosed in double quotes)"),
+        finished,
+    ]
+
+
+def test_compact_msgpack_stops_at_bytes_that_are_not_msgpack(
+    finished: Record, others: list[Record], tmp_path: Path
+) -> None:
+    path = tmp_path / "many.msgpack"
+    write_all([others[0], finished], path)
+    data = path.read_bytes()
+    path.write_bytes(data[:-7])
+    items = list(read_each(path))
+    assert items[0] == others[0] and isinstance(items[1], Unreadable) and items[1].game == "rec"
+    assert "ends in the middle of an entry" in items[1].error
+    write_all([others[0]], path)
+    first = path.read_bytes()
+    path.write_bytes(first + b"\xc1" + data)  # nothing after such bytes can be found again
+    assert list(read_each(path)) == [
+        Unreadable("other-0", f"{path} byte offset {len(first)}: not valid msgpack (FormatError)")
+    ]
+
+
+def test_an_empty_file_holds_no_record(tmp_path: Path) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n\n")
+    assert list(read_each(path)) == []
+    with pytest.raises(RecordError, match="holds no game, not one"):
+        read(path)
+
+
+def test_an_unreadable_record_fails_its_audit() -> None:
+    report = audit_record(Unreadable(None, "x.jsonl line 1: not JSON"))
+    assert report.result == FAIL and not report.passed
+    assert report.divergence is not None and report.divergence.check == "unreadable"
+    assert report.line() == (
+        "FAIL (game unknown): record: unreadable: x.jsonl line 1: not JSON; "
+        "expected a record as docs/records.md specifies, found one that cannot be read"
+    )
+    assert report.to_dict()["game"] is None
+    assert audit_record(Unreadable("g1", "x.jsonl line 9: oops")).line().startswith("FAIL g1: record: unreadable:")
 
 
 # ---------------------------------------------------------------------------- export and import
