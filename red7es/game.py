@@ -421,15 +421,33 @@ class Game:
         ``end`` is implied after the last step unless the turn ends with ``fold`` or
         is open (``"p:G3 ..."``).  Raises :class:`IllegalStep` saying why, and then
         the game is exactly as before.
+
+        Two rules keep a refused batch from costing or telling more than it should:
+
+        * no step may follow one that draws a card nobody has seen (a 3's draw):
+          whether such a step is legal depends on that card, so a refusal would tell
+          the player what the card is not.  The turn stops open there instead.
+        * an open turn must be the start of some legal turn, so keeping a turn open
+          never leaves a player whose only way on is to fold.
         """
         t = Turn.parse(turn)
         if not t.steps and t.open:
             return []
+        codes = [int(step) for step in t.steps]
+        legal = self.legal_turn_codes() if t.open else None
         snap = self._save()
         start = len(self.log) if self.log is not None else 0
         try:
-            for step in t.steps:
-                self._step(int(step), True)
+            for i, code in enumerate(codes):
+                if i + 1 < len(codes) and self.draws_unseen(code):
+                    done = " ".join(str(s) for s in t.steps[: i + 1])
+                    raise IllegalStep(
+                        f"{STEPS[code]} draws a card nobody has seen: stop the turn there ({done} ...) "
+                        "and choose the rest once you see it"
+                    )
+                self._step(code, True)
+            if legal is not None and not any(tuple(c[: len(codes)]) == tuple(codes) for c, _ in legal):
+                raise IllegalStep(f"after {' '.join(str(s) for s in t.steps)} you could not end the turn leading")
             if not t.open and not t.is_fold:
                 self._step(END, True)
         except IllegalStep:

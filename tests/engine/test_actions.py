@@ -217,6 +217,36 @@ def test_three_legal_turns_continue_when_the_top_card_is_known():
     assert "p:R3 c:B2" in turns_text(turns)
 
 
+def test_no_step_may_follow_an_unseen_draw_in_the_same_batch():
+    """A refusal must not tell what the drawn card is not: the same refusal whatever it is."""
+    for guess in ("G6", "Y1"):  # the top card, and another
+        game = three()
+        with pytest.raises(IllegalStep) as refused:
+            game.apply(f"p:R3 c:{guess}")
+        assert str(refused.value) == (
+            "p:R3 draws a card nobody has seen: stop the turn there (p:R3 ...) and choose the rest once you see it"
+        )
+        assert names(game.hand(0)) == ["R3", "B2"] and texts(game.deck_cards) == ["G6", "Y1"]
+
+
+def test_steps_may_follow_a_draw_everyone_saw():
+    game = three(known=["G6"])
+    game.apply("p:R3 c:B2")
+    assert game.turn == 1
+
+
+def test_an_open_turn_must_be_the_start_of_a_legal_turn():
+    """Keeping a turn open never strands a player whose only way on is to fold."""
+    game = position(hands=[["B5", "B2", "Y1"], ["I7"]], palettes=[["V6"], ["O6"]])  # red: O6 leads
+    with pytest.raises(IllegalStep, match="after c:Y1 you could not end the turn leading"):
+        game.apply("c:Y1 ...")  # yellow: one card each, O6 is higher; nothing may follow a discard
+    assert names(game.hand(0)) == ["B5", "B2", "Y1"] and not game.current_turn_steps
+    game.apply("p:B5 ...")  # the start of p:B5 c:B2 (blue: two colours against one)
+    assert game.turn == 0
+    game.apply("c:B2")
+    assert game.turn == 1
+
+
 def test_open_turn_keeps_the_same_player_to_move():
     game = three()
     game.apply("p:R3 ...")
