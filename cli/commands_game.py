@@ -367,8 +367,12 @@ def moves(session: Session, game: str, as_name: str | None, token: str | None, a
         return
     if not legal:
         mover = view.get("to_move")
-        who = view["seats"][mover]["name"] if mover is not None else "nobody"
-        click.echo(f"It is not your turn ({who} to move).")
+        if view["status"] == "over":
+            click.echo(f"The game is over: see red7 show {game}")
+        elif mover is None:
+            click.echo("Nobody is to move.")
+        else:
+            click.echo(f"It is not your turn ({view['seats'][mover]['name']} to move).")
         return
     for i, turn in enumerate(legal, 1):
         click.echo(f"{i:3}. {turn}")

@@ -32,6 +32,7 @@ from red7es.service.records import (
 from red7es.service.records import export as export_record
 from red7es.service.replay import Replay, view_of
 from red7es.service.store import valid_game_id
+from red7es.wording import counted
 
 from .commands_game import check_token
 from .options import console, emit_json, json_option, pass_session, url_option
@@ -339,7 +340,8 @@ def _report(reports: list[AuditReport], as_json: bool, *, single: bool) -> None:
             click.echo(report.line())
     s = _summary(reports)
     click.echo(
-        f"Audited {s['audited']} games: {s['passed']} passed, {s['failed']} failed, {s['incomplete']} incomplete."
+        f"Audited {counted(s['audited'], 'game')}: "
+        f"{s['passed']} passed, {s['failed']} failed, {s['incomplete']} incomplete."
     )
 
 

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from red7es.service.codec import seat_data
 from red7es.service.connection import UNREACHABLE_ERRORS
+from red7es.wording import counted
 
 from .commands_game import seat_specs, variant_from, variant_options
 from .options import Red7Group, console, emit_json, json_option, pass_session, url_option
@@ -47,10 +48,6 @@ def tournament() -> None:
 
     The pairing, points and tie-break rules are in docs/tournaments.md.
     """
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def _state(session: Session, name: str) -> TournamentState:
@@ -152,7 +149,7 @@ def create(
     out.print(
         Text(
             f"Tournament {created.tournament} created: {created.format}, {len(created.entrants)} entrants, "
-            f"{_count(created.rounds, 'round')}, {_count(games, 'game')} of {created.variant.describe()}.",
+            f"{counted(created.rounds, 'round')}, {counted(games, 'game')} of {created.variant.describe()}.",
             style="bold",
         )
     )
@@ -233,7 +230,7 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
             report = runner.run(wait=wait)
     except KeyboardInterrupt:
         done = len(runner.state.results) if runner else 0
-        click.echo(f"Stopped with {done} games recorded. Resume with: red7 tournament run {name}", err=True)
+        click.echo(f"Stopped with {counted(done, 'game')} recorded. Resume with: red7 tournament run {name}", err=True)
         raise SystemExit(130) from None
     except UNREACHABLE_ERRORS as exc:
         raise click.ClickException(
@@ -252,9 +249,10 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
         )
         return
     if report.finished:
-        click.echo(f"Tournament {name} finished: {report.done} games. Standings: red7 tournament standings {name}")
+        games = counted(report.done, "game")
+        click.echo(f"Tournament {name} finished: {games}. Standings: red7 tournament standings {name}")
     else:
-        click.echo(f"Tournament {name}: {report.done} of {report.total} games recorded.")
+        click.echo(f"Tournament {name}: {report.done} of {counted(report.total, 'game')} recorded.")
         for game, people in report.waiting_for_people.items():
             click.echo(f"  game {game} waits for {', '.join(people)}")
         click.echo(f"Continue with: red7 tournament run {name}")
@@ -307,7 +305,7 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
     if csv_path == "-":
         return
     out = console()
-    status = "finished" if state.finished else f"{len(state.results)} of {total_games(spec)} games played"
+    status = "finished" if state.finished else f"{len(state.results)} of {counted(total_games(spec), 'game')} played"
     out.print(Text(f"{spec.name} ({spec.format}, {status})", style="bold"))
     table = Table(box=None, pad_edge=False)
     swiss = spec.format == SWISS
@@ -377,7 +375,7 @@ def report(session: Session, name: str, output: str | None) -> None:
     )
     path = Path(output or f"{spec.tournament}.html")
     path.write_text(page, encoding="utf-8")
-    click.echo(f"Wrote {path} ({len(spec.entrants)} entrants, {len(state.results)} games).")
+    click.echo(f"Wrote {path} ({len(spec.entrants)} entrants, {counted(len(state.results), 'game')}).")
 
 
 # ---------------------------------------------------------------------------- audit
@@ -557,8 +555,9 @@ def show(session: Session, name: str, as_json: bool) -> None:
     out = console()
     out.print(Text(f"{spec.name} [{spec.tournament}]", style="bold"))
     out.print(
-        f"{spec.format}, {len(spec.entrants)} entrants, {spec.rounds} rounds, {spec.variant.describe()}; "
-        f"{len(state.results)} of {total_games(spec)} games played" + ("; finished" if state.finished else "")
+        f"{spec.format}, {len(spec.entrants)} entrants, {counted(spec.rounds, 'round')}, {spec.variant.describe()}; "
+        f"{len(state.results)} of {counted(total_games(spec), 'game')} played"
+        + ("; finished" if state.finished else "")
     )
     out.print("Entrants: " + ", ".join(e.name + (f" ({e.bot})" if e.is_bot else " (person)") for e in spec.entrants))
     for r in rounds:
@@ -569,7 +568,8 @@ def show(session: Session, name: str, as_json: bool) -> None:
         if r["byes"]:
             out.print(f"  bye: {', '.join(r['byes'])}")
     if state.current_round < spec.rounds:
-        out.print(f"Rounds {state.current_round + 1}-{spec.rounds} not paired yet.")
+        first, last = state.current_round + 1, spec.rounds
+        out.print(f"Round {last} not paired yet." if first == last else f"Rounds {first}-{last} not paired yet.")
 
 
 COMMANDS = [tournament]

@@ -34,6 +34,7 @@ from ..facts import CardDrawn, GameOver, PlayerOut, RoundDealt, RoundWon, StepAp
 from ..game import IllegalStep
 from ..steps import StepError
 from ..steps import Turn as TurnText
+from ..wording import counted
 from .codec import (
     EVENT_TYPES,
     EVENTS,
@@ -173,11 +174,11 @@ class AuditReport:
         if self.result == INCOMPLETE:
             return (
                 f"INCOMPLETE {self.game}: the game is not over, so its seed is still secret and its deals and "
-                f"outcome cannot be checked; verified only: hash chain ({self.events} events), "
-                f"{c.get('signatures', 0)} signatures, {c.get('steps', 0)} steps legal"
+                f"outcome cannot be checked; verified only: hash chain ({counted(self.events, 'event')}), "
+                f"{counted(c.get('signatures', 0), 'signature')}, {counted(c.get('steps', 0), 'step')} legal"
             )
         verified = ", ".join(
-            _count(c.get(key, 0), noun)
+            counted(c.get(key, 0), noun)
             for key, noun in (
                 ("deals", "deal"),
                 ("steps", "step"),
@@ -186,8 +187,8 @@ class AuditReport:
             )
         )
         return (
-            f"PASS {self.game}: {_count(self.events, 'event')} re-executed from the revealed seed and "
-            f"{_count(self.commands, 'command')}; {verified} verified; hash chain intact"
+            f"PASS {self.game}: {counted(self.events, 'event')} re-executed from the revealed seed and "
+            f"{counted(self.commands, 'command')}; {verified} verified; hash chain intact"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -907,7 +908,3 @@ def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:
                 return _first_difference(x, y, f"{path}[{index}]")
         return None
     return None if a == b else (path, a, b)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"

@@ -64,8 +64,9 @@ def validate_seats(variant: Variant, seats: tuple[SeatSpec, ...]) -> None:
                 make_bot(s.bot or "")
             except BotError as exc:
                 raise CreateRejected(str(exc)) from None
-    if len(set(names)) != len(names):
-        raise CreateRejected("seat names must be different")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise CreateRejected(f"seat names must be different ({', '.join(twice)} appears twice)")
 
 
 def bot_seed(seed: bytes, seat: int, version: int) -> int:

@@ -33,6 +33,7 @@ from ..service.client import GameService
 from ..service.codec import CorruptEvent, decode_event, event_hash
 from ..service.records import Record, RecordError, export
 from ..service.store import NoSuchGame
+from ..wording import counted
 from .events import GameFinished, RoundPaired, Seating
 from .ids import game_seed
 from .lifecycle import load
@@ -66,10 +67,12 @@ class TournamentAudit:
         progress = (
             "finished"
             if self.finished
-            else f"in progress: {len(self.unfinished)} games not over, {len(self.pending)} over but not recorded yet"
+            else f"in progress: {counted(len(self.unfinished), 'game')} not over, "
+            f"{len(self.pending)} over but not recorded yet"
         )
         return (
-            f"PASS {self.tournament}: {self.rounds} rounds of pairings re-derived, {self.games} games audited, "
+            f"PASS {self.tournament}: {counted(self.rounds, 'round')} of pairings re-derived, "
+            f"{counted(self.games, 'game')} audited, "
             f"standings recomputed from the games' logs match ({progress})"
         )
 

@@ -11,6 +11,7 @@ import datetime
 from collections.abc import Mapping, Sequence
 from html import escape
 
+from ..wording import counted
 from .events import SWISS, GameFinished, RoundPaired, TournamentCreated
 from .points import game_points
 from .rating import Rating
@@ -66,7 +67,7 @@ def render_report(
         f"<h1>{escape(spec.name)}</h1>",
         f'<p class="meta">Tournament <code>{escape(spec.tournament)}</code> · {escape(spec.format)} · '
         f"{len(spec.entrants)} entrants · tables of {spec.table_size} · {escape(spec.variant.describe())} · "
-        f"{spec.rounds} rounds · created {created:%Y-%m-%d %H:%M} UTC · {escape(status)}</p>",
+        f"{counted(spec.rounds, 'round')} · created {created:%Y-%m-%d %H:%M} UTC · {escape(status)}</p>",
         "<h2>Standings</h2>",
         _standings_table(spec, table),
         "<h2>Rating over the rounds</h2>",

@@ -254,7 +254,7 @@ def test_new_seed_reproduces_the_deal(alice: Red7) -> None:
     [
         (("-p", "alice"), "Red7 is played by 2 to 4 players, not 1"),
         (("-p", "a", "-p", "b", "-p", "c", "-b", "greedy", "-b", "random"), "Red7 is played by 2 to 4 players, not 5"),
-        (("-p", "a", "-p", "a"), "seat names must be different"),
+        (("-p", "a", "-p", "a"), "seat names must be different (a appears twice)"),
         (("-p", "a", "-b", "nosuch"), "unknown bot 'nosuch'"),
         (("-p", "a", "-b", "ismcts:frob=1"), "bot 'ismcts' has no option 'frob': it takes iterations, time, c, belief"),
         (("-p", "a", "-b", "ismcts:iterations=many"), "iterations must be a whole number, not 'many'"),
@@ -771,6 +771,7 @@ def test_watch_a_finished_game_returns_at_once(alice: Red7) -> None:
     assert alice("watch", game, "--json").stdout == ""
     out = alice.ok("watch", game).stdout
     assert "Game over: greedy wins" in out
+    assert alice.ok("moves", game).stdout == f"The game is over: see red7 show {game}\n"
 
 
 def test_watch_unknown_game(alice: Red7) -> None:
