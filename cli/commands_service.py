@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import subprocess
 import time
@@ -62,10 +61,12 @@ def worker(
     if rq_url and is_cluster_url(rq_url):
         raise click.ClickException(f"--rq-url {rq_url} is a Redis Cluster: RQ needs a single Redis server")
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s")
+    redis_down = False
     try:
         session.endpoint.connect().close()
     except UnreachableError as exc:
         click.echo(f"{exc}; waiting for it (Ctrl-C to stop)", err=True)
+        redis_down = True
     run_worker(
         # Not session.connection, which refuses to start while Redis is down: a worker
         # started before its Redis waits for it (run_worker reconnects).
@@ -75,6 +76,7 @@ def worker(
         max_idle=max_idle,
         name=name,
         logging_level="INFO" if verbose else "WARNING",
+        redis_down=redis_down,
     )
 
 
@@ -97,9 +99,10 @@ def _client_when_reachable(url: str) -> redis.Redis:
 @click.option(
     "--workers", "-w", "count", type=click.IntRange(1, 64), default=2, show_default=True, help="Worker processes."
 )
+@rq_url_option
 @url_option
 @pass_session
-def serve(session: Session, count: int) -> None:
+def serve(session: Session, count: int, rq_url: str | None) -> None:
     """Run the service in the foreground: Redis (embedded unless --url) and workers.
 
     Workers that die are restarted. Ctrl-C stops them (the embedded Redis keeps
@@ -110,10 +113,12 @@ def serve(session: Session, count: int) -> None:
         red7 serve --workers 4
     """
     url = session.endpoint.url
-    if is_cluster_url(url) and not os.environ.get("RED7_RQ_URL"):
-        raise click.ClickException(f"{url} is a Redis Cluster and RQ needs a single Redis server: set RED7_RQ_URL")
+    if is_cluster_url(url) and not rq_url:
+        raise click.ClickException(
+            f"{url} is a Redis Cluster and RQ needs a single Redis server: give it one with --rq-url (or RED7_RQ_URL)"
+        )
     session.connection.ping()
-    processes: list[subprocess.Popen[bytes]] = [spawn_worker(url, max_idle=None) for _ in range(count)]
+    processes: list[subprocess.Popen[bytes]] = [spawn_worker(url, None, rq_url) for _ in range(count)]
     click.echo(f"red7es serving {url} with {count} worker(s). Ctrl-C to stop.")
     stopping = False
 
@@ -127,7 +132,7 @@ def serve(session: Session, count: int) -> None:
             for i, process in enumerate(processes):
                 if process.poll() is not None and not stopping:
                     click.echo(f"worker {process.pid} exited ({process.returncode}); restarting", err=True)
-                    processes[i] = spawn_worker(url, max_idle=None)
+                    processes[i] = spawn_worker(url, None, rq_url)
             time.sleep(0.5)
     except KeyboardInterrupt:
         pass

@@ -1,8 +1,8 @@
 """``red7``: host, join, play, watch, replay and audit games of Red7 from a terminal.
 
-Every command takes ``--url`` (default ``$REDIS_URL``; without it, the embedded Redis in
-the user's data directory, started on first use).  Commands that show something take
-``--json``.  Exit codes: 0 success, 1 rejected or failed (one line on stderr, never a
+Every command that talks to Redis takes ``--url`` (default ``$REDIS_URL``; without it,
+the embedded Redis in the user's data directory, started on first use).  Commands that
+show something take ``--json``.  Exit codes: 0 success, 1 rejected or failed (one line on stderr, never a
 traceback), 2 usage error.
 """
 
@@ -33,9 +33,9 @@ def cli() -> None:
         red7 audit GAME
 
     \b
-    Every command takes --url (or $REDIS_URL); without it red7es runs its own
-    embedded Redis in your data directory. Exit codes: 0 ok, 1 rejected or
-    failed, 2 usage. Shell completion: red7 completion bash|zsh|fish.
+    Every command that talks to Redis takes --url (or $REDIS_URL); without
+    it red7es runs its own embedded Redis in your data directory. Exit codes:
+    0 ok, 1 rejected or failed, 2 usage. Shell completion: red7 completion bash|zsh|fish.
     """
 
 

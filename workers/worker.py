@@ -111,13 +111,15 @@ def run_worker(
     max_idle: int | None = None,
     name: str | None = None,
     logging_level: str = "WARNING",
+    redis_down: bool = False,
 ) -> None:
     """Run one worker until stopped; survives Redis restarts by reconnecting.
 
     ``rq_connection`` is where RQ keeps its queues and registries (default: the games'
     Redis), so games can live on a Redis Cluster while RQ, which needs a single
     server, has its own.  ``burst`` serves one shift and stops; ``max_idle`` stops once
-    no game has needed work for that many seconds.
+    no game has needed work for that many seconds.  ``redis_down``: the caller has
+    already told that Redis cannot be reached, so the worker only tells when it can.
     """
     if rq_connection is None:
         if is_cluster(connection):
@@ -127,6 +129,7 @@ def run_worker(
     context.max_idle = max_idle
     delay = 0.5
     given_name, rq_name = name, name
+    outage = redis_down  # an outage is told once when it starts and once when it ends, not at every retry
     while True:
         started = time.monotonic()
         try:
@@ -138,11 +141,19 @@ def run_worker(
                 beat_name=given_name,
                 context=context,
             )
+            if outage:
+                log.warning("Redis reachable again")
+                outage = False
             worker.work(logging_level=logging_level, max_jobs=1 if burst else None)
             if burst or context.stopping:
                 return
         except UNREACHABLE_ERRORS as exc:
-            log.warning("Redis unreachable (%s); retrying in %.1fs", str(exc).splitlines()[0], delay)
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            if outage:
+                log.debug("Redis still unreachable (%s); retrying in %.1fs", reason, delay)
+            else:
+                log.warning("Redis unreachable (%s); waiting for it", reason)
+                outage = True
         if context.stopping:
             return
         if time.monotonic() - started > 30:

@@ -230,6 +230,9 @@ def _worker_meets_redis_late(tmp_path: Path, worker_factory: Any, cli: bool) -> 
         )
         assert worker.poll() is None, f"the worker exited:\n{pool.logs()}"
         _check_finished(svc, gid)
+        logs = pool.logs()  # the outage is told when it starts and when it ends, not at every retry
+        told = logs.count("cannot reach Redis") + logs.count("Redis unreachable")
+        assert told == 1 and logs.count("Redis reachable again") == 1, logs
     finally:
         pool.stop()
         server.stop()

@@ -24,12 +24,13 @@ from red7es.service.redis_server import RedisServer
 @pytest.mark.integration
 def test_games_and_rq_on_separate_servers(private_redis: Callable[..., RedisServer], tmp_path: Path) -> None:
     games_server, rq_server = private_redis(), private_redis()
-    log = open(tmp_path / "worker.log", "wb")  # noqa: SIM115
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "red7es.cli", "worker", "--url", games_server.url, "--rq-url", rq_server.url],
+    log = open(tmp_path / "serve.log", "wb")  # noqa: SIM115
+    serve = subprocess.Popen(  # `red7 serve` hands --rq-url on to the workers it starts
+        [sys.executable, "-m", "red7es.cli", "serve", "-w", "1", "--url", games_server.url, "--rq-url", rq_server.url],
         stdout=log,
         stderr=subprocess.STDOUT,
-        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        env=dict(os.environ, PYTHONUNBUFFERED="1", RED7_HOME=str(tmp_path)),
+        cwd=tmp_path,
     )
     try:
         games = redis.Redis.from_url(games_server.url)
@@ -39,7 +40,7 @@ def test_games_and_rq_on_separate_servers(private_redis: Callable[..., RedisServ
         )
         deadline = time.monotonic() + 60
         while service.store.meta(created.game_id).get("status") != "over":
-            assert time.monotonic() < deadline, (tmp_path / "worker.log").read_text()
+            assert time.monotonic() < deadline, (tmp_path / "worker.log").read_text(errors="replace")
             time.sleep(0.05)
         rq_keys = [k.decode() for k in redis.Redis.from_url(rq_server.url).keys("rq:*")]
         assert any(k.startswith("rq:queue:red7-shift-") or k.startswith("rq:worker") for k in rq_keys)
@@ -51,6 +52,6 @@ def test_games_and_rq_on_separate_servers(private_redis: Callable[..., RedisServ
         assert json.loads(CliRunner().invoke(cli, [*status, "--rq-url", rq_server.url]).stdout)["queued_jobs"] == 1
         assert json.loads(CliRunner().invoke(cli, status).stdout)["queued_jobs"] == 0
     finally:
-        worker.terminate()
-        worker.wait(15)
+        serve.terminate()  # stops its workers too
+        serve.wait(30)
         log.close()
