@@ -199,7 +199,7 @@ def export(
     """
     if detect_format(output, fmt) is None:
         raise click.ClickException(f"cannot tell the format of {output}: name it .jsonl or .msgpack, or give --format")
-    records = [export_record(session.service, game) for game in games]
+    records = [export_record(session.service, game) for game in dict.fromkeys(games)]  # each game once
     for record in records:
         if not record.over and not unfinished:
             raise click.ClickException(

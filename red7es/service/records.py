@@ -286,7 +286,10 @@ def write_all(records: Iterable[Record], path: str | os.PathLike[str], format: s
     if fmt is None:
         raise RecordError(f"cannot tell the format of {path}: name it .jsonl or .msgpack, or give the format")
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
+    except OSError as exc:  # name the file asked for, not the temporary one beside it
+        raise RecordError(f"cannot write {path}: {exc.strerror or exc}") from None
     count = 0
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -172,6 +172,8 @@ def test_export_both_formats(served: tuple[Games, str], env: dict[str, str], tmp
     assert result.exit_code == 0
     assert [g["game"] for g in json.loads(result.output)["games"]] == ["e1", "e2"]
     assert run(env, "audit", str(tmp_path / "two.bin")).exit_code == 0
+    result = run(env, "export", "e1", "e2", "e1", "--url", url, "-o", str(tmp_path / "once.jsonl"), "--json")
+    assert [g["game"] for g in json.loads(result.output)["games"]] == ["e1", "e2"], "a game named twice is written once"
 
 
 def test_export_errors(served: tuple[Games, str], env: dict[str, str], tmp_path: Path) -> None:
@@ -182,6 +184,10 @@ def test_export_errors(served: tuple[Games, str], env: dict[str, str], tmp_path:
     assert "is not over" in fails(run(env, "export", "live", "--url", url, "-o", out))
     assert run(env, "export", "live", "--url", url, "-o", out, "--unfinished").exit_code == 0
     assert "cannot tell the format" in fails(run(env, "export", "live", "--url", url, "-o", str(tmp_path / "x.txt")))
+    missing = str(tmp_path / "no-such-dir" / "x.jsonl")
+    assert f"cannot write {missing}: No such file or directory" in fails(
+        run(env, "export", "live", "--url", url, "-o", missing, "--unfinished")
+    )
     assert "cannot reach Redis" in fails(run(env, "export", "live", "-o", out))
 
 
