@@ -13,8 +13,8 @@ from red7es.bots.base import BOT_NAMES
 from red7es.service.client import GameService, Rejected
 
 from .commands_game import seat_for, seat_specs, seat_view, split_bots, variant_from, variant_options
-from .options import console, pass_session, url_option
-from .render import describe_events, render_view
+from .options import console, exit_on_ctrl_c, pass_session, url_option
+from .render import SAID_BY_FINAL_VIEW, describe_events, render_view
 from .session import Session
 
 __all__ = ["COMMANDS", "play"]
@@ -28,6 +28,8 @@ HELP = """Type the number of a legal turn, or the turn itself in notation:
   fold        give up this round
   ...         at the end keeps your turn open (see the card a 3 draws)
   ?  this help    l  list legal turns again    q  quit (the game stays open)"""
+
+Events = list[dict[str, Any]]
 
 
 @click.command()
@@ -64,6 +66,12 @@ def play(
         red7 play --bots greedy,random --scoring --draw --actions
         red7 play --game 3f9a2c1b --as bob
     """
+    if as_name is not None and game_id is None:
+        # Starting a new game anyway, under --name or the login name, would hide the
+        # mistake while the game the player meant goes on waiting for them.
+        raise click.UsageError(
+            "--as needs --game GAME: it picks your seat in a game you joined (a new game's is --name)"
+        )
     name = name or default_name()
     session.ensure_worker()
     service = session.service
@@ -77,10 +85,14 @@ def play(
         token = created.tokens[name]
     else:
         name, token = seat_for(session, game_id, as_name, None)
-    try:
-        _loop(out, service, game_id, name, token)
-    except (KeyboardInterrupt, EOFError, click.Abort):  # click.prompt turns ^C and ^D into Abort
+
+    def leave() -> None:
         out.print(f"\nLeft game {game_id}; it stays open: red7 play --game {game_id} --as {name}")
+
+    with exit_on_ctrl_c(leave):  # Ctrl-C, at the prompt or while the others move
+        over = _loop(out, service, game_id, name, token)
+    if not over:  # q or Ctrl-D: a choice, not an interruption
+        leave()
 
 
 def default_name() -> str:
@@ -93,20 +105,20 @@ def default_name() -> str:
     return cleaned or "player"
 
 
-def _loop(out: Console, service: GameService, game_id: str, name: str, token: str) -> None:
+def _loop(out: Console, service: GameService, game_id: str, name: str, token: str) -> bool:
+    """Play until the game is over (True) or the player leaves with q or Ctrl-D (False)."""
     cursor = service.store.last_change_id(game_id)
     view = seat_view(service, game_id, name)
     names = [s["name"] for s in view["seats"]]
     render_view(out, view, you=view["seat"])
     while view["status"] != "over":
+        before = view
         if view.get("to_move") != view["seat"]:
-            change = service.wait_change(game_id, cursor, 30.0)
-            if change is not None:
-                cursor = _say(out, change, names)
+            cursor, events = _changes(service, game_id, cursor, 30.0)
         else:
             turn = _ask(out, view)
             if turn is None:
-                raise KeyboardInterrupt
+                return False
             mark = service.store.last_change_id(game_id)
             try:
                 answer = service.play(game_id, name, token, turn)
@@ -117,28 +129,51 @@ def _loop(out: Console, service: GameService, game_id: str, name: str, token: st
                 out.print(Text(f"Not allowed: {answer.reason}", style="bold red"))
                 continue
             # This turn, and the bots' replies the worker may already have folded in.
-            cursor = _catch_up(out, service, game_id, mark, names)
+            cursor, events = _changes(service, game_id, mark, 0.001)
         # Views and change notices are written together: a view read after the
         # cursor is at least as new, so if it is not our turn the change that makes
         # it so is still ahead of the cursor and wait_change will see it.
         view = seat_view(service, game_id, name)
-        if view.get("to_move") == view["seat"] or view["status"] == "over":
-            cursor = _catch_up(out, service, game_id, cursor, names)  # what led to this view
+        shown = view.get("to_move") == view["seat"] or view["status"] == "over"
+        if shown:
+            cursor, later = _changes(service, game_id, cursor, 0.001)  # what led to this view
+            events += later
+        _say(out, _own_draw_named(events, before, view), names)
+        if shown:
             render_view(out, view, you=view["seat"])
+    return True
 
 
-def _say(out: Console, change: tuple[str, list[dict[str, Any]]], names: list[str]) -> str:
-    """Print a change's events; returns its id, the new cursor."""
-    change_id, events = change
-    for line in describe_events(events, names):
+def _changes(service: GameService, game_id: str, cursor: str, timeout: float) -> tuple[str, Events]:
+    """The events after ``cursor`` (waiting up to ``timeout``) and the new cursor."""
+    change = service.wait_change(game_id, cursor, timeout)
+    return (cursor, []) if change is None else change
+
+
+def _say(out: Console, events: Events, names: list[str]) -> None:
+    """Print events as they happen; the end of the game is left to the final view,
+    which the loop always shows and which says it in full."""
+    for line in describe_events((e for e in events if e.get("type") not in SAID_BY_FINAL_VIEW), names):
         out.print(line)
-    return change_id
 
 
-def _catch_up(out: Console, service: GameService, game_id: str, cursor: str, names: list[str]) -> str:
-    """Say what happened after ``cursor`` (without waiting); returns the new cursor."""
-    change = service.wait_change(game_id, cursor, 0.001)
-    return cursor if change is None else _say(out, change, names)
+def _own_draw_named(events: Events, before: dict[str, Any], after: dict[str, Any]) -> Events:
+    """``events``, with the card of the player's own unseen draw filled in when their hand tells it.
+
+    The changes stream hides a drawn card from everyone (docs/events.md), the drawer
+    included, and play reads nothing else of the log. The seat's own views do show
+    its hand, and a hand only ever gains cards by drawing: one unseen draw between two
+    views of the same round is the one card the hand gained. Anything less clear-cut
+    (two unseen draws, a new deal in between, the card gone again at once) stays
+    "a card" rather than a guess; the view that follows shows the hand anyway.
+    """
+    seat = after["seat"]
+    own = [e for e in events if e.get("type") == "CardDrawn" and e.get("seat") == seat]
+    unseen = [e for e in own if "card" not in e]
+    gained = set(after.get("hand", [])) - set(before.get("hand", [])) - {e["card"] for e in own if "card" in e}
+    if len(unseen) != 1 or len(gained) != 1 or after.get("round") != before.get("round"):
+        return events
+    return [dict(e, card=gained.pop()) if e is unseen[0] else e for e in events]
 
 
 def _list(out: Console, legal: list[str]) -> None:
@@ -150,10 +185,16 @@ def _list(out: Console, legal: list[str]) -> None:
 
 
 def _ask(out: Console, view: dict[str, Any]) -> str | None:
+    """The player's turn (a legal turn's number, or any text for the worker to judge); None to leave."""
     legal: list[str] = view.get("legal", [])
     _list(out, legal)
     while True:
-        reply = click.prompt("Your turn", prompt_suffix=" > ", default="", show_default=False).strip()
+        # Not click.prompt: it turns both Ctrl-C and Ctrl-D into click.Abort, and
+        # they end differently (Ctrl-C is an interruption, exit 130; Ctrl-D is q).
+        try:
+            reply = input("Your turn > ").strip()
+        except EOFError:
+            return None
         if not reply:
             continue
         if reply in ("q", "quit", "exit"):

@@ -23,7 +23,7 @@ from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.wording import counted
 
 from .commands_game import seat_specs, variant_from, variant_options
-from .options import Red7Group, console, emit_json, json_option, pass_session, url_option
+from .options import Red7Group, console, emit_json, exit_on_ctrl_c, json_option, pass_session, url_option
 from .session import Session
 
 if TYPE_CHECKING:
@@ -223,15 +223,16 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
         TimeRemainingColumn(),
     )
     runner: TournamentRunner | None = None
+
+    def stopped() -> None:
+        done = len(runner.state.results) if runner else 0
+        click.echo(f"Stopped with {counted(done, 'game')} recorded. Resume with: red7 tournament run {name}", err=True)
+
     try:
-        with Progress(*columns, console=err, disable=as_json) as progress:
+        with exit_on_ctrl_c(stopped), Progress(*columns, console=err, disable=as_json) as progress:
             runner = TournamentRunner(service, name, parallel=parallel)
             runner.reporter = _ProgressReporter(progress, [e.name for e in runner.state.spec.entrants])
             report = runner.run(wait=wait)
-    except KeyboardInterrupt:
-        done = len(runner.state.results) if runner else 0
-        click.echo(f"Stopped with {counted(done, 'game')} recorded. Resume with: red7 tournament run {name}", err=True)
-        raise SystemExit(130) from None
     except UNREACHABLE_ERRORS as exc:
         raise click.ClickException(
             f"lost the connection to Redis at {session.endpoint.url}: {str(exc).splitlines()[0]}; "

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import click
@@ -25,7 +26,7 @@ from red7es.variant import VariantError
 
 from .session import Session
 
-__all__ = ["Red7Group", "console", "emit_json", "json_option", "pass_session", "url_option"]
+__all__ = ["Red7Group", "console", "emit_json", "exit_on_ctrl_c", "json_option", "pass_session", "url_option"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -117,6 +118,21 @@ pass_session = click.make_pass_decorator(Session)
 def console() -> Console:
     """A console on stdout: colour only on a terminal and without NO_COLOR."""
     return Console(highlight=False, soft_wrap=True)
+
+
+@contextlib.contextmanager
+def exit_on_ctrl_c(farewell: Callable[[], None]) -> Iterator[None]:
+    """Ctrl-C inside the block: ``farewell()`` says what is left, then exit code 130.
+
+    130 (128 + SIGINT) is what shells report for a program stopped by Ctrl-C, so a
+    script can tell an interrupted command from one that finished (0) or failed (1);
+    left to click, Ctrl-C would print "Aborted!" and exit 1.
+    """
+    try:
+        yield
+    except KeyboardInterrupt:
+        farewell()
+        raise SystemExit(130) from None
 
 
 def emit_json(data: Any) -> None:

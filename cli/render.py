@@ -19,6 +19,7 @@ from red7es.cards import Card, Color
 
 __all__ = [
     "CARD_STYLES",
+    "SAID_BY_FINAL_VIEW",
     "card_text",
     "cards_text",
     "describe_event",
@@ -104,6 +105,11 @@ def _why(rule: Color, cards: Sequence[str]) -> str:
     if rule == Color.INDIGO:
         return f"a run of {n}, up to {top}"
     return f"{n} card{'s' if n != 1 else ''} below 4, highest {top}"
+
+
+# The events a finished game's view says in full (outcome_line and the seed, below):
+# a client that narrates events and then shows that view leaves them out.
+SAID_BY_FINAL_VIEW = frozenset({"GameOver", "SeedRevealed"})
 
 
 def render_view(console: Console, view: dict[str, Any], *, you: int | None = None) -> None:

@@ -9,8 +9,9 @@ from pathlib import Path
 import pexpect
 import pytest
 import redis
+from support import Red7, fails
 
-from red7es.facts import StepApplied
+from red7es.facts import CardDrawn, StepApplied
 from red7es.service.client import GameService
 from red7es.steps import StepKind
 
@@ -128,7 +129,8 @@ def test_play_a_whole_game(tmp_path: Path, service_url: str) -> None:
         if isinstance(r.event, StepApplied) and r.event.step.kind in (StepKind.PLAY, StepKind.CANVAS)
     ]
     assert told == logged, plain
-    assert "Seed revealed:" in plain
+    # The end is said once, by the final view (not also by the events before it).
+    assert plain.count("Game over:") == 1 and plain.count("Seed revealed:") == 1, plain[-2000:]
     # On a terminal, cards and rules are in colour.
     assert COLOUR.search(t.text), "no colour on a terminal"
 
@@ -182,7 +184,7 @@ def test_quit_and_resume(tmp_path: Path, service_url: str) -> None:
         t.expect(pexpect.EOF)
     finally:
         third.close(force=True)
-    assert third.exitstatus == 0
+    assert third.exitstatus == 130  # interrupted, as shells report Ctrl-C (q and Ctrl-D above are 0)
     assert "Aborted" not in t.plain and "Traceback" not in t.plain
 
 
@@ -195,3 +197,41 @@ def test_play_a_game_you_do_not_hold(tmp_path: Path, service_url: str) -> None:
         child.close(force=True)
     assert child.exitstatus == 1
     assert output.strip() == "Error: no game 'nosuchgame' (list games with: red7 games)"
+
+
+def test_your_own_draws_are_named(tmp_path: Path, service_url: str) -> None:
+    """The card a 3 or the Advanced draw gives you is named to you; the others' stay hidden."""
+    args = ("play", "--bots", "greedy", "--seed", "a", "--name", "ann", "--actions", "--draw")
+    child = spawn(tmp_path, service_url, *args)
+    t = Transcript(child)
+    try:
+        t.expect(r"New game ([0-9a-f]{8}): ")
+        game = child.match.group(1)
+        play_to_the_end(t)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0, t.plain[-2000:]
+    told = re.findall(r"^(ann|greedy) draws (\w\d|a card)( \(action of a 3\))?\.\r?$", t.plain, re.M)
+    names = ["ann", "greedy"]
+    logged = [
+        (
+            names[e.seat],
+            str(e.card) if e.seat == 0 or e.public else "a card",
+            " (action of a 3)" if e.cause == "3" else "",
+        )
+        for e in (r.event for r in GameService(redis.Redis.from_url(service_url)).log(game))
+        if isinstance(e, CardDrawn)
+    ]
+    # greedy moves first: its first turn is told only if play started before the worker
+    # played it. Everything after is told, ann's draws (all after her first prompt) included.
+    assert told == logged[len(logged) - len(told) :], t.plain
+    # This seed has both kinds of draw for ann, and hidden and public ones for greedy.
+    assert {(who, cause) for who, _, cause in told} >= {("ann", ""), ("ann", " (action of a 3)"), ("greedy", "")}
+    assert ("greedy", "a card", "") in told and any(w == "greedy" and c != "a card" for w, c, _ in told)
+
+
+def test_as_needs_a_game(alice: Red7) -> None:
+    """--as picks a seat in an existing game; without --game it is a mistake, not a new game."""
+    err = fails(alice("play", "--as", "bob", "--bots", "greedy", input=""), 2)
+    assert "--as needs --game" in err
+    assert alice.credentials() == {"games": {}}
