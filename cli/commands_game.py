@@ -18,7 +18,7 @@ from red7es.service.tokens import TokenError, public_key
 from red7es.variant import Variant
 
 from .options import console, emit_json, json_option, pass_session, url_option
-from .render import cards_text, describe_events, render_view
+from .render import SAID_BY_FINAL_VIEW, cards_text, describe_events, render_view
 from .session import Session
 
 __all__ = [
@@ -194,6 +194,10 @@ def new(
     Example:
         red7 new -p alice -p bob --bot greedy --scoring --draw --actions
     """
+    if join_all and not join:
+        raise click.UsageError("--join-all takes every seat, --no-join none: give one of them")
+    if game_id is not None and not game_id:
+        raise click.UsageError("--id needs a game id (leave it out for a random one)")
     seats = seat_specs(people, bots)
     variant = variant_from(len(seats), scoring, draw, actions, rounds, target)
     joins = [s.name for s in seats if not s.is_bot]
@@ -521,8 +525,8 @@ def watch(session: Session, game: str, as_name: str | None, token: str | None, t
             if as_json:
                 for event in events:
                     emit_line(event)
-            else:
-                for line in describe_events(events, names):
+            else:  # the end is said by the final view below
+                for line in describe_events((e for e in events if e.get("type") not in SAID_BY_FINAL_VIEW), names):
                     out.print(line)
             if any(e.get("type") == "GameOver" for e in events):
                 if not as_json:

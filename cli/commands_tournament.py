@@ -554,7 +554,7 @@ def show(session: Session, name: str, as_json: bool) -> None:
         )
         return
     out = console()
-    out.print(Text(f"{spec.name} [{spec.tournament}]", style="bold"))
+    out.print(Text(spec.name if spec.name == spec.tournament else f"{spec.name} [{spec.tournament}]", style="bold"))
     out.print(
         f"{spec.format}, {len(spec.entrants)} entrants, {counted(spec.rounds, 'round')}, {spec.variant.describe()}; "
         f"{len(state.results)} of {counted(total_games(spec), 'game')} played"

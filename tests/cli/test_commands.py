@@ -278,7 +278,9 @@ def test_new_existing_id_is_refused(alice: Red7) -> None:
     assert f"a game '{game}' already exists" in line
 
 
-@pytest.mark.parametrize("args", [("--rounds", "0"), ("--target", "0"), ("--frobnicate",)])
+@pytest.mark.parametrize(
+    "args", [("--rounds", "0"), ("--target", "0"), ("--frobnicate",), ("--join-all", "--no-join"), ("--id", "")]
+)
 def test_new_usage_errors(alice: Red7, args: tuple[str, ...]) -> None:
     assert "Usage: red7 new" in fails(alice("new", "-p", "a", "-b", "greedy", *args), 2)
 
@@ -749,6 +751,31 @@ def test_watch_json_follows_a_game_to_its_end(alice: Red7, redis_server: Any) ->
     assert types[-2:] == ["GameOver", "SeedRevealed"], types[-3:]  # watch follows the game to its very end
     assert "CommandApplied" in types and "StepApplied" in types
     assert all("hand" not in e for e in events), "watch prints public events only"
+
+
+def test_watch_says_the_end_once(alice: Red7, redis_server: Any) -> None:
+    game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="watchend")
+    connection = redis.Redis.from_url(redis_server.url)
+    blocked_before = _blocked_readers(connection)
+    watcher = subprocess.Popen(
+        [str(RED7), "watch", game, "--timeout", "30"],
+        env={**alice.env, "PATH": "/usr/bin:/bin"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: _blocked_readers(connection) > blocked_before, "watch to block on the game's changes")
+        alice.ok("move", game, "--fold")
+        out, err = watcher.communicate(timeout=30)
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.communicate()
+        connection.close()
+    assert watcher.returncode == 0, err
+    assert "alice folds" in out
+    assert out.count("Game over:") == 1 and out.count("Seed revealed:") == 1, out
 
 
 def _blocked_readers(connection: redis.Redis) -> int:
