@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -721,24 +722,20 @@ def test_build_turn_from_options() -> None:
 # ---------------------------------------------------------------------------- watch
 
 
-def test_watch_json_follows_a_game_to_its_end(alice: Red7, redis_server: Any) -> None:
-    game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="watch")
+def _watched(user: Red7, redis_server: Any, game: str, play: Callable[[], object], *args: str) -> str:
+    """Run ``red7 watch GAME`` in its own process while ``play`` plays; returns what it printed."""
     connection = redis.Redis.from_url(redis_server.url)
     blocked_before = _blocked_readers(connection)
     watcher = subprocess.Popen(
-        [str(RED7), "watch", game, "--json", "--timeout", "30"],
-        env={**alice.env, "PATH": "/usr/bin:/bin"},
+        [str(RED7), "watch", game, *args, "--timeout", "30"],
+        env={**user.env, "PATH": "/usr/bin:/bin"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
         wait_for(lambda: _blocked_readers(connection) > blocked_before, "watch to block on the game's changes")
-        for _ in range(60):
-            view = wait_turn(alice, game, "alice")
-            if view["status"] == "over":
-                break
-            alice.ok("move", game, view["legal"][0])
+        play()
         out, err = watcher.communicate(timeout=30)
     finally:
         if watcher.poll() is None:
@@ -746,7 +743,20 @@ def test_watch_json_follows_a_game_to_its_end(alice: Red7, redis_server: Any) ->
             watcher.communicate()
         connection.close()
     assert watcher.returncode == 0, err
-    events = [json.loads(line) for line in out.splitlines()]
+    return out
+
+
+def test_watch_json_follows_a_game_to_its_end(alice: Red7, redis_server: Any) -> None:
+    game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="watch")
+
+    def play() -> None:
+        for _ in range(60):
+            view = wait_turn(alice, game, "alice")
+            if view["status"] == "over":
+                break
+            alice.ok("move", game, view["legal"][0])
+
+    events = [json.loads(line) for line in _watched(alice, redis_server, game, play, "--json").splitlines()]
     types = [e["type"] for e in events]
     assert types[-2:] == ["GameOver", "SeedRevealed"], types[-3:]  # watch follows the game to its very end
     assert "CommandApplied" in types and "StepApplied" in types
@@ -755,25 +765,7 @@ def test_watch_json_follows_a_game_to_its_end(alice: Red7, redis_server: Any) ->
 
 def test_watch_says_the_end_once(alice: Red7, redis_server: Any) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="watchend")
-    connection = redis.Redis.from_url(redis_server.url)
-    blocked_before = _blocked_readers(connection)
-    watcher = subprocess.Popen(
-        [str(RED7), "watch", game, "--timeout", "30"],
-        env={**alice.env, "PATH": "/usr/bin:/bin"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        wait_for(lambda: _blocked_readers(connection) > blocked_before, "watch to block on the game's changes")
-        alice.ok("move", game, "--fold")
-        out, err = watcher.communicate(timeout=30)
-    finally:
-        if watcher.poll() is None:
-            watcher.kill()
-            watcher.communicate()
-        connection.close()
-    assert watcher.returncode == 0, err
+    out = _watched(alice, redis_server, game, lambda: alice.ok("move", game, "--fold"))
     assert "alice folds" in out
     assert out.count("Game over:") == 1 and out.count("Seed revealed:") == 1, out
 
