@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
@@ -175,7 +174,8 @@ class _ProgressReporter:
         )
 
     def progress(self, done: int, total: int, round_number: int) -> None:
-        self.bar.update(self.task, completed=done, total=total, description=f"round {round_number}")
+        description = f"round {round_number}" if round_number else "starting"
+        self.bar.update(self.task, completed=done, total=total, description=description)
 
     def needs_people(self, game: str, people: list[str]) -> None:
         for person in people:
@@ -213,7 +213,7 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
 
     service = session.service  # connects: an unreachable Redis is one line before any progress bar
     session.ensure_worker()
-    err = Console(stderr=True)
+    err = console(stderr=True)
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -406,7 +406,7 @@ def report_tournament_audit(session: Session, name: str, as_json: bool) -> None:
     """
     from red7es.tournament.audit import audit_tournament
 
-    err = Console(stderr=True)
+    err = console(stderr=True)
     show = not as_json and err.is_terminal
     with Progress(console=err, transient=True, disable=not show) as progress:
         task = progress.add_task("auditing games", total=None)

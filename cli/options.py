@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -115,9 +116,19 @@ def json_option(fn: F) -> F:
 pass_session = click.make_pass_decorator(Session)
 
 
-def console() -> Console:
-    """A console on stdout: colour only on a terminal and without NO_COLOR."""
-    return Console(highlight=False, soft_wrap=True)
+PIPE_WIDTH = 200  # columns for output that is not a terminal (rich would assume 80)
+
+
+def console(stderr: bool = False) -> Console:
+    """A console on stdout (or stderr): colour only on a terminal and without NO_COLOR.
+
+    Lines are never wrapped, and output that is not a terminal (a pipe, a file) gets
+    room for wide tables, so a game id or a column heading is not cut to fit 80 columns.
+    """
+    out = Console(highlight=False, soft_wrap=True, stderr=stderr)
+    if not out.is_terminal and "COLUMNS" not in os.environ:
+        out.width = PIPE_WIDTH
+    return out
 
 
 @contextlib.contextmanager

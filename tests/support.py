@@ -241,7 +241,6 @@ def start_cluster(directory: Path, nodes: int = 3, timeout: float = 30, appendon
 
 
 class TournamentRed7(Red7):
-    """``red7 tournament ...``, 160 columns wide so that the tables never wrap."""
+    """``red7 tournament ...`` (output is not a terminal: red7 gives its tables room, not 80 columns)."""
 
     command = ("tournament",)
-    extra_env: ClassVar[dict[str, str]] = {"COLUMNS": "160"}

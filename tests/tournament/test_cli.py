@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -97,12 +98,14 @@ def test_run_resumes_after_a_partial_run(red7: TournamentRed7) -> None:
 
 
 def test_people_are_told_how_to_play(red7: TournamentRed7) -> None:
-    t = new_id("c")
+    t = new_id("people-told-how")  # 24 characters, the longest id: its join line is wider than 80 columns
     red7.ok("create", t, "-p", "alice", "-b", "greedy", "-b", "random")
     result = red7.ok("run", t, "--no-wait")
     assert "waits for alice" in result.stdout
     assert f"alice plays game t-{t}-r" in result.stderr
     assert "red7 join t-" in result.stderr and "--as alice" in result.stderr
+    # one line each, whatever the width: the command must paste whole
+    assert re.search(r"red7 join (t-\S+) alice && red7 play --game \1 --as alice\n", result.stderr), result.stderr
     # The bots' game is played by the workers meanwhile and recorded by the next run.
     # (A bot may also end alice's game early: folding, or unable to lead, it loses at
     # once, so only the bots' game is sure to be over.)
