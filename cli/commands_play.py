@@ -34,7 +34,10 @@ Events = list[dict[str, Any]]
 
 @click.command()
 @click.option(
-    "--bots", default="greedy,greedy", show_default=True, help=f"Opponents, comma-separated: {', '.join(BOT_NAMES)}."
+    "--bots",
+    default="greedy,greedy",
+    show_default=True,
+    help=f"Opponents, comma-separated: {', '.join(BOT_NAMES)}, with options: greedy,ismcts:time=0.05,belief=0.5.",
 )
 @click.option("--name", default=None, help="Your seat's name (default: your login name).")
 @variant_options
