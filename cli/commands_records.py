@@ -262,10 +262,13 @@ def import_(session: Session, file: str, fmt: str | None, as_json: bool) -> None
 @click.option(
     "--tournament", "tournament_id", metavar="T", help="Audit a whole tournament (as `red7 tournament audit T`)."
 )
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Record format of FILE (default: from FILE).")
 @json_option
 @url_option
 @pass_session
-def audit(session: Session, source: str | None, all_games: bool, tournament_id: str | None, as_json: bool) -> None:
+def audit(
+    session: Session, source: str | None, all_games: bool, tournament_id: str | None, fmt: str | None, as_json: bool
+) -> None:
     """Prove a game fair: replay it from its revealed seed and compare every event.
 
     Prints PASS, or the first divergence in one line (event and command number,
@@ -290,12 +293,14 @@ def audit(session: Session, source: str | None, all_games: bool, tournament_id: 
         return
     if bool(source) == all_games:
         raise click.UsageError("give one GAME or FILE, --all, or --tournament T")
+    if fmt is not None and not (source is not None and is_file(source)):
+        raise click.UsageError("--format is for a record FILE")
     if all_games:
         ids = _finished(session)
         reports = _run(ids, lambda game: audit_game(session.service, game), as_json)
     elif source is not None and is_file(source):
         # a record that cannot be read is one failed game: the others are still audited
-        records = _holding(list(read_each(source)), source)
+        records = _holding(list(read_each(source, fmt)), source)
         reports = _run(records, audit_record, as_json)
     else:
         assert source is not None

@@ -574,6 +574,10 @@ def _accept(builder: _Builder | None, entry: _Located | RecordError, *, readable
     if isinstance(entry, RecordError):
         raise entry
     locate, obj = entry
+    if type(obj) is not dict and builder is None:  # e.g. a text file read as msgpack
+        raise RecordError(
+            f"{locate()}: not a red7es game record (it starts with no header, but a {type(obj).__name__})"
+        )
     if type(obj) is not dict:
         raise RecordError(f"{locate()}: expected an object, found {type(obj).__name__}")
     if "record" in obj:

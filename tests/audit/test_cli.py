@@ -250,6 +250,17 @@ def test_audit_a_malformed_file(env: dict[str, str], record_file: Path) -> None:
     assert line.startswith("FAIL clirec: record: unreadable:") and "line 4: not JSON" in line
 
 
+def test_audit_a_file_that_is_no_record(env: dict[str, str], record_file: Path, tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("1 2 3 these are notes\n")  # not JSON, so read as msgpack: the int 1 comes first
+    assert "not a red7es game record (it starts with no header, but a int)" in fails(run(env, "audit", str(notes)))
+    copy = tmp_path / "game.record"
+    copy.write_bytes(record_file.read_bytes())
+    assert run(env, "audit", str(copy), "--format", "jsonl").exit_code == 0
+    usage = run(env, "audit", "somegame", "--format", "jsonl")
+    assert usage.exit_code == 2 and "Error: --format is for a record FILE" in usage.output
+
+
 def _edit_data(lines: list[str], n: int) -> None:
     """Line ``n``'s readable copy of its data no longer matches its raw bytes."""
     entry = json.loads(lines[n])
