@@ -25,7 +25,16 @@ from .variant import Variant
 if TYPE_CHECKING:
     from .observation import Observation
 
-__all__ = ["Game", "GameOverError", "IllegalStep", "Pending"]
+__all__ = ["BATCH_RULES", "BATCH_RULES_VERSIONS", "Game", "GameOverError", "IllegalStep", "Pending"]
+
+# The version of the rules for a turn sent as one batch of steps (Game.apply).  A game
+# is refereed under the version it was created with, so a record keeps re-executing
+# the way it was played when these rules tighten:
+#   1  the steps are applied one after another, as far as they are legal;
+#   2  as 1, but no step may follow one that draws a card nobody has seen, and an open
+#      turn must be the start of a legal turn (red7es 0.x from December 2026 on).
+BATCH_RULES = 2
+BATCH_RULES_VERSIONS = (1, 2)
 
 # Step kinds as plain ints for the hot path.
 _P, _C, _DRAW, _7C, _7D, _ONE, _END, _FOLD = range(8)
@@ -415,37 +424,43 @@ class Game:
 
     # ------------------------------------------------------------------ applying
 
-    def apply(self, turn: str | Turn | Step | Iterable[str | Step]) -> list[Fact]:
+    def apply(self, turn: str | Turn | Step | Iterable[str | Step], *, batch_rules: int = BATCH_RULES) -> list[Fact]:
         """Apply a whole turn, all or nothing; returns the facts it caused.
 
         ``end`` is implied after the last step unless the turn ends with ``fold`` or
         is open (``"p:G3 ..."``).  Raises :class:`IllegalStep` saying why, and then
         the game is exactly as before.
 
-        Two rules keep a refused batch from costing or telling more than it should:
+        Two rules keep a refused batch from costing or telling more than it should
+        (``batch_rules`` 2, see :data:`BATCH_RULES`; 1 re-executes older records):
 
         * no step may follow one that draws a card nobody has seen (a 3's draw):
           whether such a step is legal depends on that card, so a refusal would tell
-          the player what the card is not.  The turn stops open there instead.
+          the player what the card is not.  The turn stops open there instead.  The
+          drawing step itself is checked first, so an illegal 3 is refused as such.
         * an open turn must be the start of some legal turn, so keeping a turn open
           never leaves a player whose only way on is to fold.
         """
+        if batch_rules not in BATCH_RULES_VERSIONS:
+            raise ValueError(f"batch rules are one of versions {BATCH_RULES_VERSIONS}, not {batch_rules!r}")
+        strict = batch_rules >= 2
         t = Turn.parse(turn)
         if not t.steps and t.open:
             return []
         codes = [int(step) for step in t.steps]
-        legal = self.legal_turn_codes() if t.open else None
+        legal = self.legal_turn_codes() if t.open and strict else None
         snap = self._save()
         start = len(self.log) if self.log is not None else 0
         try:
             for i, code in enumerate(codes):
-                if i + 1 < len(codes) and self.draws_unseen(code):
+                unseen = strict and i + 1 < len(codes) and self.draws_unseen(code)
+                self._step(code, True)
+                if unseen:
                     done = " ".join(str(s) for s in t.steps[: i + 1])
                     raise IllegalStep(
                         f"{STEPS[code]} draws a card nobody has seen: stop the turn there ({done} ...) "
                         "and choose the rest once you see it"
                     )
-                self._step(code, True)
             if legal is not None and not any(tuple(c[: len(codes)]) == tuple(codes) for c, _ in legal):
                 raise IllegalStep(f"after {' '.join(str(s) for s in t.steps)} you could not end the turn leading")
             if not t.open and not t.is_fold:

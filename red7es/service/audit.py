@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..deal import commitment
 from ..facts import CardDrawn, GameOver, PlayerOut, RoundDealt, RoundWon, StepApplied
-from ..game import IllegalStep
+from ..game import BATCH_RULES, IllegalStep
 from ..steps import StepError
 from ..steps import Turn as TurnText
 from ..wording import counted
@@ -536,8 +536,10 @@ class _Audit:
             return _div(
                 "created", 0, k, "a create command", f"a {type(command).__name__}", "a game's first command creates it"
             )
+        logged = self._event(0)
+        rules = logged.batch_rules if isinstance(logged, GameCreated) else BATCH_RULES
         try:
-            return Table.start(self.record.game_id, command, seed, at)
+            return Table.start(self.record.game_id, command, seed, at, rules)
         except CreateRejected as exc:
             return _div("created", 0, k, "a game", "a rejected create command", str(exc))
 

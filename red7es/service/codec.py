@@ -25,6 +25,7 @@ from typing import Any
 
 from ..cards import Card, Color
 from ..facts import CardDrawn, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied
+from ..game import BATCH_RULES_VERSIONS
 from ..steps import Step
 from ..variant import Variant
 from .envelope import (
@@ -110,16 +111,24 @@ def parse_outcome(d: dict[str, Any]) -> Outcome:
     return Outcome(tuple(d["winners"]), tuple(d["scores"]), tuple(d["round_wins"]), str(d["reason"]))
 
 
+def _batch_rules(value: Any) -> int:
+    """GameCreated's ``batch_rules``: a version the engine referees (it decides how every turn is judged)."""
+    if type(value) is not int or value not in BATCH_RULES_VERSIONS:
+        raise ValueError(f"batch_rules {value!r} is not a version this red7es referees ({BATCH_RULES_VERSIONS})")
+    return value
+
+
 EVENT_TYPES: dict[str, EventType] = {
     "GameCreated": EventType(
         GameCreated,
-        1,
+        2,
         lambda e: {
             "game": e.game,
             "variant": e.variant.to_dict(),
             "seats": [seat_data(s) for s in e.seats],
             "commitment": e.commitment,
             "created": e.created,
+            "batch_rules": e.batch_rules,
         },
         lambda d: GameCreated(
             d["game"],
@@ -127,6 +136,7 @@ EVENT_TYPES: dict[str, EventType] = {
             tuple(parse_seat(s) for s in d["seats"]),
             d["commitment"],
             d["created"],
+            _batch_rules(d["batch_rules"]),
         ),
     ),
     "SeatJoined": flat(SeatJoined, "seat", "name", "key"),
@@ -209,6 +219,9 @@ COMMAND_TYPES: dict[str, EventType] = {
         Field("signature", str, "sig"),
     ),
 }
+
+# GameCreated version 1 had no batch_rules: those games were refereed under batch rules 1.
+register_upcaster("GameCreated", 1, lambda d: {**d, "batch_rules": 1})
 
 EVENTS: EventCodec[Any] = EventCodec(EVENT_TYPES, "log event")
 COMMANDS: CommandCodec[Any] = CommandCodec(COMMAND_TYPES, "command")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..facts import Fact
+from ..game import BATCH_RULES
 from ..variant import Variant
 
 __all__ = [
@@ -50,13 +51,19 @@ class SeatSpec:
 
 @dataclass(frozen=True)
 class GameCreated:
-    """Event 0 of every log: the rules, the seats and the seed's SHA-256 commitment."""
+    """Event 0 of every log: the rules, the seats and the seed's SHA-256 commitment.
+
+    ``batch_rules`` is the version of the referee's rules for a turn sent as a batch
+    of steps (:data:`red7es.game.BATCH_RULES`) the game is played under, so a record
+    re-executes the way it was refereed even after those rules tighten.
+    """
 
     game: str
     variant: Variant
     seats: tuple[SeatSpec, ...]
     commitment: str
     created: int  # milliseconds since the epoch
+    batch_rules: int = BATCH_RULES
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from ..cards import Card
 from ..cards import bits as _bits
 from ..deal import commitment
 from ..facts import FACT_TYPES, CardDrawn, GameOver, RoundDealt
-from ..game import Game, IllegalStep
+from ..game import BATCH_RULES, Game, IllegalStep
 from ..observation import Observation
 from ..rules import qualifying_mask
 from ..steps import StepError, Turn
@@ -95,20 +95,36 @@ class Table:
     cursor: str = "0-0"
     seed_revealed: str | None = None
     rejections: dict[int, dict[str, str]] = field(default_factory=dict)
+    batch_rules: int = BATCH_RULES  # GameCreated's: how this game's batched turns are judged
 
     # ------------------------------------------------------------------ building
 
     @classmethod
-    def start(cls, game_id: str, command: CreateCommand, seed: bytes, at: int) -> tuple[Table, list[LogEvent]]:
-        """Open a game from its create command; returns the table and its first events."""
+    def start(
+        cls, game_id: str, command: CreateCommand, seed: bytes, at: int, batch_rules: int = BATCH_RULES
+    ) -> tuple[Table, list[LogEvent]]:
+        """Open a game from its create command; returns the table and its first events.
+
+        A new game is refereed under the current :data:`~red7es.game.BATCH_RULES`; an
+        audit re-executing an older record passes the version its log was created with.
+        """
         if commitment(seed) != command.commitment:
             raise CreateRejected("the stored seed does not match the published commitment")
         validate_seats(command.variant, command.seats)
         game = Game.new(command.variant, seed=seed)
         table = cls(
-            game_id, command.variant, command.seats, command.commitment, at, game, [None] * command.variant.players
+            game_id,
+            command.variant,
+            command.seats,
+            command.commitment,
+            at,
+            game,
+            [None] * command.variant.players,
+            batch_rules=batch_rules,
         )
-        events: list[LogEvent] = [GameCreated(game_id, command.variant, command.seats, command.commitment, at)]
+        events: list[LogEvent] = [
+            GameCreated(game_id, command.variant, command.seats, command.commitment, at, batch_rules)
+        ]
         for seat, key in command.joins:
             events.extend(table._join(seat, key, command.id))
         events.extend(game.log or [])
@@ -129,6 +145,7 @@ class Table:
             created.created,
             game,
             [None] * created.variant.players,
+            batch_rules=created.batch_rules,
         )
         for event in events[1:]:
             table.fold(event)
@@ -219,7 +236,7 @@ class Table:
         if reason is None:
             try:
                 turn = Turn.parse(command.turn)
-                facts = self.game.apply(turn)
+                facts = self.game.apply(turn, batch_rules=self.batch_rules)
             except (StepError, IllegalStep) as exc:
                 reason = str(exc)
         if reason is not None:

@@ -229,6 +229,25 @@ def test_no_step_may_follow_an_unseen_draw_in_the_same_batch():
         assert names(game.hand(0)) == ["R3", "B2"] and texts(game.deck_cards) == ["G6", "Y1"]
 
 
+def test_a_three_that_cannot_be_played_is_refused_for_that_before_the_draw_rule():
+    """The 3's own legality is judged first: 'not in your hand', not 'stop the turn there'."""
+    game = three()
+    with pytest.raises(IllegalStep, match=r"^Y3 is not in your hand"):
+        game.apply("p:Y3 c:B2")
+    assert names(game.hand(0)) == ["R3", "B2"] and texts(game.deck_cards) == ["G6", "Y1"]
+
+
+def test_batch_rules_one_apply_steps_after_an_unseen_draw():
+    """Older games are refereed as they were played: the steps after the draw are judged on the card."""
+    game = three()
+    game.apply("p:R3 c:B2", batch_rules=1)  # refused by batch rules 2, whatever the card
+    assert game.turn == 1
+    game = three()
+    with pytest.raises(IllegalStep, match=r"^Y1 is not in your hand"):
+        game.apply("p:R3 c:Y1", batch_rules=1)
+    assert names(game.hand(0)) == ["R3", "B2"]
+
+
 def test_steps_may_follow_a_draw_everyone_saw():
     game = three(known=["G6"])
     game.apply("p:R3 c:B2")

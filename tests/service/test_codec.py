@@ -335,3 +335,41 @@ def test_upcaster_for_commands(upcasters: dict[tuple[str, int], Any]) -> None:
         {"type": "Join", "version": 0, "at": 3, "data": {"id": "j", "seat": 1, "pub": "ab"}}, use_bin_type=True
     )
     assert decode_command(old) == (JoinCommand("j", 1, "ab"), 3)
+
+
+def _game_created_v1(**data: Any) -> bytes:
+    """GameCreated as red7es wrote it before batch_rules (version 1)."""
+    fields = {
+        "game": "old",
+        "variant": Variant(2, actions=True).to_dict(),
+        "seats": [{"name": "ann", "kind": "person", "bot": None}, {"name": "b", "kind": "bot", "bot": "greedy"}],
+        "commitment": "ab" * 32,
+        "created": 5,
+        **data,
+    }
+    envelope = {"type": "GameCreated", "version": 1, "seq": 0, "prev": GENESIS, "at": 5, "data": fields}
+    return bytes(msgpack.packb(envelope, use_bin_type=True))
+
+
+def test_game_created_version_1_is_read_as_batch_rules_1() -> None:
+    """Games created before batch rules 2 are re-executed under the rules they were played by."""
+    created = decode_event(_game_created_v1(), "event 0").event
+    assert isinstance(created, GameCreated) and created.batch_rules == 1
+    assert created.variant == Variant(2, actions=True)
+
+
+def test_new_games_are_created_under_the_current_batch_rules() -> None:
+    created = GameCreated("g", Variant(2), (SeatSpec("a"), SeatSpec("b")), "ab" * 32, 1)
+    raw = encode_event(created, 0, GENESIS, 1)
+    wire = msgpack.unpackb(raw)
+    assert wire["version"] == 2 and wire["data"]["batch_rules"] == 2
+    assert decode_event(raw).event == created
+
+
+@pytest.mark.parametrize("value", [0, 3, "2", True, None, 2.0])
+def test_batch_rules_this_red7es_does_not_referee_are_corrupt(value: Any) -> None:
+    created = GameCreated("g", Variant(2), (SeatSpec("a"), SeatSpec("b")), "ab" * 32, 1)
+    wire = msgpack.unpackb(encode_event(created, 0, GENESIS, 1))
+    wire["data"]["batch_rules"] = value
+    with pytest.raises(CorruptEvent, match=r"^event 0 \(GameCreated\) is malformed: batch_rules"):
+        decode_event(msgpack.packb(wire, use_bin_type=True), "event 0")
