@@ -11,7 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from red7es.bots.base import BOT_NAMES
-from red7es.service.client import GameService, Rejected, seat_index
+from red7es.service.client import GameService, JoinRefused, seat_index
 from red7es.service.codec import seat_data
 from red7es.service.events import BOT, PERSON, SeatSpec
 from red7es.service.tokens import TokenError, public_key
@@ -120,7 +120,7 @@ def seat_for(session: Session, game_id: str, as_name: str | None, token: str | N
         if not as_name:
             raise click.UsageError("--token needs --as NAME")
         view = session.service.view(game_id)
-        check_token(token, [view["seats"][seat_index(view, as_name)].get("key")], as_name, game_id)
+        check_token(token, [session.service.seat_key(game_id, seat_index(view, as_name), view)], as_name, game_id)
         return as_name, token
     if as_name:
         if as_name not in held:
@@ -232,6 +232,45 @@ def new(
 # ---------------------------------------------------------------------------- join
 
 
+ANSWER_WAIT = 10.0  # seconds a join waits for a worker to answer an earlier join of the seat
+
+
+def _earlier_join(session: Session, game: str, name: str) -> str | None:
+    """The token of an earlier join of seat ``name`` from here, if it took the seat just now; None to join afresh.
+
+    A join saves its token before a worker answers, so a join that timed out leaves
+    a token behind whatever the answer turns out to be.  The seat's public key tells:
+    ours means the seat is held (refused, so its good token is never overwritten);
+    someone else's means the earlier join was refused (its token is forgotten); none
+    means it was refused or is not answered yet, so wait for the answer first.
+    """
+    held = session.credentials.token(game, name)
+    if held is None:
+        return None
+    view = session.service.view(game)
+    seat = seat_index(view, name)
+    key = session.service.seat_key(game, seat, view)
+    if key is None:
+        session.ensure_worker()
+        if not session.service.answered(game, ANSWER_WAIT):
+            raise click.ClickException(
+                f"your earlier join of seat {name} in game {game} is not answered yet: is a worker running? "
+                "(start one: red7 worker; your token is kept)"
+            )
+        key = session.service.seat_key(game, seat)
+        if key == public_key(held):
+            return held  # the earlier join has just been answered: it took the seat
+    if key == public_key(held):
+        raise click.ClickException(f"you already hold seat {name} in game {game}: play it with red7 play --game {game}")
+    session.credentials.forget(game, name, held)
+    if key is not None:
+        raise click.ClickException(
+            f"cannot join: seat {name} has already been taken (your earlier join of it was refused; "
+            "its saved token is forgotten)"
+        )
+    return None
+
+
 @click.command()
 @click.argument("game")
 @click.argument("name")
@@ -245,14 +284,14 @@ def join(session: Session, game: str, name: str, as_json: bool) -> None:
     Example:
         red7 join 3f9a2c1b bob
     """
-    if session.credentials.token(game, name):
-        raise click.ClickException(f"you already hold seat {name} in game {game}: play it with red7 play --game {game}")
-    session.ensure_worker()
-    try:
-        token = session.service.join(game, name)  # the token is kept before the wait for a worker
-    except Rejected as exc:
-        session.credentials.forget(game, name)
-        raise click.ClickException(f"cannot join: {exc}") from None
+    token = _earlier_join(session, game, name)
+    if token is None:
+        session.ensure_worker()
+        try:
+            token = session.service.join(game, name)  # the token is kept before the wait for a worker
+        except JoinRefused as exc:
+            session.credentials.forget(game, name, exc.token)
+            raise click.ClickException(f"cannot join: {exc}") from None
     if as_json:
         emit_json({"game": game, "seat": name, "token": token})
     else:

@@ -51,11 +51,16 @@ class Credentials:
         data["games"].setdefault(game_id, {})[name] = token
         self._save(data)
 
-    def forget(self, game_id: str, name: str) -> None:
-        """Drop a token that took no seat (its join was refused)."""
+    def forget(self, game_id: str, name: str, token: str) -> None:
+        """Drop ``token`` for a seat it did not take (its join was refused).
+
+        Only that token: if another join of the seat has saved a newer one meanwhile,
+        it stays.
+        """
         data = self._load()
         seats = data["games"].get(game_id, {})
-        if seats.pop(name, None) is not None:
+        if seats.get(name) == token:
+            del seats[name]
             if not seats:
                 del data["games"][game_id]
             self._save(data)

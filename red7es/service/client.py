@@ -21,7 +21,7 @@ from ..deal import SeedError, commitment, make_seed
 from ..steps import StepError, Turn
 from ..variant import Variant
 from .codec import GENESIS, Recorded, decode_command, decode_log, encode_command
-from .events import CommandRejected, CreateCommand, JoinCommand, SeatSpec, TurnCommand
+from .events import CommandRejected, CreateCommand, JoinCommand, SeatJoined, SeatSpec, TurnCommand
 from .inbox import Inbox
 from .store import GameStore, Keys, NoSuchGame, ReservedId, entry_field, now_ms, valid_game_id
 from .table import CreateRejected, validate_seats
@@ -31,6 +31,7 @@ __all__ = [
     "GameService",
     "ServiceError",
     "Rejected",
+    "JoinRefused",
     "CreatedGame",
     "Answer",
     "QUEUE_NAME",
@@ -49,6 +50,14 @@ class ServiceError(RuntimeError):
 
 class Rejected(ServiceError):
     """The worker refused a command; the message is its reason."""
+
+
+class JoinRefused(Rejected):
+    """The worker refused a join; ``token`` is the one it was made with (kept before the answer came)."""
+
+    def __init__(self, reason: str, token: str) -> None:
+        super().__init__(reason)
+        self.token = token
 
 
 @dataclass(frozen=True)
@@ -163,7 +172,7 @@ class GameService:
             ),
         )
         if answer.get("type") == "CommandRejected":
-            raise Rejected(str(answer["reason"]))
+            raise JoinRefused(str(answer["reason"]), token)
         return token
 
     def submit(
@@ -284,6 +293,34 @@ class GameService:
             self._seat_names[game_id] = [s["name"] for s in view["seats"]]
             return seat
         return seats.index(name)
+
+    def seat_key(self, game_id: str, seat: int, view: dict[str, Any] | None = None) -> str | None:
+        """The public key seat ``seat`` joined with (None while it is open).
+
+        Views carry it; a view written before they did (a game finished by an older
+        red7es is never folded again) falls back to the seat's SeatJoined in the log.
+        """
+        entry = (view or self.view(game_id))["seats"][seat]
+        if "key" in entry:
+            return entry["key"] if isinstance(entry["key"], str) else None
+        for recorded in self.log(game_id):
+            if isinstance(recorded.event, SeatJoined) and recorded.event.seat == seat:
+                return recorded.event.key
+        return None
+
+    def answered(self, game_id: str, wait: float) -> bool:
+        """Wait up to ``wait`` seconds until every command submitted so far is answered; whether it is."""
+        last = self.store.last_command_id(game_id)
+        mark = self.store.last_change_id(game_id)
+        deadline = time.monotonic() + wait
+        while self.store.meta(game_id).get("cursor", "0-0") != last:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            changed = self.wait_change(game_id, mark, min(left, 1.0))
+            if changed is not None:
+                mark = changed[0]
+        return True
 
     def wait_change(self, game_id: str, after: str, timeout: float) -> tuple[str, list[dict[str, Any]]] | None:
         """Block until the game changes after change id ``after``; returns (id, events)."""

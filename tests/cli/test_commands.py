@@ -14,8 +14,9 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -334,6 +335,103 @@ def test_new_and_join_keep_the_token_when_no_worker_answers(
     finally:
         connection.flushdb()
         connection.close()
+
+
+@pytest.fixture
+def slow_service(
+    homes: Any, redis_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Callable[[str], Red7], Any]]:
+    """Users of a database no worker serves (commands time out in 0.5 s) and a worker folding by hand."""
+    from red7es.cli import commands_game
+    from red7es.service.client import GameService
+    from red7es.workers.context import WorkerContext
+
+    for method in (GameService.create, GameService.join):  # the CLI runs in-process: wait 0.5 s, not 10
+        monkeypatch.setitem(method.__kwdefaults__, "wait", 0.5)
+    monkeypatch.setattr(commands_game, "ANSWER_WAIT", 0.5)
+    empty = redis_server.url.rsplit("/", 1)[0] + "/4"
+    connection = redis.Redis.from_url(empty)
+    try:
+        yield (lambda name: Red7(empty, homes(name))), WorkerContext(connection)
+    finally:
+        connection.flushdb()
+        connection.close()
+
+
+def _two_seats(user: Callable[[str], Red7], worker: Any, *bots: str) -> tuple[Red7, Red7, str]:
+    """carol's new game with seats carol (taken) and dan (open), created by the hand-run worker."""
+    carol, dan = user("carol"), user("dan")
+    game = new_id()
+    carol("new", "-p", "carol", "-p", "dan", *bots, "--id", game)
+    worker.advance(game)
+    return carol, dan, game
+
+
+def test_a_join_that_timed_out_and_was_refused_does_not_block_the_next(slow_service: Any) -> None:
+    """The token a timed-out join kept is forgotten once the seat turns out to be someone else's."""
+    user, worker = slow_service
+    _carol, dan, game = _two_seats(user, worker, "-b", "random")
+    erin = user("erin")
+    assert "no answer from a worker" in one_line_error(erin("join", game, "dan"))
+    assert "no answer from a worker" in one_line_error(dan("join", game, "dan"))
+    worker.advance(game)  # erin's join came first: dan's is refused
+    line = one_line_error(dan("join", game, "dan"))
+    assert line == (
+        "Error: cannot join: seat dan has already been taken "
+        "(your earlier join of it was refused; its saved token is forgotten)"
+    )
+    assert game not in dan.credentials()["games"]
+    assert "hand" in erin.json("show", game, "--as", "dan")
+
+
+def test_a_join_waits_for_the_answer_to_an_earlier_one(slow_service: Any) -> None:
+    """Unanswered: say so and keep the token; answered meanwhile: the earlier join's seat is yours."""
+    user, worker = slow_service
+    _carol, dan, game = _two_seats(user, worker)
+    assert "no answer from a worker" in one_line_error(dan("join", game, "dan"))
+    token = dan.credentials()["games"][game]["dan"]
+    line = one_line_error(dan("join", game, "dan"))
+    assert line == (
+        f"Error: your earlier join of seat dan in game {game} is not answered yet: is a worker running? "
+        "(start one: red7 worker; your token is kept)"
+    )
+    assert dan.credentials()["games"][game]["dan"] == token
+    answer = threading.Timer(0.1, worker.advance, [game])
+    answer.start()
+    out = dan.ok("join", game, "dan").stdout
+    answer.join()
+    assert f"You are dan in game {game}. Token: {token}" in out
+    assert "you already hold seat dan" in one_line_error(dan("join", game, "dan"))
+
+
+def test_a_saved_token_that_took_no_seat_is_replaced_by_a_fresh_join(slow_service: Any) -> None:
+    """Every command answered and the seat still open: the saved token was refused; join afresh."""
+    from red7es.cli.credentials import Credentials
+    from red7es.service.tokens import new_token, public_key
+
+    user, worker = slow_service
+    carol, dan, game = _two_seats(user, worker)
+    stale = new_token()
+    Credentials(dan.home / "credentials.json").save(game, "dan", stale)
+    joining = threading.Timer(0.2, worker.advance, [game])
+    joining.start()
+    out = dan.ok("join", game, "dan").stdout
+    joining.join()
+    token = dan.credentials()["games"][game]["dan"]
+    assert token != stale and f"Token: {token}" in out
+    assert carol.json("show", game)["seats"][1]["key"] == public_key(token)
+
+
+def test_forget_drops_only_the_token_it_is_given(tmp_path: Any) -> None:
+    """A refused join forgets its own token, never a newer one saved for the seat meanwhile."""
+    from red7es.cli.credentials import Credentials
+
+    credentials = Credentials(tmp_path / "credentials.json")
+    credentials.save("g", "dan", "a" * 64)
+    credentials.forget("g", "dan", "b" * 64)
+    assert credentials.token("g", "dan") == "a" * 64
+    credentials.forget("g", "dan", "a" * 64)
+    assert credentials.seats("g") == {}
 
 
 def test_join_json(alice: Red7, bob: Red7) -> None:

@@ -730,3 +730,16 @@ def test_clients_cannot_take_the_ids_of_bot_turns(svc: GameService, folder: Fold
     with pytest.raises(ServiceError, match=expected):
         svc.play(gid, "ann", created.tokens["ann"], "fold", command_id=cid, wait=1)
     assert len(svc.store.commands(gid)) == length
+
+
+def test_seat_key_comes_from_the_view_or_for_older_views_from_the_log(svc: GameService, folder: Folder) -> None:
+    """Views written before they carried ``key`` (finished games are never re-folded) fall back to SeatJoined."""
+    created = _new(svc, folder, "keys")
+    ann = public_key(created.tokens["ann"])
+    assert [svc.seat_key("keys", seat) for seat in (0, 1)] == [ann, None]
+    view = svc.view("keys")
+    for seat in view["seats"]:
+        del seat["key"]
+    svc.store.redis.set(Keys("keys").public_view, msgpack.packb(view, use_bin_type=True))
+    assert "key" not in svc.view("keys")["seats"][0]
+    assert [svc.seat_key("keys", seat) for seat in (0, 1)] == [ann, None]
