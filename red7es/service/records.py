@@ -26,7 +26,7 @@ import functools
 import json
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NamedTuple
@@ -376,10 +376,11 @@ def read_each(path: str | os.PathLike[str], format: str | None = None) -> Iterat
 
     For the audit, which owes a verdict on every game of a file: a record that cannot
     be read is one failed game, not the end of the file.  After a fault the rest of
-    that record is skipped and reading resumes at the next header.  JSON Lines can
-    always resume (every line stands alone); compact msgpack cannot find the next
-    entry after bytes that are not msgpack, so its reading ends there.  Raises
-    RecordError only when the file itself cannot be read.
+    that record is skipped and reading resumes at the next header (compact msgpack
+    finds it by its first bytes, see :func:`_next_header`).  A fault right after a
+    whole record (a header that cannot be read, junk between records) is an
+    unreadable record of its own, not the finished one's.  Raises RecordError only
+    when the file itself cannot be read.
     """
     fmt = detect_format(path, format)
     try:
@@ -431,6 +432,12 @@ class _Builder:
             if readable:
                 _check_readable(locate(), kind, index, obj, raw)
         entries.append(Entry(stream_id, raw))  # type: ignore[arg-type]
+
+    @property
+    def complete(self) -> bool:
+        """Whether the record holds every command and event its header announces."""
+        announced: tuple[int, int] = (self.header["commands"], self.header["events"])
+        return (len(self.commands), len(self.events)) == announced
 
     def finish(self) -> Record:
         h = self.header
@@ -502,21 +509,58 @@ def _jsonl_entries(path: str, data: bytes) -> Iterator[_Located | RecordError]:
 
 
 def _msgpack_entries(path: str, data: bytes) -> Iterator[_Located | RecordError]:
-    """Each msgpack object of the file; after bytes that are not msgpack, their error and nothing more."""
-    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=max(len(data), 1 << 20))
-    unpacker.feed(data)
+    """Each msgpack object of the file; bytes that are not msgpack give their error, then the next header on."""
+    start: int | None = 0
+    while start is not None:
+        start = yield from _msgpack_run(path, data, start)
+
+
+def _msgpack_run(path: str, data: bytes, start: int) -> Generator[_Located | RecordError, None, int | None]:
+    """The objects from byte ``start``, until the end (None) or a fault: then where the next header starts."""
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=max(len(data) - start, 1 << 20))
+    unpacker.feed(memoryview(data)[start:])
     while True:
-        offset = unpacker.tell()
+        offset = start + unpacker.tell()
         try:
             obj = unpacker.unpack()
         except msgpack.OutOfData:
             if offset < len(data):
                 yield RecordError(f"{_offset(path, offset)}: the file ends in the middle of an entry")
-            return
+            return None
         except Exception as exc:  # msgpack raises several unrelated exception types
             yield RecordError(f"{_offset(path, offset)}: not valid msgpack ({type(exc).__name__})")
-            return
+            return _next_header(data, offset + 1)
         yield functools.partial(_offset, path, offset), obj
+
+
+# How a record header's bytes begin after its map's length: the key "record", then the marker.
+_HEADER_KEY = msgpack.packb("record") + msgpack.packb(MARKER)
+
+
+def _next_header(data: bytes, after: int) -> int | None:
+    """Where the next record header starts at or after ``after``, if any.
+
+    msgpack has no resynchronisation point, but a header begins with a map (1 length
+    byte, or 3 for 16 keys or more) whose first key is ``record``: finding those bytes
+    lets reading go on at the next record after a fault instead of dropping the rest.
+    """
+    found = data.find(_HEADER_KEY, after)
+    while found != -1:
+        for begin in (found - 3, found - 1):
+            if begin >= after and _is_header_at(data, begin):
+                return begin
+        found = data.find(_HEADER_KEY, found + 1)
+    return None
+
+
+def _is_header_at(data: bytes, begin: int) -> bool:
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=max(len(data) - begin, 1 << 20))
+    unpacker.feed(memoryview(data)[begin:])
+    try:
+        obj = unpacker.unpack()
+    except Exception:  # not a whole msgpack object here: not a header
+        return False
+    return type(obj) is dict and obj.get("record") == MARKER
 
 
 def _line(path: str, lineno: int) -> str:
@@ -540,6 +584,12 @@ def _assemble(entries: Iterable[_Located | RecordError], *, readable: bool) -> I
         try:
             current = _accept(current, entry, readable=readable)
         except RecordError as exc:
+            if isinstance(entry, RecordError) and current is not None and current.complete:
+                # Undecodable after a whole record: a header that cannot be read, or junk
+                # between records. Neither is the finished record's fault.
+                yield _finish(current)
+                current = Unreadable(None, str(exc))
+                continue
             game = current.header["game"] if current is not None else _game_of(header)
             current = Unreadable(game, str(exc))
     if current is not None:

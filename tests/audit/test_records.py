@@ -294,7 +294,7 @@ def test_lines_before_the_first_header(finished: Record, tmp_path: Path) -> None
     ]
 
 
-def test_compact_msgpack_stops_at_bytes_that_are_not_msgpack(
+def test_compact_msgpack_reading_goes_on_at_the_next_header_after_bytes_that_are_not_msgpack(
     finished: Record, others: list[Record], tmp_path: Path
 ) -> None:
     path = tmp_path / "many.msgpack"
@@ -306,9 +306,40 @@ def test_compact_msgpack_stops_at_bytes_that_are_not_msgpack(
     assert "ends in the middle of an entry" in items[1].error
     write_all([others[0]], path)
     first = path.read_bytes()
-    path.write_bytes(first + b"\xc1" + data)  # nothing after such bytes can be found again
+    path.write_bytes(first + b"\xc1" + data)  # junk between whole records is nobody's record
     assert list(read_each(path)) == [
-        Unreadable("other-0", f"{path} byte offset {len(first)}: not valid msgpack (FormatError)")
+        others[0],
+        Unreadable(None, f"{path} byte offset {len(first)}: not valid msgpack (FormatError)"),
+        others[0],
+        finished,
+    ]
+
+
+def test_bytes_that_are_not_msgpack_inside_a_record_fail_it_and_not_the_next(
+    finished: Record, others: list[Record], tmp_path: Path
+) -> None:
+    path = tmp_path / "many.msgpack"
+    write_all([finished, others[1]], path)
+    data = path.read_bytes()
+    write_all([finished], path)
+    cut = len(path.read_bytes()) // 2  # the middle of the first record
+    path.write_bytes(data[:cut] + b"\xc1" + data[cut:])
+    items = list(read_each(path))
+    assert isinstance(items[0], Unreadable) and items[0].game == "rec"
+    assert items[0].error.startswith(f"{path} byte offset ")
+    assert items[1:] == [others[1]]
+
+
+def test_a_header_line_that_is_not_json_fails_its_own_record_not_the_one_before(
+    finished: Record, others: list[Record], tmp_path: Path
+) -> None:
+    path, lines, headers = _several([others[0], finished, others[1]], tmp_path)
+    lines[headers[1]] = lines[headers[1]][:40]  # the middle record's header, cut
+    path.write_text("\n".join(lines))
+    assert list(read_each(path)) == [
+        others[0],
+        Unreadable(None, f"{path} line {headers[1] + 1}: not JSON (Unterminated string starting at)"),
+        others[1],
     ]
 
 
