@@ -142,6 +142,8 @@ def run_worker(
                 context=context,
             )
             if outage:
+                # Worker() proved RQ's Redis reachable; with --rq-url the games' may still be down
+                connection.ping()
                 log.warning("Redis reachable again")
                 outage = False
             worker.work(logging_level=logging_level, max_jobs=1 if burst else None)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+import fakeredis
 import pytest
 import redis
 
@@ -136,3 +138,28 @@ def test_shift_serves_the_inbox(real_redis: redis.Redis) -> None:
     for g in ("s1", "s2"):
         assert svc.store.meta(g)["status"] == "over"
         check_game(svc.store, g)
+
+
+def test_an_outage_ends_when_the_games_redis_answers_not_only_rqs(caplog: pytest.LogCaptureFixture) -> None:
+    """With RQ on its own Redis, RQ answering first must not be told as the games' Redis being back."""
+    from red7es.workers.worker import run_worker
+
+    class GamesRedisDownTwice(fakeredis.FakeRedis):
+        failures = 2
+
+        def ping(self, **kwargs: Any) -> Any:
+            if GamesRedisDownTwice.failures:
+                GamesRedisDownTwice.failures -= 1
+                raise redis.exceptions.ConnectionError("games' Redis down")
+            return super().ping(**kwargs)
+
+    games = GamesRedisDownTwice(server=fakeredis.FakeServer())
+    rq = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    with caplog.at_level(logging.DEBUG, logger="red7es.workers.worker"):
+        run_worker(games, rq, burst=True, max_idle=1, redis_down=True)
+    told = [r.getMessage() for r in caplog.records if r.name == "red7es.workers.worker"]
+    assert told == [
+        "Redis still unreachable (games' Redis down); retrying in 0.5s",
+        "Redis still unreachable (games' Redis down); retrying in 1.0s",
+        "Redis reachable again",
+    ]
