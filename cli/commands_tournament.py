@@ -229,10 +229,13 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
         click.echo(f"Stopped with {counted(done, 'game')} recorded. Resume with: red7 tournament run {name}", err=True)
 
     try:
-        with exit_on_ctrl_c(stopped), Progress(*columns, console=err, disable=as_json) as progress:
+        with exit_on_ctrl_c(stopped):
+            # Loaded before the bar starts: a bar stopped unused still ends its line, which
+            # would put a blank line before the error of an unknown tournament.
             runner = TournamentRunner(service, name, parallel=parallel)
-            runner.reporter = _ProgressReporter(progress, [e.name for e in runner.state.spec.entrants])
-            report = runner.run(wait=wait)
+            with Progress(*columns, console=err, disable=as_json) as progress:
+                runner.reporter = _ProgressReporter(progress, [e.name for e in runner.state.spec.entrants])
+                report = runner.run(wait=wait)
     except UNREACHABLE_ERRORS as exc:
         raise click.ClickException(
             f"lost the connection to Redis at {session.endpoint.url}: {str(exc).splitlines()[0]}; "

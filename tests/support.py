@@ -129,9 +129,9 @@ def fails(result: Result, code: int = 1) -> str:
 
 
 def one_line_error(result: Result) -> str:
-    """A refused command: exit 1 and exactly one ``Error: ...`` line on stderr."""
+    """A refused command: exit 1 and exactly one ``Error: ...`` line on stderr (no blank line before it)."""
     err = fails(result, 1)
-    lines = err.strip().splitlines()
+    lines = err.rstrip("\n").split("\n")
     assert len(lines) == 1, err
     assert lines[0].startswith("Error: "), err
     return lines[0]
