@@ -435,7 +435,7 @@ def report_tournament_audit(session: Session, name: str, as_json: bool) -> None:
 @url_option
 @pass_session
 def list_command(session: Session, limit: int, as_json: bool) -> None:
-    """List tournaments, newest first, with their progress.
+    """List tournaments, newest first: games played and status (not started, in progress, finished).
 
     \b
     Example:
@@ -466,6 +466,7 @@ def list_command(session: Session, limit: int, as_json: bool) -> None:
                 "games_played": len(state.results),
                 "games_total": total_games(spec),
                 "finished": state.finished is not None,
+                "status": _progress(state),
                 "created": spec.created,
             }
         )
@@ -483,10 +484,17 @@ def list_command(session: Session, limit: int, as_json: bool) -> None:
             table.add_row(item["tournament"], "", "", "", "", f"unreadable: {item['error']}")
             continue
         when = datetime.datetime.fromtimestamp(item["created"] / 1000).strftime("%Y-%m-%d %H:%M")
-        status = "finished" if item["finished"] else "in progress"
         games = f"{item['games_played']}/{item['games_total']}"
-        table.add_row(item["tournament"], when, item["format"], str(item["entrants"]), games, status)
+        table.add_row(item["tournament"], when, item["format"], str(item["entrants"]), games, item["status"])
     console().print(table)
+
+
+def _progress(state: TournamentState) -> str:
+    """Where a tournament stands: ``not started`` until a run pairs its first round (created
+    and never run, nothing is under way), then ``in progress``, then ``finished``."""
+    if state.finished is not None:
+        return "finished"
+    return "in progress" if state.current_round else "not started"
 
 
 # ---------------------------------------------------------------------------- show

@@ -50,8 +50,19 @@ def test_create_run_standings_show_list(red7: TournamentRed7) -> None:
 
     listed = red7.json("list")
     mine = next(x for x in listed if x["tournament"] == t)
-    assert mine["finished"] and mine["games_played"] == 6
+    assert mine["finished"] and mine["games_played"] == 6 and mine["status"] == "finished"
     assert t in red7.ok("list").stdout
+
+
+def test_list_says_a_tournament_never_run_is_not_started(red7: TournamentRed7) -> None:
+    t = new_id("c")
+    red7.ok("create", t, "-b", "greedy", "-b", "random", "-b", "random")
+    mine = next(x for x in red7.json("list") if x["tournament"] == t)
+    assert mine["status"] == "not started" and not mine["finished"] and mine["games_played"] == 0
+    row = next(line for line in red7.ok("list").stdout.splitlines() if line.startswith(f"{t} "))
+    assert row.split()[-3:] == ["0/3", "not", "started"], row
+    red7.ok("run", t, "--no-wait", "--parallel", "1")  # pairs every round and starts one game
+    assert next(x for x in red7.json("list") if x["tournament"] == t)["status"] in ("in progress", "finished")
 
 
 def test_the_help_s_example_creates_a_tournament(red7: TournamentRed7) -> None:
