@@ -319,15 +319,7 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
     for h in headers:
         table.add_column(h, justify="left" if h == "entrant" else "right")
     for r in rows:
-        cells = [str(r.rank), r.name, str(r.games), str(r.wins), f"{float(r.points):g}", str(r.round_wins), str(r.byes)]
-        cells += [f"{float(r.buchholz or 0):g}"] if swiss else []
-        cells += [
-            f"{float(r.head_to_head):g}",
-            f"{r.rating.mu:.2f}",
-            f"{r.rating.sigma:.2f}",
-            f"{r.rating.ordinal:.2f}",
-        ]
-        table.add_row(*cells)
+        table.add_row(str(r.rank), r.name, *r.figures(swiss))
     out.print(table)
 
 

@@ -15,7 +15,7 @@ from ..wording import counted
 from .events import SWISS, GameFinished, RoundPaired, TournamentCreated
 from .points import game_points
 from .rating import Rating
-from .standings import Standing
+from .standings import Standing, two_decimals
 
 __all__ = ["render_report"]
 
@@ -38,10 +38,6 @@ svg { background: #fff; border: 1px solid #ddd; }
 
 def _colour(i: int, n: int) -> str:
     return f"hsl({round(360 * i / max(n, 1))}, 65%, 42%)"
-
-
-def _num(value: object, places: int = 2) -> str:
-    return f"{float(value):.{places}f}"  # type: ignore[arg-type]
 
 
 def render_report(
@@ -92,10 +88,7 @@ def _standings_table(spec: TournamentCreated, table: Sequence[Standing]) -> str:
     left = {"Entrant", "Player"}
     rows = []
     for s in table:
-        cells = [str(s.rank), s.name, f"bot {s.bot}" if s.kind == "bot" else "person", str(s.games), str(s.wins)]
-        cells += [_num(s.points), str(s.round_wins), str(s.byes)]
-        cells += [_num(s.buchholz or 0)] if swiss else []
-        cells += [_num(s.head_to_head), _num(s.rating.mu), _num(s.rating.sigma), _num(s.rating.ordinal)]
+        cells = [str(s.rank), s.name, f"bot {s.bot}" if s.kind == "bot" else "person", *s.figures(swiss)]
         tds = "".join(
             f'<td class="l">{escape(c)}</td>' if h in left else f"<td>{escape(c)}</td>"
             for h, c in zip(head, cells, strict=True)
@@ -167,7 +160,7 @@ def _games_table(names: Sequence[str], rounds: Sequence[RoundPaired], results: M
             else:
                 points = game_points(result)
                 outcome = "won by " + " and ".join(escape(names[t.seats[w]]) for w in result.winners)
-                outcome += " · points " + " / ".join(_num(p) for p in points)
+                outcome += " · points " + " / ".join(two_decimals(p) for p in points)
             rows.append(
                 f"<tr><td>{paired.round}</td><td>{t.table}</td><td class='l'><code>{escape(t.game)}</code></td>"
                 f"<td class='l'>{escape(seats)}</td><td class='l'>{outcome}</td>"

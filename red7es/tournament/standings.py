@@ -16,7 +16,7 @@ from .events import SWISS, GameFinished, RoundPaired, TournamentCreated
 from .points import entrant_points, places
 from .rating import Rating, rating_history
 
-__all__ = ["Standing", "standings"]
+__all__ = ["Standing", "two_decimals", "standings"]
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,26 @@ class Standing:
             "ordinal": round(self.rating.ordinal, 4),
         }
 
+    def figures(self, swiss: bool) -> list[str]:
+        """The line's figures as the standings tables print them (the terminal's and the
+        report's): games, wins, points, rounds won, byes, Buchholz (Swiss only),
+        head-to-head, mu, sigma, ordinal — every fraction and rating by :func:`two_decimals`."""
+        counts = [str(self.games), str(self.wins), two_decimals(self.points), str(self.round_wins), str(self.byes)]
+        buchholz = [two_decimals(self.buchholz or 0)] if swiss else []
+        rating = [two_decimals(self.rating.mu), two_decimals(self.rating.sigma), two_decimals(self.rating.ordinal)]
+        return [*counts, *buchholz, two_decimals(self.head_to_head), *rating]
+
 
 def _num(value: Fraction) -> float:
     return round(float(value), 4)
+
+
+def two_decimals(value: Fraction | float) -> str:
+    """A point total or rating as the standings tables print it (terminal and report alike):
+    two decimals in every column — ``1.00``, ``0.50``, ``1.33``, ``25.00`` — so a column
+    lines up and no figure looks more or less exact than its neighbours. JSON and CSV
+    keep numbers (:meth:`Standing.as_dict`)."""
+    return f"{float(value):.2f}"
 
 
 def standings(

@@ -78,6 +78,23 @@ def test_the_help_s_example_creates_a_tournament(red7: TournamentRed7) -> None:
     ]
 
 
+def test_standings_print_every_fraction_to_two_decimals(red7: TournamentRed7) -> None:
+    """Points, Buchholz, head-to-head and the rating alike (2.00, 0.50, 25.00), not 2 beside 25.00."""
+    t = new_id("c")
+    red7.ok("create", t, "-b", "greedy", "-b", "random", "-b", "random", "-f", "swiss", "-n", "2", "--seed", "dp")
+    red7.ok("run", t)
+    header, *rows = red7.ok("standings", t).stdout.splitlines()[1:]
+    columns = header.split()
+    columns[columns.index("round") : columns.index("round") + 2] = ["round wins"]
+    fractions = ("points", "buchholz", "h2h", "mu", "sigma", "ordinal")
+    assert set(fractions) <= set(columns), header
+    for row in rows:
+        cells = dict(zip(columns, row.split(), strict=True))
+        assert all(re.fullmatch(r"-?\d+\.\d\d", cells[c]) for c in fractions), row
+        assert all(re.fullmatch(r"\d+", cells[c]) for c in ("#", "games", "wins", "round wins", "byes")), row
+    assert all(isinstance(r["points"], float | int) for r in red7.json("standings", t)["standings"])  # JSON: numbers
+
+
 def test_csv_to_file_and_stdout(red7: TournamentRed7, tmp_path: Path) -> None:
     t = new_id("c")
     red7.ok("create", t, "-b", "greedy", "-b", "random", "-b", "random", "-f", "swiss", "-n", "2", "--seed", "csv")
