@@ -6,9 +6,11 @@ command loads this module, and none but these needs the tournament code (or open
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +21,7 @@ from rich.text import Text
 
 from red7es.service.codec import seat_data
 from red7es.service.connection import UNREACHABLE_ERRORS
-from red7es.wording import counted
+from red7es.wording import cannot_write, counted
 
 from .commands_game import seat_specs, variant_from, variant_options
 from .options import Red7Group, console, emit_json, exit_on_ctrl_c, json_option, pass_session, url_option
@@ -325,15 +327,26 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
 
 def _write_csv(path: str, lines: list[dict[str, Any]]) -> None:
     fields = list(lines[0]) if lines else []
-    if path == "-":
+    if path == "-":  # outside _writing: a closed pipe (| head) is Red7Group's quiet exit, not a failed write
         writer = csv.DictWriter(sys.stdout, fieldnames=fields, lineterminator="\n")
         writer.writeheader()
         writer.writerows(lines)
         return
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    with _writing(path), open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         writer.writerows(lines)
+
+
+@contextlib.contextmanager
+def _writing(path: str | Path) -> Iterator[None]:
+    """A file that cannot be written fails in one line naming it, the way ``red7 export``
+    says it (``cannot write PATH: No such file or directory``), not as Python's
+    ``[Errno 2] No such file or directory: 'PATH'``."""
+    try:
+        yield
+    except OSError as exc:
+        raise click.ClickException(cannot_write(path, exc)) from None
 
 
 # ---------------------------------------------------------------------------- report
@@ -370,7 +383,8 @@ def report(session: Session, name: str, output: str | None) -> None:
         finished=state.finished is not None,
     )
     path = Path(output or f"{spec.tournament}.html")
-    path.write_text(page, encoding="utf-8")
+    with _writing(path):
+        path.write_text(page, encoding="utf-8")
     click.echo(f"Wrote {path} ({len(spec.entrants)} entrants, {counted(len(state.results), 'game')}).")
 
 

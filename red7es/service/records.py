@@ -36,6 +36,7 @@ import redis
 
 from .. import __version__
 from ..variant import Variant, VariantError
+from ..wording import cannot_write
 from .codec import CorruptEvent, Recorded, decode_event, decode_log, event_hash, seat_data
 from .events import GameCreated, SeatSpec, SeedRevealed
 from .store import INDEX, Keys, NoSuchGame, entry_field, now_ms, text, valid_game_id
@@ -289,7 +290,7 @@ def write_all(records: Iterable[Record], path: str | os.PathLike[str], format: s
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
     except OSError as exc:  # name the file asked for, not the temporary one beside it
-        raise RecordError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise RecordError(cannot_write(path, exc)) from None
     count = 0
     try:
         with os.fdopen(fd, "wb") as handle:

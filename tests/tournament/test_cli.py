@@ -110,6 +110,26 @@ def test_csv_to_file_and_stdout(red7: TournamentRed7, tmp_path: Path) -> None:
     assert sorted(int(r["byes"]) for r in rows) == [0, 1, 1]
 
 
+@pytest.mark.parametrize("command", [("standings", "--csv"), ("report", "-o")])
+def test_a_file_that_cannot_be_written_is_one_line_naming_it(
+    red7: TournamentRed7, tmp_path: Path, command: tuple[str, str]
+) -> None:
+    """As ``red7 export`` says it: the path and the reason, no ``[Errno N]``."""
+    t = new_id("c")
+    red7.ok("create", t, "-b", "greedy", "-b", "random")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    cases = {
+        tmp_path / "no-such-dir" / "out": "No such file or directory",
+        tmp_path: "Is a directory",
+        a_file / "out": "Not a directory",
+    }
+    subcommand, option = command
+    for path, reason in cases.items():
+        line = one_line_error(red7(subcommand, t, option, str(path)))
+        assert line == f"Error: cannot write {path}: {reason}", line
+
+
 def test_run_resumes_after_a_partial_run(red7: TournamentRed7) -> None:
     t = new_id("c")
     red7.ok("create", t, "-b", "greedy", "-b", "random", "-b", "greedy", "-b", "random", "-b", "greedy")
