@@ -303,9 +303,11 @@ def write_all(records: Iterable[Record], path: str | os.PathLike[str], format: s
                     _write_msgpack(record, handle)
                 count += 1
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError):  # e.g. PATH is a directory: named, not the temporary file
+            raise RecordError(cannot_write(path, exc)) from None
         raise
     return count
 

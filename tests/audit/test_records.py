@@ -228,6 +228,20 @@ def test_writing_needs_a_known_format(finished: Record, tmp_path: Path) -> None:
     assert not list(tmp_path.iterdir())
 
 
+def test_a_file_that_cannot_be_written_is_named(finished: Record, tmp_path: Path) -> None:
+    """Not the temporary file beside it, nor Python's ``[Errno N]``."""
+    missing = tmp_path / "no-such-dir" / "game.jsonl"
+    with pytest.raises(RecordError) as info:
+        write(finished, missing)
+    assert str(info.value) == f"cannot write {missing}: No such file or directory"
+    directory = tmp_path / "dir.jsonl"
+    directory.mkdir()
+    with pytest.raises(RecordError) as info:
+        write(finished, directory)
+    assert str(info.value) == f"cannot write {directory}: Is a directory"
+    assert [p.name for p in tmp_path.iterdir()] == ["dir.jsonl"] and not list(directory.iterdir())
+
+
 # ---------------------------------------------------------------------------- record by record
 
 
