@@ -9,12 +9,14 @@ from __future__ import annotations
 import contextlib
 import csv
 import datetime
+import shlex
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
@@ -55,6 +57,20 @@ def _state(session: Session, name: str) -> TournamentState:
     from red7es.tournament import load
 
     return load(session.connection, name)
+
+
+def _red7(*words: str, url: str | None) -> str:
+    """A ``red7`` command line for people to paste: every word shell-quoted (an entrant
+    may be named ``o'neil`` or ``$(x)``), and ``--url`` when one was typed (:func:`_typed_url`)."""
+    return shlex.join(["red7", *words, *(("--url", url) if url else ())])
+
+
+def _typed_url() -> str | None:
+    """The ``--url`` typed on this command line, for the commands it prints to reach the same
+    Redis when pasted. One taken from $REDIS_URL is not repeated: the shell has it already."""
+    ctx = click.get_current_context()
+    url: str | None = ctx.params.get("url")
+    return url if ctx.get_parameter_source("url") is ParameterSource.COMMANDLINE else None
 
 
 # ---------------------------------------------------------------------------- create
@@ -155,7 +171,7 @@ def create(
         )
     )
     out.print(f"Seed commitment (SHA-256): {created.commitment}")
-    out.print(f"Run it: red7 tournament run {created.tournament}")
+    out.print(f"Run it: {_red7('tournament', 'run', created.tournament, url=_typed_url())}")
 
 
 # ---------------------------------------------------------------------------- run
@@ -164,9 +180,10 @@ def create(
 class _ProgressReporter:
     """Draws the run on a rich progress bar and says which people must play where."""
 
-    def __init__(self, bar: Progress, names: list[str]) -> None:
+    def __init__(self, bar: Progress, names: list[str], url: str | None) -> None:
         self.bar = bar
         self.names = names
+        self.url = url  # repeated in the commands printed (_red7)
         self.task = bar.add_task("starting", total=None)
 
     def paired(self, paired: RoundPaired) -> None:
@@ -181,9 +198,9 @@ class _ProgressReporter:
 
     def needs_people(self, game: str, people: list[str]) -> None:
         for person in people:
-            self.bar.console.print(
-                f"{person} plays game {game}: red7 join {game} {person} && red7 play --game {game} --as {person}"
-            )
+            join = _red7("join", game, person, url=self.url)
+            play = _red7("play", "--game", game, "--as", person, url=self.url)
+            self.bar.console.print(f"{person} plays game {game}: {join} && {play}")
 
 
 @tournament.command()
@@ -225,10 +242,12 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
         TimeRemainingColumn(),
     )
     runner: TournamentRunner | None = None
+    url = _typed_url()
+    resume = _red7("tournament", "run", name, url=url)
 
     def stopped() -> None:
         done = len(runner.state.results) if runner else 0
-        click.echo(f"Stopped with {counted(done, 'game')} recorded. Resume with: red7 tournament run {name}", err=True)
+        click.echo(f"Stopped with {counted(done, 'game')} recorded. Resume with: {resume}", err=True)
 
     try:
         with exit_on_ctrl_c(stopped):
@@ -236,12 +255,12 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
             # would put a blank line before the error of an unknown tournament.
             runner = TournamentRunner(service, name, parallel=parallel)
             with Progress(*columns, console=err, disable=as_json) as progress:
-                runner.reporter = _ProgressReporter(progress, [e.name for e in runner.state.spec.entrants])
+                runner.reporter = _ProgressReporter(progress, [e.name for e in runner.state.spec.entrants], url)
                 report = runner.run(wait=wait)
     except UNREACHABLE_ERRORS as exc:
         raise click.ClickException(
             f"lost the connection to Redis at {session.endpoint.url}: {str(exc).splitlines()[0]}; "
-            f"nothing is lost, resume with: red7 tournament run {name}"
+            f"nothing is lost, resume with: {resume}"
         ) from None
     if as_json:
         emit_json(
@@ -256,12 +275,12 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
         return
     if report.finished:
         games = counted(report.done, "game")
-        click.echo(f"Tournament {name} finished: {games}. Standings: red7 tournament standings {name}")
+        click.echo(f"Tournament {name} finished: {games}. Standings: {_red7('tournament', 'standings', name, url=url)}")
     else:
         click.echo(f"Tournament {name}: {report.done} of {counted(report.total, 'game')} recorded.")
         for game, people in report.waiting_for_people.items():
             click.echo(f"  game {game} waits for {', '.join(people)}")
-        click.echo(f"Continue with: red7 tournament run {name}")
+        click.echo(f"Continue with: {resume}")
 
 
 # ---------------------------------------------------------------------------- standings

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +178,24 @@ def test_people_are_told_how_to_play(red7: TournamentRed7) -> None:
     assert sorted(data["waiting_for_people"]) == sorted(open_games)
     assert all(p == ["alice"] for p in data["waiting_for_people"].values())
     assert data["finished"] == (not open_games)
+
+
+def test_printed_commands_paste_into_a_shell(red7: TournamentRed7) -> None:
+    """Every word is shell-quoted (names may hold quotes and $), and a typed --url is repeated."""
+    t = new_id("c")
+    odd = "o'neil$(x)"
+    created = red7.ok("create", t, "-p", odd, "-b", "greedy", "--url", red7.url).stdout
+    assert f"Run it: red7 tournament run {t} --url {red7.url}\n" in created
+    run = red7.ok("run", t, "--no-wait", "--url", red7.url)
+    game = f"t-{t}-r1-1"
+    pasted = next(line for line in run.stderr.splitlines() if line.startswith(f"{odd} plays game {game}: "))
+    join, play = " ".join(shlex.split(pasted.partition(": ")[2])).split(" && ")
+    assert join == f"red7 join {game} {odd} --url {red7.url}"
+    assert play == f"red7 play --game {game} --as {odd} --url {red7.url}"
+    assert run.stdout.endswith(f"Continue with: red7 tournament run {t} --url {red7.url}\n")
+    from_env = red7.ok("run", t, "--no-wait")  # $REDIS_URL: the shell has it, the commands do not repeat it
+    assert from_env.stdout.endswith(f"Continue with: red7 tournament run {t}\n")
+    assert shlex.quote(odd) in from_env.stderr and "--url" not in from_env.stderr
 
 
 def test_report_is_written(red7: TournamentRed7, tmp_path: Path) -> None:
