@@ -11,7 +11,7 @@ import csv
 import datetime
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.wording import cannot_write, counted
 
 from .commands_game import seat_specs, variant_from, variant_options
+from .credentials import Credentials
 from .options import Red7Group, console, emit_json, exit_on_ctrl_c, json_option, pass_session, url_option
 from .session import Session
 
@@ -180,9 +181,10 @@ def create(
 class _ProgressReporter:
     """Draws the run on a rich progress bar and says which people must play where."""
 
-    def __init__(self, bar: Progress, names: list[str], url: str | None) -> None:
+    def __init__(self, bar: Progress, names: list[str], credentials: Credentials, url: str | None) -> None:
         self.bar = bar
         self.names = names
+        self.credentials = credentials  # the seats this user holds: they are played, not joined again
         self.url = url  # repeated in the commands printed (_red7)
         self.task = bar.add_task("starting", total=None)
 
@@ -196,11 +198,19 @@ class _ProgressReporter:
         description = f"round {round_number}" if round_number else "starting"
         self.bar.update(self.task, completed=done, total=total, description=description)
 
-    def needs_people(self, game: str, people: list[str]) -> None:
+    def needs_people(self, game: str, people: list[str], joined: set[str]) -> None:
+        held = self.credentials.seats(game)
         for person in people:
-            join = _red7("join", game, person, url=self.url)
-            play = _red7("play", "--game", game, "--as", person, url=self.url)
-            self.bar.console.print(f"{person} plays game {game}: {join} && {play}")
+            self.bar.console.print(self._how_to_play(game, person, held, joined))
+
+    def _how_to_play(self, game: str, person: str, held: Container[str], joined: set[str]) -> str:
+        """One line: what gets ``person`` playing ``game`` from where the seat stands."""
+        play = _red7("play", "--game", game, "--as", person, url=self.url)
+        if person in held:  # this user has the seat: `red7 join` would refuse
+            return f"{person} plays game {game}: {play}"
+        if person in joined:  # taken with a token this user does not hold
+            return f"{person} plays game {game} (joined elsewhere: play where its token is): {play}"
+        return f"{person} plays game {game}: {_red7('join', game, person, url=self.url)} && {play}"
 
 
 @tournament.command()
@@ -221,8 +231,9 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
 
     Safe to stop (Ctrl-C) and to run again: it resumes where the tournament is,
     never replays or double-counts a game. Swiss rounds are paired when the round
-    before is complete. People's games wait for their moves; the command prints
-    how to join and play them.
+    before is complete. People's games wait for their moves; for each open game the
+    command prints what its people run: `red7 join` then `red7 play` for a seat not
+    taken yet, `red7 play` alone for a seat already joined (games over are skipped).
 
     \b
     Example:
@@ -255,7 +266,8 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
             # would put a blank line before the error of an unknown tournament.
             runner = TournamentRunner(service, name, parallel=parallel)
             with Progress(*columns, console=err, disable=as_json) as progress:
-                runner.reporter = _ProgressReporter(progress, [e.name for e in runner.state.spec.entrants], url)
+                names = [e.name for e in runner.state.spec.entrants]
+                runner.reporter = _ProgressReporter(progress, names, session.credentials, url)
                 report = runner.run(wait=wait)
     except UNREACHABLE_ERRORS as exc:
         raise click.ClickException(

@@ -47,7 +47,9 @@ class Reporter(Protocol):
 
     def progress(self, done: int, total: int, round_number: int) -> None: ...
 
-    def needs_people(self, game: str, people: list[str]) -> None: ...
+    def needs_people(self, game: str, people: list[str], joined: set[str]) -> None:
+        """``game`` is open and waits for ``people``; those in ``joined`` have taken their
+        seat already (joining again would fail: they only need to play)."""
 
 
 class NullReporter:
@@ -57,7 +59,7 @@ class NullReporter:
     def progress(self, done: int, total: int, round_number: int) -> None:
         pass
 
-    def needs_people(self, game: str, people: list[str]) -> None:
+    def needs_people(self, game: str, people: list[str], joined: set[str]) -> None:
         pass
 
 
@@ -130,6 +132,7 @@ class TournamentRunner:
             self._ensure_games()
             if self._record_finished():
                 continue
+            self._announce()
             if self.driver is not None:
                 if self._drive():
                     continue
@@ -195,10 +198,6 @@ class TournamentRunner:
                 continue
             self._create(r, t)
             in_flight += not people
-        for _r, t in pending:
-            if t.game in self.known and self._has_people(t) and t.game not in self.announced:
-                self.announced.add(t.game)
-                self.reporter.needs_people(t.game, self._people(t))
 
     def _create(self, round_number: int, t: Seating) -> None:
         spec = self.state.spec
@@ -241,6 +240,27 @@ class TournamentRunner:
             return False
         self._append(finished)
         return True
+
+    def _announce(self) -> None:
+        """Tell the people of every open game where to play it, once per run.
+
+        Called once what is over has been recorded, and a game found over meanwhile is
+        still passed over: a resumed run must not send people to games they finished.
+        The seats already taken are named, so nobody is told to join a seat twice.
+        """
+        tables = [
+            t
+            for _r, t in self._unrecorded()
+            if t.game in self.known and self._has_people(t) and t.game not in self.announced
+        ]
+        if not tables:
+            return
+        states = self.service.store.metas_and_views([t.game for t in tables])
+        for t, (meta, raw_view) in zip(tables, states, strict=True):
+            if meta.get("status") == "over":
+                continue
+            self.announced.add(t.game)
+            self.reporter.needs_people(t.game, self._people(t), _joined(raw_view))
 
     def _check_identity(self, t: Seating, view: dict[str, Any]) -> None:
         """A game with this id must be the one this tournament created (same seed, same seats)."""
@@ -292,3 +312,11 @@ class TournamentRunner:
             t.game: self._people(t) for _r, t in self._unrecorded() if t.game in self.known and self._has_people(t)
         }
         return RunReport(len(self.state.results), self.total, False, waiting)
+
+
+def _joined(raw_view: bytes | None) -> set[str]:
+    """The people's seats taken in a game's public view (none before a worker has made the view)."""
+    if not raw_view:
+        return set()
+    view = msgpack.unpackb(raw_view, raw=False)
+    return {s["name"] for s in view.get("seats", []) if s.get("kind") == "person" and s.get("joined")}

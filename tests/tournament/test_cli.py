@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import redis
 from click.testing import CliRunner
-from support import TournamentRed7, new_id, one_line_error, wait_for
+from support import Red7, TournamentRed7, new_id, one_line_error, wait_for
 
 from red7es.cli.main import cli
 from red7es.service.redis_server import free_port
@@ -196,6 +196,40 @@ def test_printed_commands_paste_into_a_shell(red7: TournamentRed7) -> None:
     from_env = red7.ok("run", t, "--no-wait")  # $REDIS_URL: the shell has it, the commands do not repeat it
     assert from_env.stdout.endswith(f"Continue with: red7 tournament run {t}\n")
     assert shlex.quote(odd) in from_env.stderr and "--url" not in from_env.stderr
+
+
+def test_a_resumed_run_tells_people_only_what_is_left_to_do(red7: TournamentRed7) -> None:
+    """Finished games are not mentioned, seats held here are played, not joined again,
+    seats joined by someone else are played where their token is, and open seats are joined."""
+    t = new_id("c")
+    red7.ok("create", t, "-p", "alice", "-p", "bob", "-b", "greedy")
+    red7.ok("run", t, "--no-wait")  # creates the three games: alice-bob, alice-greedy, bob-greedy
+    game = {frozenset(tb["seats"]): tb["game"] for r in red7.json("show", t)["paired"] for tb in r["tables"]}
+    both, alice_greedy, bob_greedy = (
+        game[frozenset(p)] for p in (("alice", "bob"), ("alice", "greedy"), ("bob", "greedy"))
+    )
+    here = Red7(red7.url, red7.home)  # the organiser, who plays alice
+    elsewhere = Red7(red7.url, red7.home.parent / "bob-home")
+    here.ok("join", both, "alice")
+    elsewhere.ok("join", both, "bob")
+    here.ok("join", alice_greedy, "alice")
+
+    def alice_greedy_over() -> bool:
+        if here.json("show", alice_greedy)["status"] == "over":
+            return True
+        if here.json("moves", alice_greedy, "--as", "alice")["legal"]:
+            here("move", alice_greedy, "--fold", "--as", "alice")
+        return False
+
+    wait_for(alice_greedy_over, "alice's game against greedy to end", timeout=30)
+    told = [line for line in red7.ok("run", t, "--no-wait").stderr.splitlines() if " plays game " in line]
+    assert sorted(told) == sorted(
+        [
+            f"alice plays game {both}: red7 play --game {both} --as alice",
+            f"bob plays game {both} (joined elsewhere: play where its token is): red7 play --game {both} --as bob",
+            f"bob plays game {bob_greedy}: red7 join {bob_greedy} bob && red7 play --game {bob_greedy} --as bob",
+        ]
+    ), told
 
 
 def test_report_is_written(red7: TournamentRed7, tmp_path: Path) -> None:

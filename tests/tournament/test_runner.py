@@ -37,7 +37,7 @@ class StopAfter:
         if done >= self.n:
             raise KeyboardInterrupt
 
-    def needs_people(self, game: str, names: list[str]) -> None:
+    def needs_people(self, game: str, names: list[str], joined: set[str]) -> None:
         pass
 
 
@@ -130,8 +130,8 @@ def test_peoples_games_wait_for_their_moves(inline: Inline) -> None:
     assert audit_tournament(inline.service, "mixed").ok
 
 
-def play_as(env: Inline, game: str, name: str) -> None:
-    """Join a person's seat and play its first legal turn every time, folding in-process."""
+def join_as(env: Inline, game: str, name: str) -> tuple[int, str]:
+    """Take a person's seat, folding in-process; returns (seat, token)."""
     service = env.service
     env.drive(game)  # a worker would have folded its create command by now
     seat = service.seat_of(game, name)
@@ -139,6 +139,13 @@ def play_as(env: Inline, game: str, name: str) -> None:
     command = JoinCommand(f"join-{name}", seat, public_key(token))
     service.store.submit(game, command.id, encode_command(command, now_ms()))
     env.drive(game)
+    return seat, token
+
+
+def play_as(env: Inline, game: str, name: str) -> None:
+    """Join a person's seat and play its first legal turn every time, folding in-process."""
+    service = env.service
+    seat, token = join_as(env, game, name)
     for _ in range(500):
         view = service.view(game, seat)
         if view["status"] == "over":
@@ -147,6 +154,31 @@ def play_as(env: Inline, game: str, name: str) -> None:
             service.submit(game, name, token, view["legal"][0])
         env.drive(game)
     raise AssertionError(f"{name} never finished {game}")
+
+
+class Announcements(StopAfter):
+    """A reporter that keeps what people were told: (game, people, seats already joined)."""
+
+    def __init__(self) -> None:
+        super().__init__(10**9)
+        self.told: list[tuple[str, list[str], set[str]]] = []
+
+    def needs_people(self, game: str, names: list[str], joined: set[str]) -> None:
+        self.told.append((game, names, joined))
+
+
+def test_a_resumed_run_tells_people_only_of_open_games_and_which_seats_are_taken(inline: Inline) -> None:
+    create_tournament(inline.connection, "back", [*people("alice"), *bots(3)], Variant(2), "round-robin", seed="b")
+    first = Announcements()
+    TournamentRunner(inline.service, "back", driver=inline.drive, reporter=first).run()
+    assert len(first.told) == 3 and all(names == ["alice"] and not joined for _g, names, joined in first.told)
+    over, joined, untouched = (game for game, _names, _joined in first.told)
+    play_as(inline, over, "alice")  # over, not recorded yet
+    join_as(inline, joined, "alice")
+    resumed = Announcements()
+    report = TournamentRunner(inline.service, "back", driver=inline.drive, reporter=resumed).run()
+    assert resumed.told == [(joined, ["alice"], {"alice"}), (untouched, ["alice"], set())]
+    assert report.done == 4 and sorted(report.waiting_for_people) == sorted([joined, untouched])
 
 
 def test_a_game_id_taken_by_another_game_is_refused(inline: Inline) -> None:
