@@ -14,6 +14,7 @@ from red7es.bots.base import BOT_NAMES
 from red7es.service.client import GameService, JoinRefused, seat_index
 from red7es.service.codec import seat_data
 from red7es.service.events import BOT, PERSON, SeatSpec
+from red7es.service.store import TOURNAMENT_GAMES
 from red7es.service.tokens import TokenError, public_key
 from red7es.variant import Variant
 
@@ -164,7 +165,9 @@ def seat_view(service: GameService, game_id: str, name: str) -> dict[str, Any]:
 )
 @variant_options
 @click.option("--seed", help="Seed text for reproducible deals (default: 32 random bytes).")
-@click.option("--id", "game_id", metavar="GAME", help="Choose the game id (default: random).")
+@click.option(
+    "--id", "game_id", metavar="GAME", help="Choose the game id (default: random; ids starting t- are tournaments')."
+)
 @click.option("--join/--no-join", default=True, show_default=True, help="Take the first player's seat yourself.")
 @click.option("--join-all", is_flag=True, help="Take every player's seat (hot seat, or to hand out tokens).")
 @json_option
@@ -198,6 +201,12 @@ def new(
         raise click.UsageError("--join-all takes every seat, --no-join none: give one of them")
     if game_id is not None and not game_id:
         raise click.UsageError("--id needs a game id (leave it out for a random one)")
+    if game_id is not None and game_id.startswith(TOURNAMENT_GAMES):
+        # A tournament creates its games under fixed ids when it pairs them: a game
+        # taken earlier under such an id would stop it (docs/tournaments.md).
+        raise click.ClickException(
+            f"game ids starting {TOURNAMENT_GAMES} are kept for tournament games: choose another --id"
+        )
     seats = seat_specs(people, bots)
     variant = variant_from(len(seats), scoring, draw, actions, rounds, target)
     joins = [s.name for s in seats if not s.is_bot]

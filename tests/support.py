@@ -115,8 +115,9 @@ class WorkerPool:
         return "\n".join(p.read_text(errors="replace") for p in sorted(self.log_dir.glob(f"{self.name}*.log")))
 
 
-def new_id(prefix: str = "t") -> str:
-    """A fresh game or tournament id, so tests sharing a Redis never collide."""
+def new_id(prefix: str = "g") -> str:
+    """A fresh game or tournament id, so tests sharing a Redis never collide (``t-`` game ids are
+    kept for tournaments: ``red7 new --id`` refuses them)."""
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 

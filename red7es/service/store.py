@@ -37,12 +37,16 @@ __all__ = [
     "Keys",
     "Batch",
     "valid_game_id",
+    "TOURNAMENT_GAMES",
     "now_ms",
     "text",
     "entry_field",
 ]
 
 _GAME_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
+# Game ids starting so are kept for tournament games (red7es.tournament.ids.game_id):
+# `red7 new --id` refuses them, so nobody takes the id of a game a tournament will create.
+TOURNAMENT_GAMES = "t-"
 
 
 def valid_game_id(game_id: str) -> bool:
@@ -221,6 +225,13 @@ class GameStore:
     def seed(self, game_id: str) -> bytes | None:
         value = self.redis.hget(Keys(game_id).secret, "seed")
         return bytes.fromhex(text(value)) if value else None
+
+    def first_commands(self, game_ids: list[str]) -> list[bytes | None]:
+        """Each game's first command (the one that created it; None for no such game), in one round trip."""
+        pipe = self.redis.pipeline(transaction=False)  # one slot per game: not one command
+        for g in game_ids:
+            pipe.xrange(Keys(g).commands, min="-", max="+", count=1)
+        return [entry_field(rows[0][1], b"c") if rows else None for rows in pipe.execute()]
 
     def commands(self, game_id: str, after: str = "0-0", count: int | None = None) -> list[tuple[str, bytes]]:
         """Commands after stream id ``after`` (exclusive), oldest first."""

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import re
 
+from ..service.store import TOURNAMENT_GAMES
+
 __all__ = [
     "MAX_ID",
     "TournamentError",
@@ -50,8 +52,8 @@ def check_tournament_id(tournament: str) -> str:
 
 
 def game_id(tournament: str, round_number: int, table: int) -> str:
-    """The id of a tournament game: ``t-<T>-r<round>-<table>``."""
-    return f"t-{tournament}-r{round_number}-{table}"
+    """The id of a tournament game: ``t-<T>-r<round>-<table>`` (``t-`` is kept for them)."""
+    return f"{TOURNAMENT_GAMES}{tournament}-r{round_number}-{table}"
 
 
 def game_seed(seed: bytes, game: str) -> bytes:

@@ -27,8 +27,9 @@ import msgpack  # type: ignore[import-untyped,unused-ignore]
 
 from ..deal import commitment
 from ..service.client import GameService, ServiceError
-from ..service.codec import parse_outcome
+from ..service.codec import decode_command, parse_outcome
 from ..service.connection import is_cluster
+from ..service.events import CreateCommand
 from ..service.store import Keys, now_ms, text
 from .codec import encode, event_hash
 from .events import SWISS, GameFinished, RoundPaired, Seating, TournamentEvent, TournamentFinished
@@ -182,11 +183,12 @@ class TournamentRunner:
         """Create the paired games not created yet (all-bot ones up to ``parallel`` in flight)."""
         pending = self._unrecorded()
         if not self._discovered:  # a resumed run: find the games an earlier run created
-            pipe = self.redis.pipeline(transaction=False)
-            for _r, t in pending:
-                pipe.exists(Keys(t.game).meta)
-            found = [t.game for (_r, t), exists in zip(pending, pipe.execute(), strict=True) if exists]
-            for game, cursor in zip(found, self.service.store.last_change_ids(found), strict=True):
+            firsts = self.service.store.first_commands([t.game for _r, t in pending])
+            found = [(t, first) for (_r, t), first in zip(pending, firsts, strict=True) if first is not None]
+            for t, first in found:
+                self._check_created_here(t, first)
+            games = [t.game for t, _first in found]
+            for game, cursor in zip(games, self.service.store.last_change_ids(games), strict=True):
                 self._know(game, cursor)
             self._discovered = True
         in_flight = sum(1 for _r, t in pending if t.game in self.known and not self._has_people(t))
@@ -207,6 +209,7 @@ class TournamentRunner:
         except ServiceError:
             if not self.service.store.exists(t.game):
                 raise
+            self._check_created_here(t, self.service.store.first_commands([t.game])[0])
             self._know(t.game)  # created meanwhile by another runner: follow it from now
         else:
             self._know(t.game, "0-0")  # new: every change it will have is news
@@ -262,15 +265,38 @@ class TournamentRunner:
             self.announced.add(t.game)
             self.reporter.needs_people(t.game, self._people(t), _joined(raw_view))
 
+    def _check_created_here(self, t: Seating, first: bytes | None) -> None:
+        """A game found under one of this tournament's ids must be the game it creates there.
+
+        Its create command (there before any worker folds it) must carry this game's
+        seed commitment, seats and variant. Otherwise someone took the id first (with
+        ``GameService.create``, an import, or a red7 before ``new --id`` kept ``t-``
+        ids), and the run stops before it sends anyone to play that game.
+        """
+        spec = self.state.spec
+        command = decode_command(first)[0] if first is not None else None
+        if not (
+            isinstance(command, CreateCommand)
+            and command.commitment == commitment(game_seed(self.seed, t.game))
+            and command.seats == tuple(spec.entrants[e] for e in t.seats)
+            and command.variant == spec.variant
+        ):
+            raise self._not_ours(t.game)
+
     def _check_identity(self, t: Seating, view: dict[str, Any]) -> None:
-        """A game with this id must be the one this tournament created (same seed, same seats)."""
+        """A game over must be the game this tournament created (same seed, same seats), as
+        played: its view is what the worker folded from the log, not the create command."""
         spec = self.state.spec
         expected = commitment(game_seed(self.seed, t.game))
         names = [s.get("name") for s in view.get("seats", [])]
         if view.get("commitment") != expected or names != [spec.entrants[e].name for e in t.seats]:
-            raise TournamentError(
-                f"game {t.game} exists but is not this tournament's game (another seed or other seats)"
-            )
+            raise self._not_ours(t.game)
+
+    def _not_ours(self, game: str) -> TournamentError:
+        return TournamentError(
+            f"game {game} exists but is not this tournament's game (another seed, other seats or another variant): "
+            f"its id was taken before tournament {self.tournament} created it"
+        )
 
     def _drive(self) -> bool:
         """Fold the all-bot games in flight with the driver; True if any was driven."""

@@ -13,10 +13,13 @@ from typing import Any
 import pytest
 import redis
 from click.testing import CliRunner
-from support import Red7, TournamentRed7, new_id, one_line_error, wait_for
+from support import Red7, TournamentRed7, fails, new_id, one_line_error, wait_for
 
 from red7es.cli.main import cli
+from red7es.service.client import GameService
+from red7es.service.events import SeatSpec
 from red7es.service.redis_server import free_port
+from red7es.variant import Variant
 
 
 @pytest.fixture
@@ -230,6 +233,27 @@ def test_a_resumed_run_tells_people_only_what_is_left_to_do(red7: TournamentRed7
             f"bob plays game {bob_greedy}: red7 join {bob_greedy} bob && red7 play --game {bob_greedy} --as bob",
         ]
     ), told
+
+
+def test_tournament_game_ids_cannot_be_taken_first(red7: TournamentRed7) -> None:
+    """``red7 new --id t-...`` is refused; a game there by other means stops the run in one line."""
+    t = new_id("c")
+    red7.ok("create", t, "-p", "alice", "-b", "greedy")
+    game = f"t-{t}-r1-1"
+    player = Red7(red7.url, red7.home)
+    refused = one_line_error(player("new", "--id", game, "-p", "alice", "-b", "greedy"))
+    assert refused == "Error: game ids starting t- are kept for tournament games: choose another --id"
+    connection = redis.Redis.from_url(red7.url)
+    assert not connection.exists(f"red7:{{{game}}}:meta")
+    spec = red7.json("show", t)
+    seats = [SeatSpec(e["name"], e["kind"], e["bot"]) for e in spec["entrants"]]
+    GameService(connection).create(Variant(2), seats, seed="squatter", game_id=game, wait=None)  # the API allows it
+    err = fails(red7("run", t, "--no-wait"))  # after the round's pairing and the progress bar
+    assert err.splitlines()[-1] == (
+        f"Error: game {game} exists but is not this tournament's game (another seed, other seats or another "
+        f"variant): its id was taken before tournament {t} created it"
+    )
+    assert "plays game" not in err and "Traceback" not in err
 
 
 def test_report_is_written(red7: TournamentRed7, tmp_path: Path) -> None:

@@ -189,6 +189,40 @@ def test_a_game_id_taken_by_another_game_is_refused(inline: Inline) -> None:
         TournamentRunner(inline.service, "cup", driver=inline.drive).run()
 
 
+def test_a_game_id_taken_first_stops_the_run_before_anyone_is_sent_to_it(inline: Inline) -> None:
+    """Found on the run's first look (discovery), with a person's seat: nobody is told to join it."""
+    create_tournament(inline.connection, "sq", [*people("alice"), *bots(1)], Variant(2), "round-robin", seed="s")
+    seats = list(load(inline.connection, "sq").spec.entrants)
+    inline.service.create(Variant(2), seats, seed="squatter", game_id="t-sq-r1-1", wait=None)
+    told = Announcements()
+    with pytest.raises(TournamentError, match="t-sq-r1-1 exists but is not this tournament's game"):
+        TournamentRunner(inline.service, "sq", reporter=told).run(wait=False)
+    assert told.told == []
+
+
+@pytest.mark.parametrize(
+    ("other_seed", "seats_swapped", "variant"),
+    [(True, False, Variant(2)), (False, True, Variant(2)), (False, False, Variant(2, rounds=2))],
+    ids=["another seed", "other seats", "another variant"],
+)
+def test_a_game_id_taken_while_the_run_goes_on_is_refused_when_created(
+    inline: Inline, other_seed: bool, seats_swapped: bool, variant: Variant
+) -> None:
+    """Taken after the run first looked: its create fails, and the game there is checked, not followed."""
+    create_tournament(inline.connection, "sq", bots(4), Variant(2), "round-robin", seed="s")
+    runner = TournamentRunner(inline.service, "sq", parallel=1)
+    runner.run(wait=False)  # creates one game of round 1 (nothing plays it)
+    state = load(inline.connection, "sq")
+    later = next(t for _r, t in state.paired_games if t.game not in tournament_games(inline.connection, "sq"))
+    entrants = [state.spec.entrants[e] for e in later.seats]
+    seed = b"squatter" if other_seed else game_seed(runner.seed, later.game)
+    seats = entrants[::-1] if seats_swapped else entrants
+    inline.service.create(variant, seats, seed=seed, game_id=later.game, wait=None)
+    runner.parallel = 100
+    with pytest.raises(TournamentError, match=f"{later.game} exists but is not this tournament's game"):
+        runner.run(wait=False)
+
+
 def test_a_tournament_without_its_secret_cannot_run(inline: Inline) -> None:
     create_tournament(inline.connection, "cup", bots(2), Variant(2), "round-robin")
     inline.connection.delete(TournamentKeys("cup").secret)
