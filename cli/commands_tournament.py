@@ -129,7 +129,7 @@ def create(
     seed: str | None,
     as_json: bool,
 ) -> None:
-    """Create tournament TOURNAMENT (an id: lower-case letters, digits, dashes).
+    """Create tournament TOURNAMENT (an id: 1-24 lower-case letters, digits, dashes).
 
     Entrants are people (-p NAME) and bots (-b SPEC, named after the bot unless
     given as NAME=SPEC). --rounds is the variant's round wins per game; the
@@ -310,6 +310,8 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
     Points per game are the share of the other players at the table an entrant
     finished ahead of (ties count half); ties in the standings are broken by
     Buchholz (Swiss), head-to-head, rounds won, then rating (docs/tournaments.md).
+    The table prints points, tie-breaks and ratings to two decimals; --json and
+    --csv give them as numbers.
 
     \b
     Example:
@@ -472,7 +474,9 @@ def report_tournament_audit(session: Session, name: str, as_json: bool) -> None:
 @url_option
 @pass_session
 def list_command(session: Session, limit: int, as_json: bool) -> None:
-    """List tournaments, newest first: games played and status (not started, in progress, finished).
+    """List tournaments, newest first, with their games played and status.
+
+    The status is "not started" (created, never run), "in progress" or "finished".
 
     \b
     Example:
