@@ -65,7 +65,7 @@ class Progress:
             self.last = now
             print(f"  service: {done}/{total} games", file=sys.stderr, flush=True)
 
-    def needs_people(self, game: str, people: list[str], joined: set[str]) -> None:
+    def needs_people(self, game: str, people: list[str], joined: dict[str, str | None]) -> None:
         pass
 
 

@@ -11,7 +11,7 @@ import csv
 import datetime
 import shlex
 import sys
-from collections.abc import Container, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from rich.text import Text
 
 from red7es.service.codec import seat_data
 from red7es.service.connection import UNREACHABLE_ERRORS
+from red7es.service.tokens import public_key
 from red7es.wording import cannot_write, counted
 
 from .commands_game import seat_specs, variant_from, variant_options
@@ -198,19 +199,24 @@ class _ProgressReporter:
         description = f"round {round_number}" if round_number else "starting"
         self.bar.update(self.task, completed=done, total=total, description=description)
 
-    def needs_people(self, game: str, people: list[str], joined: set[str]) -> None:
+    def needs_people(self, game: str, people: list[str], joined: dict[str, str | None]) -> None:
         held = self.credentials.seats(game)
         for person in people:
-            self.bar.console.print(self._how_to_play(game, person, held, joined))
+            self.bar.console.print(self._how_to_play(game, person, held.get(person), joined))
 
-    def _how_to_play(self, game: str, person: str, held: Container[str], joined: set[str]) -> str:
-        """One line: what gets ``person`` playing ``game`` from where the seat stands."""
+    def _how_to_play(self, game: str, person: str, token: str | None, joined: dict[str, str | None]) -> str:
+        """One line: what gets ``person`` playing ``game`` from where the seat stands.
+
+        ``token`` is this user's for the seat, if any: it holds the seat only if the seat
+        was taken with it (a join that was refused or timed out leaves one behind too).
+        """
         play = _red7("play", "--game", game, "--as", person, url=self.url)
-        if person in held:  # this user has the seat: `red7 join` would refuse
+        if person not in joined:  # open (`red7 join` also settles a token left by an earlier try)
+            return f"{person} plays game {game}: {_red7('join', game, person, url=self.url)} && {play}"
+        key = joined[person]
+        if token is not None and (key is None or key == public_key(token)):  # held here: joining again would fail
             return f"{person} plays game {game}: {play}"
-        if person in joined:  # taken with a token this user does not hold
-            return f"{person} plays game {game} (joined elsewhere: play where its token is): {play}"
-        return f"{person} plays game {game}: {_red7('join', game, person, url=self.url)} && {play}"
+        return f"{person} plays game {game} (joined elsewhere: play where its token is): {play}"
 
 
 @tournament.command()

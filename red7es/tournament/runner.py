@@ -48,9 +48,10 @@ class Reporter(Protocol):
 
     def progress(self, done: int, total: int, round_number: int) -> None: ...
 
-    def needs_people(self, game: str, people: list[str], joined: set[str]) -> None:
+    def needs_people(self, game: str, people: list[str], joined: dict[str, str | None]) -> None:
         """``game`` is open and waits for ``people``; those in ``joined`` have taken their
-        seat already (joining again would fail: they only need to play)."""
+        seat already (joining again would fail: they only need to play), with the public
+        key of the token that took it (None if the view does not say)."""
 
 
 class NullReporter:
@@ -60,7 +61,7 @@ class NullReporter:
     def progress(self, done: int, total: int, round_number: int) -> None:
         pass
 
-    def needs_people(self, game: str, people: list[str], joined: set[str]) -> None:
+    def needs_people(self, game: str, people: list[str], joined: dict[str, str | None]) -> None:
         pass
 
 
@@ -340,9 +341,11 @@ class TournamentRunner:
         return RunReport(len(self.state.results), self.total, False, waiting)
 
 
-def _joined(raw_view: bytes | None) -> set[str]:
-    """The people's seats taken in a game's public view (none before a worker has made the view)."""
+def _joined(raw_view: bytes | None) -> dict[str, str | None]:
+    """The people's seats taken in a game's public view, with the public key each was
+    taken with (None in a view too old to carry it); none before a worker made the view."""
     if not raw_view:
-        return set()
+        return {}
     view = msgpack.unpackb(raw_view, raw=False)
-    return {s["name"] for s in view.get("seats", []) if s.get("kind") == "person" and s.get("joined")}
+    seats = [s for s in view.get("seats", []) if s.get("kind") == "person" and s.get("joined")]
+    return {s["name"]: s.get("key") for s in seats}

@@ -42,7 +42,7 @@ class Watch:
             self.fired = True
             self.action()
 
-    def needs_people(self, game: str, people: list[str], joined: set[str]) -> None:
+    def needs_people(self, game: str, people: list[str], joined: dict[str, str | None]) -> None:
         pass
 
 

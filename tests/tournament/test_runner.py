@@ -37,7 +37,7 @@ class StopAfter:
         if done >= self.n:
             raise KeyboardInterrupt
 
-    def needs_people(self, game: str, names: list[str], joined: set[str]) -> None:
+    def needs_people(self, game: str, names: list[str], joined: dict[str, str | None]) -> None:
         pass
 
 
@@ -161,9 +161,9 @@ class Announcements(StopAfter):
 
     def __init__(self) -> None:
         super().__init__(10**9)
-        self.told: list[tuple[str, list[str], set[str]]] = []
+        self.told: list[tuple[str, list[str], dict[str, str | None]]] = []
 
-    def needs_people(self, game: str, names: list[str], joined: set[str]) -> None:
+    def needs_people(self, game: str, names: list[str], joined: dict[str, str | None]) -> None:
         self.told.append((game, names, joined))
 
 
@@ -174,10 +174,10 @@ def test_a_resumed_run_tells_people_only_of_open_games_and_which_seats_are_taken
     assert len(first.told) == 3 and all(names == ["alice"] and not joined for _g, names, joined in first.told)
     over, joined, untouched = (game for game, _names, _joined in first.told)
     play_as(inline, over, "alice")  # over, not recorded yet
-    join_as(inline, joined, "alice")
+    _seat, token = join_as(inline, joined, "alice")
     resumed = Announcements()
     report = TournamentRunner(inline.service, "back", driver=inline.drive, reporter=resumed).run()
-    assert resumed.told == [(joined, ["alice"], {"alice"}), (untouched, ["alice"], set())]
+    assert resumed.told == [(joined, ["alice"], {"alice": public_key(token)}), (untouched, ["alice"], {})]
     assert report.done == 4 and sorted(report.waiting_for_people) == sorted([joined, untouched])
 
 
