@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from red7es.bots.base import make_bot
+from red7es.bots.base import BotError, make_bot
 from red7es.bots.greedy import GreedyBot
 from red7es.bots.ismcts import IsmctsBot, playout, playout_turn, round_rewards
 from red7es.bots.random_bot import RandomBot
@@ -144,6 +144,37 @@ def test_options_from_strings() -> None:
     assert isinstance(make_bot("ismcts"), IsmctsBot)
     with pytest.raises(ValueError):
         make_bot("ismcts:iterations=0")
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("time=inf", "time must be above 0 and at most 3600 seconds, not inf"),
+        ("time=nan", "time must be above 0 and at most 3600 seconds, not nan"),
+        ("time=1e400", "time must be above 0 and at most 3600 seconds, not inf"),
+        ("time=1e9", "time must be above 0 and at most 3600 seconds, not 1000000000.0"),
+        ("time=3600.5", "time must be above 0 and at most 3600 seconds, not 3600.5"),
+        ("time=-1", "time must be above 0 and at most 3600 seconds, not -1.0"),
+        ("time=0", "time must be above 0 and at most 3600 seconds, not 0.0"),
+        ("iterations=1000001", "iterations must be from 1 to 1,000,000, not 1000001"),
+        ("iterations=0", "iterations must be from 1 to 1,000,000, not 0"),
+        ("c=inf", "the exploration constant c must be 0 or more and finite, not inf"),
+        ("c=nan", "the exploration constant c must be 0 or more and finite, not nan"),
+        ("c=-0.1", "the exploration constant c must be 0 or more and finite, not -0.1"),
+        ("belief=nan", "belief must be between 0 and 1, not nan"),
+        ("belief=inf", "belief must be between 0 and 1, not inf"),
+    ],
+)
+def test_budgets_and_numbers_out_of_range_are_refused(option: str, message: str) -> None:
+    """A budget of inf (or a billion seconds) would hold a worker on one turn for ever: one line naming the option."""
+    with pytest.raises(BotError) as refused:
+        make_bot(f"ismcts:{option}")
+    assert str(refused.value) == f"bad options for bot 'ismcts': {message}"
+
+
+def test_the_largest_budgets_are_accepted() -> None:
+    bot = make_bot("ismcts:time=3600,iterations=1000000,c=1e6")
+    assert isinstance(bot, IsmctsBot) and (bot.time_limit, bot.iterations, bot.c) == (3600.0, 1_000_000, 1e6)
 
 
 def test_time_budget_is_respected() -> None:

@@ -65,6 +65,8 @@ __all__ = [
     "DEFAULT_C",
     "DEFAULT_ITERATIONS",
     "IsmctsBot",
+    "MAX_ITERATIONS",
+    "MAX_TIME",
     "SearchStats",
     "decision_seed",
     "playout",
@@ -75,14 +77,19 @@ __all__ = [
 DEFAULT_ITERATIONS = 300
 DEFAULT_C = 0.7  # UCB1 exploration constant, for rewards in [0, 1]
 DEFAULT_BELIEF = 0.9  # how far opponents are taken to choose like greedy (red7es.bots.inference)
+# Budgets beyond these are mistakes, not settings: a worker thinking for hours (or for
+# ever, with time=inf) on one turn stalls every game it serves.  An hour per decision,
+# and a million iterations (a few minutes at the benchmarks' 4,000-8,000 playouts/s).
+MAX_TIME = 3600.0
+MAX_ITERATIONS = 1_000_000
 BIAS = 1.0  # weight of the progressive bias, for the best turn of a node
 FPU = 1.0  # first-play urgency: the value of a turn not yet tried
 EPSILON = 0.1  # playouts: chance of a random turn instead of the best-valued one
 ACTIONS_RANDOM = 0.5  # the same with actions, where the heuristic knows fewer turns
 END_BIAS = 0.9  # random playout turns: chance to end as soon as the turn may end
 
-Action = tuple[tuple[int, ...], bool]
-_Number = TypeVar("_Number", int, float)  # (step codes without the implied end, open)
+Action = tuple[tuple[int, ...], bool]  # (step codes without the implied end, open)
+_Number = TypeVar("_Number", int, float)
 
 _P, _C, _DRAW, _7C, _7D, _ONE = range(6)  # step kinds (code >> 6)
 
@@ -108,6 +115,10 @@ class IsmctsBot:
     :data:`DEFAULT_ITERATIONS` is used; with both, whichever ends first.  ``belief``
     (0 to 1) is how far the others are taken to choose like greedy's evaluation when
     their hands are read from their turns (:func:`~red7es.bots.inference.card_weights`).
+
+    Both budgets are capped (:data:`MAX_ITERATIONS`, :data:`MAX_TIME`) and every number
+    must be finite, so a mistyped spec is refused when the game is created instead of
+    stalling the worker that plays the bot.
     """
 
     name = "ismcts"
@@ -120,12 +131,12 @@ class IsmctsBot:
         c: float = DEFAULT_C,
         belief: float = DEFAULT_BELIEF,
     ) -> None:
-        if iterations is not None and iterations < 1:
-            raise ValueError(f"iterations must be at least 1, not {iterations}")
-        if time_limit is not None and not time_limit > 0:
-            raise ValueError(f"time must be a positive number of seconds, not {time_limit}")
-        if not c >= 0:
-            raise ValueError(f"the exploration constant c must not be negative, not {c}")
+        if iterations is not None and not 1 <= iterations <= MAX_ITERATIONS:
+            raise ValueError(f"iterations must be from 1 to {MAX_ITERATIONS:,}, not {iterations}")
+        if time_limit is not None and not 0 < time_limit <= MAX_TIME:  # also refuses nan
+            raise ValueError(f"time must be above 0 and at most {MAX_TIME:g} seconds, not {time_limit}")
+        if not 0 <= c < math.inf:
+            raise ValueError(f"the exploration constant c must be 0 or more and finite, not {c}")
         if not 0.0 <= belief <= 1.0:
             raise ValueError(f"belief must be between 0 and 1, not {belief}")
         self.seed = seed
