@@ -8,9 +8,11 @@ traceback), 2 usage error.
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from .options import Red7Group
+from .options import Red7Group, closed_pipe_ends_quietly
 
 __all__ = ["cli", "main"]
 
@@ -51,7 +53,18 @@ _register()
 
 
 def main() -> None:
-    cli(prog_name="red7")
+    """Run ``red7``; output into a pipe that closes early (``| head -1``) ends it quietly with exit 0.
+
+    The commands flush as they write, but whatever is still buffered (``csv`` output)
+    is flushed here, where a closed pipe can still be caught, rather than by the
+    interpreter at exit, which would print "Exception ignored" and exit 120.
+    """
+    with closed_pipe_ends_quietly():
+        try:
+            cli(prog_name="red7")
+        finally:
+            if sys.stdout is not None:  # None when started with stdout closed
+                sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 import redis
@@ -27,7 +27,16 @@ from red7es.variant import VariantError
 
 from .session import Session
 
-__all__ = ["Red7Group", "console", "emit_json", "exit_on_ctrl_c", "json_option", "pass_session", "url_option"]
+__all__ = [
+    "Red7Group",
+    "closed_pipe_ends_quietly",
+    "console",
+    "emit_json",
+    "exit_on_ctrl_c",
+    "json_option",
+    "pass_session",
+    "url_option",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -60,15 +69,51 @@ def _tournament_error(exc: Exception) -> str | None:
     return None
 
 
+def stop_writing() -> NoReturn:
+    """Whoever read stdout has gone (``red7 replay G | head -1``): end quietly with exit 0.
+
+    The reader chose to stop, so it is not a failure to report: nothing is said, and
+    the exit code is 0 rather than the 141 of a program killed by SIGPIPE (docs/cli.md).
+    As in Python's "Note on SIGPIPE" (signal module docs), stdout is pointed at
+    /dev/null first, or the interpreter's last flush of it would fail again and print
+    "Exception ignored ... BrokenPipeError" on the way out.
+    """
+    with contextlib.suppress(OSError, ValueError):  # no file descriptor (e.g. CliRunner's capture)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    raise SystemExit(0)
+
+
+@contextlib.contextmanager
+def closed_pipe_ends_quietly() -> Iterator[None]:
+    """A BrokenPipeError inside the block ends the program as :func:`stop_writing` does."""
+    try:
+        yield
+    except BrokenPipeError:
+        stop_writing()
+
+
 class Red7Group(click.Group):
-    """Turns the service's errors into one clear line and exit code 1."""
+    """Turns the service's errors into one clear line and exit code 1.
+
+    A closed stdout ends the command quietly (:func:`stop_writing`), also while the
+    options are parsed (``--help`` prints then): click would say nothing and exit 1.
+    """
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        with closed_pipe_ends_quietly():
+            return super().make_context(info_name, args, parent, **extra)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
-            sys.stderr.close()  # output piped into e.g. `head`: stop quietly
-            raise SystemExit(0) from None
+            stop_writing()
         except NoSuchGame as exc:
             raise click.ClickException(f"no game {exc.game_id!r} (list games with: red7 games)") from None
         except _FRIENDLY as exc:
@@ -119,13 +164,23 @@ pass_session = click.make_pass_decorator(Session)
 PIPE_WIDTH = 200  # columns for output that is not a terminal (rich would assume 80)
 
 
+class _Console(Console):
+    """rich's Console, but a closed pipe ends the command like every other output does.
+
+    rich catches the BrokenPipeError itself and exits 1, as if the command had failed.
+    """
+
+    def on_broken_pipe(self) -> None:
+        stop_writing()
+
+
 def console(stderr: bool = False) -> Console:
     """A console on stdout (or stderr): colour only on a terminal and without NO_COLOR.
 
     Lines are never wrapped, and output that is not a terminal (a pipe, a file) gets
     room for wide tables, so a game id or a column heading is not cut to fit 80 columns.
     """
-    out = Console(highlight=False, soft_wrap=True, stderr=stderr)
+    out = _Console(highlight=False, soft_wrap=True, stderr=stderr)
     if not out.is_terminal and "COLUMNS" not in os.environ:
         out.width = PIPE_WIDTH
     return out
