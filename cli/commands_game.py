@@ -67,10 +67,16 @@ def bot_entry(entry: str) -> tuple[str, str]:
     A spec's options contain ``=`` too (``ismcts:iterations=200``), so only an
     ``=`` before the spec's ``:`` names the seat; unnamed, a bot is named after its kind.
     """
-    name, eq, spec = entry.partition("=")
-    if eq and ":" not in name:
-        return name.strip(), spec.strip()
+    given = _given_name(entry)
+    if given is not None:
+        return given, entry.partition("=")[2].strip()
     return entry.split(":")[0].strip(), entry.strip()
+
+
+def _given_name(entry: str) -> str | None:
+    """The seat name a ``--bot`` entry gives (``g2=greedy``: ``g2``), or None when it gives none."""
+    name, eq, _spec = entry.partition("=")
+    return name.strip() if eq and ":" not in name else None
 
 
 def split_bots(text: str) -> tuple[str, ...]:
@@ -91,15 +97,26 @@ def split_bots(text: str) -> tuple[str, ...]:
 
 
 def seat_specs(people: tuple[str, ...], bots: tuple[str, ...]) -> list[SeatSpec]:
-    """People first, then bots (:func:`bot_entry`: ``--bot greedy``, ``--bot g2=greedy``)."""
-    seats = [SeatSpec(name, PERSON) for name in people]
+    """People first, then bots (:func:`bot_entry`: ``--bot greedy``, ``--bot g2=greedy``).
+
+    A name the user gives is meant for one seat: given twice (``-b x=random -b x=greedy``,
+    or a person's name again), it is refused rather than quietly renamed. Only an
+    unnamed bot gets a number (``greedy``, ``greedy2``), past every name taken or given.
+    """
+    given = [name for name in map(_given_name, bots) if name is not None]
     taken = set(people)
+    for name in given:  # two people of one name are the service's to refuse, as ever
+        if name in taken:
+            raise click.UsageError(f"the name {name!r} is given twice: each seat needs its own")
+        taken.add(name)
+    seats = [SeatSpec(name, PERSON) for name in people]
     for entry in bots:
         name, spec = bot_entry(entry)
-        base, n = name, 2
-        while name in taken:
-            name, n = f"{base}{n}", n + 1
-        taken.add(name)
+        if _given_name(entry) is None:
+            base, n = name, 2
+            while name in taken:
+                name, n = f"{base}{n}", n + 1
+            taken.add(name)
         seats.append(SeatSpec(name, BOT, spec))
     return seats
 

@@ -76,11 +76,12 @@ def play(
             "--as needs --game GAME: it picks your seat in a game you joined (a new game's is --name)"
         )
     name = name or default_name()
+    # The seats are checked first: a mistake in --bots is a usage error, before any connection.
+    specs = seat_specs((name,), split_bots(bots)) if game_id is None else []
     session.ensure_worker()
     service = session.service
     out = console()
     if game_id is None:
-        specs = seat_specs((name,), split_bots(bots))
         variant = variant_from(len(specs), scoring, draw, actions, rounds, target)
         created = service.create(variant, specs, seed=seed, join=[name])
         game_id = created.game_id

@@ -24,7 +24,7 @@ import redis
 from click.testing import CliRunner
 from support import Red7, fails, new_id, one_line_error, wait_for
 
-from red7es.cli.commands_game import bot_entry, build_turn, split_bots
+from red7es.cli.commands_game import bot_entry, build_turn, seat_specs, split_bots
 from red7es.cli.main import cli
 from red7es.cli.session import live_workers
 from red7es.service.redis_server import free_port
@@ -799,6 +799,37 @@ def test_bot_entry_names_a_seat_only_before_the_spec() -> None:
     assert bot_entry("g2=greedy") == ("g2", "greedy")
     assert bot_entry("ismcts:iterations=200") == ("ismcts", "ismcts:iterations=200")
     assert bot_entry("deep=ismcts:iterations=200") == ("deep", "ismcts:iterations=200")
+
+
+def test_unnamed_bots_are_numbered_past_the_names_given() -> None:
+    seats = seat_specs(("alice",), ("greedy", "greedy=random", "greedy", "alice2=greedy"))
+    assert [(s.name, s.bot) for s in seats] == [
+        ("alice", None),
+        ("greedy2", "greedy"),
+        ("greedy", "random"),
+        ("greedy3", "greedy"),
+        ("alice2", "greedy"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("new", "-b", "x=random", "-b", "x=greedy"),
+        ("new", "-p", "x", "-b", "x=greedy"),
+        ("new", "-p", "a", "-b", "x=random", "-b", "greedy", "-b", "x=ismcts:iterations=5"),
+        ("play", "--name", "x", "--bots", "x=greedy"),
+        ("play", "--bots", "x=random,x=greedy"),
+        ("tournament", "create", "cup", "-b", "x=random", "-b", "x=greedy"),
+    ],
+)
+def test_a_name_given_twice_is_refused_not_renamed(args: tuple[str, ...], tmp_path: Any) -> None:
+    """``-b x=random -b x=greedy`` made seats x and x2: a name the user chose must not change under them."""
+    env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(tmp_path)}  # refused before Redis
+    result = CliRunner().invoke(cli, list(args), env=env, prog_name="red7")
+    err = fails(result, 2)
+    assert err.strip().splitlines()[-1] == "Error: the name 'x' is given twice: each seat needs its own"
+    assert not (tmp_path / "credentials.json").exists()
 
 
 def test_move_with_two_canvas_options_is_refused_by_the_rules(alice: Red7) -> None:
