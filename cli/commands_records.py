@@ -7,8 +7,11 @@ so an exported game can be replayed and audited on any machine.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -35,7 +38,7 @@ from red7es.service.store import valid_game_id
 from red7es.wording import counted
 
 from .commands_game import check_token
-from .options import console, emit_json, json_option, pass_session, url_option
+from .options import STDOUT, console, emit_json, json_option, pass_session, url_option
 from .render import describe_events, render_view
 from .session import Session
 
@@ -178,8 +181,12 @@ def _next(out: Console) -> bool:
 
 @click.command()
 @click.argument("games", nargs=-1, required=True, metavar="GAME...")
-@click.option("--output", "-o", required=True, metavar="FILE", help="The record file to write (.jsonl or .msgpack).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Record format (default: from FILE's extension).")
+@click.option(
+    "--output", "-o", required=True, metavar="FILE", help="The record file to write (.jsonl or .msgpack; '-': stdout)."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), help="Record format (default: from FILE's extension; stdout: jsonl)."
+)
 @click.option("--unfinished", is_flag=True, help="Also export games not over (their records show every hand).")
 @json_option
 @url_option
@@ -192,11 +199,17 @@ def export(
     The record holds every command and every log event byte for byte, so the
     hash chain, the signatures and the deals (from the revealed seed) can be
     checked without Redis (docs/records.md). Several games go into one file.
+    With -o -, the record goes to stdout and what was exported is said on stderr.
 
     \b
-    Example:
+    Examples:
         red7 export 3f9a2c1b -o game.jsonl
+        red7 export 3f9a2c1b -o - | gzip > game.jsonl.gz
     """
+    to_stdout = output == STDOUT
+    if to_stdout and as_json:
+        raise click.UsageError("-o - writes the record to stdout, where --json would go too: give one of them")
+    fmt = fmt or ("jsonl" if to_stdout else None)
     if detect_format(output, fmt) is None:
         raise click.ClickException(f"cannot tell the format of {output}: name it .jsonl or .msgpack, or give --format")
     records = [export_record(session.service, game) for game in dict.fromkeys(games)]  # each game once
@@ -206,7 +219,10 @@ def export(
                 f"game {record.game_id} is not over: its record would reveal every hand "
                 "(export it anyway with --unfinished)"
             )
-    write_all(records, output, fmt)
+    if to_stdout:
+        _write_stdout(records, fmt)
+    else:
+        write_all(records, output, fmt)
     summary = [
         {"game": r.game_id, "status": r.status, "events": len(r.events), "commands": len(r.commands)} for r in records
     ]
@@ -215,8 +231,26 @@ def export(
         return
     for s in summary:
         click.echo(
-            f"Exported game {s['game']} ({s['status']}, {s['events']} events, {s['commands']} commands) to {output}."
+            f"Exported game {s['game']} ({s['status']}, {s['events']} events, {s['commands']} commands) "
+            f"to {'stdout' if to_stdout else output}.",
+            err=to_stdout,  # stdout holds the record
         )
+
+
+def _write_stdout(records: list[Record], fmt: str | None) -> None:
+    """The records on stdout, byte for byte what a file would hold.
+
+    ``write_all`` writes files only (atomically, through a temporary file), so the
+    record is written to one in a temporary directory and copied out: one writer
+    of the format, not a second one to keep in step with it.
+    """
+    with tempfile.TemporaryDirectory(prefix="red7-export-") as directory:
+        path = Path(directory) / "record"
+        write_all(records, path, fmt)
+        sys.stdout.flush()  # anything written as text goes first
+        with path.open("rb") as record:
+            shutil.copyfileobj(record, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
 
 
 # ---------------------------------------------------------------------------- import

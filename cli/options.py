@@ -28,6 +28,7 @@ from red7es.variant import VariantError
 from .session import Session
 
 __all__ = [
+    "STDOUT",
     "Red7Group",
     "closed_pipe_ends_quietly",
     "console",
@@ -39,6 +40,8 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+STDOUT = "-"  # an output FILE of "-" is stdout (docs/cli.md)
 
 _FRIENDLY = (
     CorruptEvent,

@@ -191,6 +191,38 @@ def test_export_errors(served: tuple[Games, str], env: dict[str, str], tmp_path:
     assert "cannot reach Redis" in fails(run(env, "export", "live", "-o", out))
 
 
+@pytest.mark.parametrize(("fmt", "name"), [((), "same.jsonl"), (("--format", "msgpack"), "same.msgpack")])
+def test_export_to_stdout(
+    served: tuple[Games, str],
+    env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fmt: tuple[str, ...],
+    name: str,
+) -> None:
+    """``-o -`` is stdout (it wrote a file named "-"): the same bytes as a file, jsonl unless --format says."""
+    games, url = served
+    games.bots("s1", Variant(2), ("random",))
+    monkeypatch.chdir(tmp_path)
+    result = run(env, "export", "s1", "--url", url, "-o", "-", *fmt)
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "-").exists()
+    assert result.stderr.startswith("Exported game s1 (over, ") and result.stderr.endswith(" to stdout.\n")
+    same = tmp_path / name
+    assert run(env, "export", "s1", "--url", url, "-o", str(same)).exit_code == 0
+    piped = tmp_path / f"piped-{name}"
+    piped.write_bytes(result.stdout_bytes)
+    assert read(piped) == read(same) == games.record("s1")
+
+
+def test_export_to_stdout_leaves_no_room_for_json(served: tuple[Games, str], env: dict[str, str]) -> None:
+    games, url = served
+    games.bots("s2", Variant(2), ("random",))
+    result = run(env, "export", "s2", "--url", url, "-o", "-", "--json")
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "Error: -o - writes the record to stdout, where --json would go too" in result.stderr
+
+
 # ---------------------------------------------------------------------------- import
 
 
