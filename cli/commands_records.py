@@ -44,13 +44,17 @@ from .session import Session
 
 __all__ = ["COMMANDS"]
 
-_RECORD_SUFFIXES = (".jsonl", ".msgpack")
 _T = TypeVar("_T")
 
 
 def is_file(source: str) -> bool:
-    """Whether GAME|FILE names a file: a record extension, a path, or an existing file that is no game id."""
-    if source.lower().endswith(_RECORD_SUFFIXES) or os.sep in source or (os.altsep and os.altsep in source):
+    """Whether GAME|FILE names a file: a path, a name with an extension, or an existing file that is no game id.
+
+    A game id is lower-case letters, digits and dashes: ``game.jsonl``, ``foo.txt`` or
+    ``records/g1`` can only be file names, so a missing one is "cannot read foo.txt:
+    No such file or directory", not "no game 'foo.txt'".
+    """
+    if "." in source or os.sep in source or (os.altsep and os.altsep in source):
         return True
     return os.path.isfile(source) and not valid_game_id(source)
 

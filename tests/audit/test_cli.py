@@ -396,6 +396,16 @@ def test_audit_a_running_game(served: tuple[Games, str], env: dict[str, str]) ->
     assert result.output.startswith("INCOMPLETE live: the game is not over")
 
 
+@pytest.mark.parametrize("command", ["audit", "replay"])
+@pytest.mark.parametrize("name", ["foo.txt", "game.json", "game.JSONL", "notes.d"])
+def test_a_missing_file_is_no_such_file_not_no_game(
+    env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, name: str
+) -> None:
+    """A name with a dot can be no game id (lower-case letters, digits, dashes): it is a file, and missing."""
+    monkeypatch.chdir(tmp_path)
+    assert fails(run(env, command, name)) == f"Error: cannot read {name}: No such file or directory"
+
+
 def test_audit_errors(served: tuple[Games, str], env: dict[str, str]) -> None:
     _games, url = served
     assert run(env, "audit").exit_code == 2
