@@ -11,6 +11,7 @@ from rich.text import Text
 
 from red7es.bots.base import BOT_NAMES
 from red7es.service.client import GameService, Rejected
+from red7es.service.store import new_game_id
 
 from .commands_game import seat_for, seat_specs, seat_view, split_bots, variant_from, variant_options
 from .options import console, exit_on_ctrl_c, pass_session, url_option
@@ -76,25 +77,32 @@ def play(
             "--as needs --game GAME: it picks your seat in a game you joined (a new game's is --name)"
         )
     name = name or default_name()
-    # The seats are checked first: a mistake in --bots is a usage error, before any connection.
-    specs = seat_specs((name,), split_bots(bots)) if game_id is None else []
-    session.ensure_worker()
-    service = session.service
     out = console()
-    if game_id is None:
-        variant = variant_from(len(specs), scoring, draw, actions, rounds, target)
-        created = service.create(variant, specs, seed=seed, join=[name])
-        game_id = created.game_id
-        out.print(Text(f"New game {game_id}: {variant.describe()}. Type ? for help.", style="bold"))
-        token = created.tokens[name]
-    else:
-        name, token = seat_for(session, game_id, as_name, None)
+    new = game_id is None
+    game = game_id or new_game_id()  # known before the game exists, for leave() below
+    seat = name if new else as_name or ""  # "" until seat_for finds the one held
+    # The seats are checked first: a mistake in --bots is a usage error, before any connection.
+    specs = seat_specs((name,), split_bots(bots)) if new else []
 
     def leave() -> None:
-        out.print(f"\nLeft game {game_id}; it stays open: red7 play --game {game_id} --as {name}")
+        """Say what stays open. A new game holds the seat once its token is kept, which
+        the service does before it waits for a worker: until then, nothing was created."""
+        if new and not session.credentials.seats(game):
+            out.print("\nStopped before the game was created.")
+            return
+        resume = f"red7 play --game {game}" + (f" --as {seat}" if seat else "")
+        out.print(f"\nLeft game {game}; it stays open: {resume}")
 
-    with exit_on_ctrl_c(leave):  # Ctrl-C, at the prompt or while the others move
-        over = _loop(out, service, game_id, name, token)
+    # Ctrl-C anywhere, from the first connection to the prompt or while the others move.
+    with exit_on_ctrl_c(leave):
+        session.ensure_worker()
+        if new:
+            variant = variant_from(len(specs), scoring, draw, actions, rounds, target)
+            token = session.service.create(variant, specs, seed=seed, join=[name], game_id=game).tokens[name]
+            out.print(Text(f"New game {game}: {variant.describe()}. Type ? for help.", style="bold"))
+        else:
+            seat, token = seat_for(session, game, as_name, None)
+        over = _loop(out, session.service, game, seat, token)
     if not over:  # q or Ctrl-D: a choice, not an interruption
         leave()
 

@@ -7,7 +7,6 @@ an answer is a blocking read of the game's changes stream, never polling.
 
 from __future__ import annotations
 
-import secrets
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -23,7 +22,7 @@ from ..variant import Variant
 from .codec import GENESIS, Recorded, decode_command, decode_log, encode_command
 from .events import CommandRejected, CreateCommand, JoinCommand, SeatJoined, SeatSpec, TurnCommand
 from .inbox import Inbox
-from .store import GameStore, Keys, NoSuchGame, ReservedId, entry_field, now_ms, valid_game_id
+from .store import GameStore, Keys, NoSuchGame, ReservedId, entry_field, new_game_id, now_ms, valid_game_id
 from .table import CreateRejected, validate_seats
 from .tokens import TokenError, new_token, public_key, sign_turn
 
@@ -134,7 +133,7 @@ class GameService:
                 raise ServiceError(f"seat {name} is a bot")
             tokens[name] = new_token()
             joins.append((seat, public_key(tokens[name])))
-        game_id = game_id or secrets.token_hex(4)
+        game_id = game_id or new_game_id()
         if not valid_game_id(game_id):
             raise ServiceError(f"{game_id!r} is not a valid game id (lower-case letters, digits, dashes)")
         try:

@@ -21,6 +21,7 @@ time) and ``red7:active`` (set of games not over yet, which workers sweep).
 from __future__ import annotations
 
 import re
+import secrets
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ __all__ = [
     "Batch",
     "valid_game_id",
     "TOURNAMENT_GAMES",
+    "new_game_id",
     "now_ms",
     "text",
     "entry_field",
@@ -51,6 +53,15 @@ TOURNAMENT_GAMES = "t-"
 
 def valid_game_id(game_id: str) -> bool:
     return bool(_GAME_ID.match(game_id))
+
+
+def new_game_id() -> str:
+    """A random game id (8 hex digits), for a game created without one.
+
+    Public so that a caller can know the id before the game exists (``red7 play``
+    names the game it leaves even when Ctrl-C comes while it is being created).
+    """
+    return secrets.token_hex(4)
 
 
 def now_ms() -> int:

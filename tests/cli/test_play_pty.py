@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -9,10 +10,11 @@ from pathlib import Path
 import pexpect
 import pytest
 import redis
-from support import Red7, fails
+from support import Red7, fails, wait_for
 
 from red7es.facts import CardDrawn, StepApplied
 from red7es.service.client import GameService
+from red7es.service.redis_server import RedisServer
 from red7es.steps import StepKind
 
 from .conftest import RED7
@@ -185,6 +187,29 @@ def test_quit_and_resume(tmp_path: Path, service_url: str) -> None:
     finally:
         third.close(force=True)
     assert third.exitstatus == 130  # interrupted, as shells report Ctrl-C (q and Ctrl-D above are 0)
+    assert "Aborted" not in t.plain and "Traceback" not in t.plain
+
+
+def test_ctrl_c_while_the_game_is_being_created(tmp_path: Path, redis_server: RedisServer) -> None:
+    """Ctrl-C before the first prompt (play waits for a worker to create the game) is 130 too, not 1."""
+    idle = redis_server.url.rsplit("/", 1)[0] + "/4"  # a database no worker serves: create waits
+    connection = redis.Redis.from_url(idle)
+    child = spawn(tmp_path, idle, "play", "--bots", "greedy", "--name", "ann")
+    t = Transcript(child)
+    try:
+        credentials = tmp_path / "credentials.json"
+        # The token is kept before the wait for the worker: from then on play is waiting.
+        game = wait_for(
+            lambda: credentials.exists() and next(iter(json.loads(credentials.read_text())["games"])), "the seat"
+        )
+        child.sendintr()
+        t.expect(rf"Left game {game}; it stays open: red7 play --game {game} --as ann")
+        t.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+        connection.flushdb()
+        connection.close()
+    assert child.exitstatus == 130
     assert "Aborted" not in t.plain and "Traceback" not in t.plain
 
 
