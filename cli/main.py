@@ -3,7 +3,7 @@
 Every command that talks to Redis takes ``--url`` (default ``$REDIS_URL``; without it,
 the embedded Redis in the user's data directory, started on first use).  Commands that
 show something take ``--json``.  Exit codes: 0 success, 1 rejected or failed (one line on stderr, never a
-traceback), 2 usage error.
+traceback), 2 usage error, 130 interrupted by Ctrl-C (docs/cli.md, *Exit codes*).
 """
 
 from __future__ import annotations
@@ -36,8 +36,10 @@ def cli() -> None:
 
     \b
     Every command that talks to Redis takes --url (or $REDIS_URL); without
-    it red7es runs its own embedded Redis in your data directory. Exit codes:
-    0 ok, 1 rejected or failed, 2 usage. Shell completion: red7 completion bash|zsh|fish.
+    it red7es runs its own embedded Redis in your data directory.
+    Exit codes: 0 ok, 1 rejected or failed, 2 usage, 130 interrupted (Ctrl-C
+    in play or tournament run); docs/cli.md has the details.
+    Shell completion: red7 completion bash|zsh|fish.
     """
 
 
