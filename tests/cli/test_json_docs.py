@@ -1,0 +1,79 @@
+"""docs/cli.md describes the ``--json`` of ``new``, ``games``, ``tournament create`` and ``tournament list``
+as they are: each section's field table and example hold the keys (and JSON types) real output has.
+
+Each section shows the command line its example came from; the test runs that line
+(with a fresh tournament id) and compares the example's shape, key by key, with the output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support import Red7, new_id, wait_for
+
+pytestmark = pytest.mark.integration
+
+CLI_MD = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+
+
+def section(heading: str) -> str:
+    text = CLI_MD.read_text(encoding="utf-8")
+    start = text.index(f"### `{heading}`\n")
+    end = text.find("\n#", start + 1)
+    return text[start : end if end >= 0 else None]
+
+
+def documented(heading: str) -> tuple[list[str], list[str], Any]:
+    """The section's field names (its table), its command line (without ``red7``) and its example."""
+    text = section(heading)
+    fields = re.findall(r"^\| `(\w+)` \|", text, re.M)
+    command = re.search(r"`red7 ([^`]+)` prints:\n```json\n(.*?)```", text, re.S)
+    assert command, f"no command and example under {heading!r} in {CLI_MD}"
+    return fields, shlex.split(command.group(1)), json.loads(command.group(2))
+
+
+def shape(value: Any) -> Any:
+    """Keys and JSON types, not values: ids, times and tokens differ from run to run."""
+    if isinstance(value, dict):
+        return {key: shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [shape(item) for item in value[:1]]
+    return type(value).__name__
+
+
+def keys_of(data: Any) -> list[str]:
+    return sorted(data[0] if isinstance(data, list) else data)
+
+
+def run(user: Red7, args: list[str], tournament: str) -> Any:
+    return json.loads(user.ok(*(tournament if a == "cup" else a for a in args)).stdout)
+
+
+def test_new_and_games_json_are_documented_as_they_are(alice: Red7) -> None:
+    new_fields, new_args, new_example = documented("new --json")
+    created = run(alice, new_args, "")
+    # The games example is of that game once a worker has dealt it (status playing, a seat to move).
+    wait_for(lambda: alice.json("games", "--limit", "1")[0]["status"] == "playing", "the deal")
+    games_fields, games_args, games_example = documented("games --json")
+    listed = run(alice, games_args, "")
+    assert listed[0]["game"] == created["game"]
+    for fields, example, real in ((new_fields, new_example, created), (games_fields, games_example, listed)):
+        assert sorted(fields) == keys_of(example) == keys_of(real)
+        assert shape(example) == shape(real)
+
+
+def test_tournament_create_and_list_json_are_documented_as_they_are(alice: Red7) -> None:
+    tournament = new_id("docs")
+    create_fields, create_args, create_example = documented("tournament create --json")
+    created = run(alice, create_args, tournament)
+    list_fields, list_args, list_example = documented("tournament list --json")
+    listed = run(alice, list_args, tournament)
+    assert listed[0]["tournament"] == created["tournament"] == tournament
+    for fields, example, real in ((create_fields, create_example, created), (list_fields, list_example, listed)):
+        assert sorted(fields) == keys_of(example) == keys_of(real)
+        assert shape(example) == shape(real)
