@@ -1,7 +1,7 @@
-"""docs/cli.md describes the ``--json`` of ``new``, ``games``, ``tournament create`` and ``tournament list``
-as they are: each section's field table and example hold the keys (and JSON types) real output has.
+"""docs/cli.md says what ``red7`` does: the exit codes ``red7 --help`` lists, and the ``--json`` of
+``new``, ``games``, ``tournament create`` and ``tournament list`` (field tables and examples).
 
-Each section shows the command line its example came from; the test runs that line
+Each JSON section shows the command line its example came from; the test runs that line
 (with a fresh tournament id) and compares the example's shape, key by key, with the output.
 """
 
@@ -14,11 +14,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from support import Red7, new_id, wait_for
+
+from red7es.cli.main import cli
 
 pytestmark = pytest.mark.integration
 
 CLI_MD = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+
+
+def test_top_level_help_and_docs_list_the_same_exit_codes() -> None:
+    """130 (Ctrl-C) was in docs/cli.md but not in ``red7 --help``: both list every code."""
+    result = CliRunner().invoke(cli, ["--help"], prog_name="red7")
+    sentence = " ".join(result.output.split("Exit codes:", 1)[1].split(")", 1)[0].split())
+    assert sentence.startswith("0 ok, 1 rejected or failed, 2 usage, 130 interrupted (Ctrl-C in play or tournament run")
+    in_help = [int(code) for code in re.findall(r"(?:^|, )(\d+) ", sentence)]
+    table = CLI_MD.read_text(encoding="utf-8").split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    assert in_help == [int(code) for code in re.findall(r"^\| (\d+) \|", table, re.M)] == [0, 1, 2, 130]
 
 
 def section(heading: str) -> str:
