@@ -302,6 +302,7 @@ def write_all(records: Iterable[Record], path: str | os.PathLike[str], format: s
                 else:
                     _write_msgpack(record, handle)
                 count += 1
+        os.chmod(tmp, _new_file_mode(target))
         os.replace(tmp, target)
     except BaseException as exc:
         if os.path.exists(tmp):
@@ -310,6 +311,19 @@ def write_all(records: Iterable[Record], path: str | os.PathLike[str], format: s
             raise RecordError(cannot_write(path, exc)) from None
         raise
     return count
+
+
+def _new_file_mode(target: Path) -> int:
+    """The mode the file would have if written directly: a replaced file's own, else 0666 less the umask.
+
+    The temporary file is made 0600 (mkstemp), but a record is meant to be shared.
+    """
+    try:
+        return target.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0o022)  # reading the umask means setting it: put it back at once
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def json_lines(record: Record) -> Iterator[str]:

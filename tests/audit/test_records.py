@@ -6,7 +6,9 @@ import base64
 import dataclasses
 import itertools
 import json
+import os
 import random
+import stat
 from pathlib import Path
 
 import fakeredis
@@ -69,6 +71,20 @@ def test_the_format_can_be_given_and_is_sniffed_when_reading(finished: Record, t
     write(finished, path, fmt)
     assert read(path) == finished
     assert read(path, fmt) == finished
+
+
+def test_a_written_record_is_shared_like_any_new_file(finished: Record, tmp_path: Path) -> None:
+    """Written atomically through a 0600 temporary file, the record still gets the umask's mode (or keeps its own)."""
+    path = tmp_path / "game.jsonl"
+    old = os.umask(0o027)
+    try:
+        write(finished, path)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    path.chmod(0o604)
+    write(finished, path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o604
 
 
 def test_a_file_holds_several_records(finished: Record, others: list[Record], tmp_path: Path) -> None:
