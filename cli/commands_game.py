@@ -18,7 +18,7 @@ from red7es.service.store import TOURNAMENT_GAMES
 from red7es.service.tokens import TokenError, public_key
 from red7es.variant import Variant
 
-from .options import console, emit_json, json_option, pass_session, url_option
+from .options import console, emit_json, json_option, pass_session, red7_line, typed_url, url_option
 from .render import SAID_BY_FINAL_VIEW, cards_text, describe_events, render_view
 from .session import Session
 
@@ -146,12 +146,14 @@ def seat_for(session: Session, game_id: str, as_name: str | None, token: str | N
             view = session.service.view(game_id)
             seat = view["seats"][seat_index(view, as_name)]
             open_seat = seat["kind"] == "person" and not seat.get("joined")
-            hint = f"join it: red7 join {game_id} {as_name}" if open_seat else "give its token with --token"
+            join = red7_line("join", game_id, as_name, url=typed_url())
+            hint = f"join it: {join}" if open_seat else "give its token with --token"
             raise click.ClickException(f"you hold no token for seat {as_name!r} in game {game_id} ({hint})")
         return as_name, held[as_name]
     if not held:
         session.service.view(game_id)  # an unknown game says so
-        raise click.ClickException(f"you hold no seat in game {game_id} (join one: red7 join {game_id} NAME)")
+        join = red7_line("join", game_id, url=typed_url())
+        raise click.ClickException(f"you hold no seat in game {game_id} (join one: {join} NAME)")
     if len(held) == 1:
         name = next(iter(held))
         return name, held[name]
@@ -241,18 +243,16 @@ def new(
         )
         return
     out = console()
+    url = typed_url()
     out.print(Text(f"Game {created.game_id} created: {variant.describe()}.", style="bold"))
     out.print(f"Seed commitment (SHA-256): {created.commitment}")
     for s in seats:
         seat_token = created.tokens.get(s.name)
-        status = (
-            f"bot ({s.bot})"
-            if s.is_bot
-            else (f"yours, token {seat_token}" if seat_token else f"open: red7 join {created.game_id} {s.name}")
-        )
+        joining = red7_line("join", created.game_id, s.name, url=url)
+        status = f"bot ({s.bot})" if s.is_bot else (f"yours, token {seat_token}" if seat_token else f"open: {joining}")
         out.print(f"  {s.name}: {status}")
     if created.tokens:
-        out.print(f"Play it: red7 play --game {created.game_id}")
+        out.print(f"Play it: {red7_line('play', '--game', created.game_id, url=url)}")
 
 
 # ---------------------------------------------------------------------------- join
@@ -287,7 +287,8 @@ def _earlier_join(session: Session, game: str, name: str) -> str | None:
         if key == public_key(held):
             return held  # the earlier join has just been answered: it took the seat
     if key == public_key(held):
-        raise click.ClickException(f"you already hold seat {name} in game {game}: play it with red7 play --game {game}")
+        play = red7_line("play", "--game", game, "--as", name, url=typed_url())
+        raise click.ClickException(f"you already hold seat {name} in game {game}: play it with {play}")
     session.credentials.forget(game, name, held)
     if key is not None:
         raise click.ClickException(
@@ -322,7 +323,7 @@ def join(session: Session, game: str, name: str, as_json: bool) -> None:
         emit_json({"game": game, "seat": name, "token": token})
     else:
         click.echo(f"You are {name} in game {game}. Token: {token}")
-        click.echo(f"Play it: red7 play --game {game} --as {name}")
+        click.echo(f"Play it: {red7_line('play', '--game', game, '--as', name, url=typed_url())}")
 
 
 # ---------------------------------------------------------------------------- games
@@ -437,7 +438,7 @@ def moves(session: Session, game: str, as_name: str | None, token: str | None, a
     if not legal:
         mover = view.get("to_move")
         if view["status"] == "over":
-            click.echo(f"The game is over: see red7 show {game}")
+            click.echo(f"The game is over: see {red7_line('show', game, url=typed_url())}")
         elif mover is None:
             click.echo("Nobody is to move.")
         else:
@@ -545,7 +546,8 @@ def move(
         hand = Text("Your hand: ")
         hand.append_text(cards_text(mine.get("hand", [])))
         out.print(hand)
-        out.print(f"Your turn continues after {' '.join(mine['turn_steps'])}: see red7 moves {game}")
+        moves = red7_line("moves", game, url=typed_url())
+        out.print(f"Your turn continues after {' '.join(mine['turn_steps'])}: see {moves}")
 
 
 # ---------------------------------------------------------------------------- watch

@@ -14,7 +14,7 @@ from red7es.service.client import GameService, Rejected
 from red7es.service.store import new_game_id
 
 from .commands_game import seat_for, seat_specs, seat_view, split_bots, variant_from, variant_options
-from .options import console, exit_on_ctrl_c, pass_session, url_option
+from .options import console, exit_on_ctrl_c, pass_session, red7_line, typed_url, url_option
 from .render import SAID_BY_FINAL_VIEW, describe_events, render_view
 from .session import Session
 
@@ -90,7 +90,7 @@ def play(
         if new and not session.credentials.seats(game):
             out.print("\nStopped before the game was created.")
             return
-        resume = f"red7 play --game {game}" + (f" --as {seat}" if seat else "")
+        resume = red7_line("play", "--game", game, *(("--as", seat) if seat else ()), url=typed_url())
         out.print(f"\nLeft game {game}; it stays open: {resume}")
 
     # Ctrl-C anywhere, from the first connection to the prompt or while the others move.

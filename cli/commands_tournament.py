@@ -9,14 +9,12 @@ from __future__ import annotations
 import contextlib
 import csv
 import datetime
-import shlex
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-from click.core import ParameterSource
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
@@ -28,7 +26,17 @@ from red7es.wording import cannot_write, counted
 
 from .commands_game import seat_specs, variant_from, variant_options
 from .credentials import Credentials
-from .options import Red7Group, console, emit_json, exit_on_ctrl_c, json_option, pass_session, url_option
+from .options import (
+    Red7Group,
+    console,
+    emit_json,
+    exit_on_ctrl_c,
+    json_option,
+    pass_session,
+    red7_line,
+    typed_url,
+    url_option,
+)
 from .session import Session
 
 if TYPE_CHECKING:
@@ -59,20 +67,6 @@ def _state(session: Session, name: str) -> TournamentState:
     from red7es.tournament import load
 
     return load(session.connection, name)
-
-
-def _red7(*words: str, url: str | None) -> str:
-    """A ``red7`` command line for people to paste: every word shell-quoted (an entrant
-    may be named ``o'neil`` or ``$(x)``), and ``--url`` when one was typed (:func:`_typed_url`)."""
-    return shlex.join(["red7", *words, *(("--url", url) if url else ())])
-
-
-def _typed_url() -> str | None:
-    """The ``--url`` typed on this command line, for the commands it prints to reach the same
-    Redis when pasted. One taken from $REDIS_URL is not repeated: the shell has it already."""
-    ctx = click.get_current_context()
-    url: str | None = ctx.params.get("url")
-    return url if ctx.get_parameter_source("url") is ParameterSource.COMMANDLINE else None
 
 
 # ---------------------------------------------------------------------------- create
@@ -173,7 +167,7 @@ def create(
         )
     )
     out.print(f"Seed commitment (SHA-256): {created.commitment}")
-    out.print(f"Run it: {_red7('tournament', 'run', created.tournament, url=_typed_url())}")
+    out.print(f"Run it: {red7_line('tournament', 'run', created.tournament, url=typed_url())}")
 
 
 # ---------------------------------------------------------------------------- run
@@ -210,9 +204,9 @@ class _ProgressReporter:
         ``token`` is this user's for the seat, if any: it holds the seat only if the seat
         was taken with it (a join that was refused or timed out leaves one behind too).
         """
-        play = _red7("play", "--game", game, "--as", person, url=self.url)
+        play = red7_line("play", "--game", game, "--as", person, url=self.url)
         if person not in joined:  # open (`red7 join` also settles a token left by an earlier try)
-            return f"{person} plays game {game}: {_red7('join', game, person, url=self.url)} && {play}"
+            return f"{person} plays game {game}: {red7_line('join', game, person, url=self.url)} && {play}"
         key = joined[person]
         if token is not None and (key is None or key == public_key(token)):  # held here: joining again would fail
             return f"{person} plays game {game}: {play}"
@@ -259,8 +253,8 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
         TimeRemainingColumn(),
     )
     runner: TournamentRunner | None = None
-    url = _typed_url()
-    resume = _red7("tournament", "run", name, url=url)
+    url = typed_url()
+    resume = red7_line("tournament", "run", name, url=url)
 
     def stopped() -> None:
         done = len(runner.state.results) if runner else 0
@@ -293,7 +287,8 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
         return
     if report.finished:
         games = counted(report.done, "game")
-        click.echo(f"Tournament {name} finished: {games}. Standings: {_red7('tournament', 'standings', name, url=url)}")
+        standings = red7_line("tournament", "standings", name, url=url)
+        click.echo(f"Tournament {name} finished: {games}. Standings: {standings}")
     else:
         click.echo(f"Tournament {name}: {report.done} of {counted(report.total, 'game')} recorded.")
         for game, people in report.waiting_for_people.items():
@@ -393,7 +388,7 @@ def _writing(path: str | Path) -> Iterator[None]:
 
 @tournament.command()
 @click.argument("name", metavar="TOURNAMENT")
-@click.option("--output", "-o", metavar="FILE", help="The HTML file to write (default: TOURNAMENT.html).")
+@click.option("--output", "-o", metavar="FILE", help="The HTML file to write (default: TOURNAMENT.html; - for stdout).")
 @url_option
 @pass_session
 def report(session: Session, name: str, output: str | None) -> None:
@@ -421,10 +416,15 @@ def report(session: Session, name: str, output: str | None) -> None:
         state.results,
         finished=state.finished is not None,
     )
+    summary = f"{len(spec.entrants)} entrants, {counted(len(state.results), 'game')}"
+    if output == "-":  # the page on stdout (red7 tournament report cup -o - | ssh host 'cat > cup.html')
+        click.echo(page, nl=False)
+        click.echo(f"Wrote the report to stdout ({summary}).", err=True)
+        return
     path = Path(output or f"{spec.tournament}.html")
     with _writing(path):
         path.write_text(page, encoding="utf-8")
-    click.echo(f"Wrote {path} ({len(spec.entrants)} entrants, {counted(len(state.results), 'game')}).")
+    click.echo(f"Wrote {path} ({summary}).")
 
 
 # ---------------------------------------------------------------------------- audit

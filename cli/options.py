@@ -6,12 +6,14 @@ import contextlib
 import functools
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, TypeVar
 
 import click
 import redis
+from click.core import ParameterSource
 from rich.console import Console
 
 from red7es.bots.base import BotError
@@ -100,7 +102,7 @@ def closed_pipe_ends_quietly() -> Iterator[None]:
 
 
 class Red7Group(click.Group):
-    """Turns the service's errors into one clear line and exit code 1.
+    """Turns the service's errors into one clear line and exit code 1, Ctrl-C into 130.
 
     A closed stdout ends the command quietly (:func:`stop_writing`), also while the
     options are parsed (``--help`` prints then): click would say nothing and exit 1.
@@ -117,6 +119,11 @@ class Red7Group(click.Group):
             return super().invoke(ctx)
         except BrokenPipeError:
             stop_writing()
+        except KeyboardInterrupt:
+            # click would print "Aborted!" and exit 1, as if the command had failed;
+            # play and tournament run say what stays open first (exit_on_ctrl_c)
+            click.echo("\nInterrupted.", err=True)
+            raise SystemExit(130) from None
         except NoSuchGame as exc:
             raise click.ClickException(f"no game {exc.game_id!r} (list games with: red7 games)") from None
         except _FRIENDLY as exc:
@@ -206,3 +213,19 @@ def exit_on_ctrl_c(farewell: Callable[[], None]) -> Iterator[None]:
 
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
+
+
+def red7_line(*words: str, url: str | None) -> str:
+    """A ``red7`` command line for people to paste: every word shell-quoted (a seat may be
+    named ``o'neil`` or ``$(x)``), and ``--url`` when one was typed (:func:`typed_url`)."""
+    return shlex.join(["red7", *words, *(("--url", url) if url else ())])
+
+
+def typed_url() -> str | None:
+    """The ``--url`` typed on this command line, for the commands it prints to reach the same
+    Redis when pasted. One taken from $REDIS_URL is not repeated: the shell has it already."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return None
+    url: str | None = ctx.params.get("url")
+    return url if ctx.get_parameter_source("url") is ParameterSource.COMMANDLINE else None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import stat
 import subprocess
@@ -433,6 +434,22 @@ def test_forget_drops_only_the_token_it_is_given(tmp_path: Any) -> None:
     assert credentials.token("g", "dan") == "a" * 64
     credentials.forget("g", "dan", "a" * 64)
     assert credentials.seats("g") == {}
+
+
+def test_printed_commands_paste_into_a_shell(alice: Red7, bob: Red7) -> None:
+    """Game commands print command lines like the tournament's: shell-quoted, a typed --url repeated."""
+    odd = "o'neil$(x)"
+    game = new_id()
+    created = alice.ok("new", "-p", "alice", "-p", odd, "--id", game, "--url", alice.url).stdout
+    pasted = next(line for line in created.splitlines() if line.startswith(f"  {odd}: open: ")).partition("open: ")[2]
+    assert shlex.split(pasted) == ["red7", "join", game, odd, "--url", alice.url]
+    assert f"Play it: red7 play --game {game} --url {alice.url}" in created
+    joined = bob.ok("join", game, odd).stdout  # --url from $REDIS_URL is not repeated
+    play = next(line for line in joined.splitlines() if line.startswith("Play it: ")).partition(": ")[2]
+    assert shlex.split(play) == ["red7", "play", "--game", game, "--as", odd]
+    line = one_line_error(bob("join", game, odd, "--url", bob.url))
+    held = shlex.split(line.partition("play it with ")[2])
+    assert held == ["red7", "play", "--game", game, "--as", odd, "--url", bob.url]
 
 
 def test_join_json(alice: Red7, bob: Red7) -> None:

@@ -213,6 +213,26 @@ def test_ctrl_c_while_the_game_is_being_created(tmp_path: Path, redis_server: Re
     assert "Aborted" not in t.plain and "Traceback" not in t.plain
 
 
+def test_ctrl_c_in_any_command_is_130_and_keeps_the_token(tmp_path: Path, redis_server: RedisServer) -> None:
+    """Not only play: new waiting for a worker, stopped by Ctrl-C, says so and exits 130, not 'Aborted!' and 1."""
+    idle = redis_server.url.rsplit("/", 1)[0] + "/5"  # a database no worker serves: new waits for one
+    connection = redis.Redis.from_url(idle)
+    child = spawn(tmp_path, idle, "new", "-p", "ann", "-b", "greedy")
+    t = Transcript(child)
+    try:
+        credentials = tmp_path / "credentials.json"
+        wait_for(lambda: credentials.exists(), "the token to be kept")
+        child.sendintr()
+        t.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+        connection.flushdb()
+        connection.close()
+    assert child.exitstatus == 130
+    assert "Interrupted." in t.plain and "Aborted" not in t.plain and "Traceback" not in t.plain
+    assert next(iter(json.loads(credentials.read_text())["games"].values()))["ann"]
+
+
 def test_play_a_game_you_do_not_hold(tmp_path: Path, service_url: str) -> None:
     child = spawn(tmp_path, service_url, "play", "--game", "nosuchgame")
     try:

@@ -269,6 +269,9 @@ def test_report_is_written(red7: TournamentRed7, tmp_path: Path) -> None:
     page = out.read_text()
     assert "Spring Cup" in page and '<table id="standings">' in page and '<svg id="rating-chart"' in page
     assert f"red7 replay t-{t}-r1-1" in page
+    with_dash = red7.ok("report", t, "-o", "-")  # stdout: the page alone, the summary on stderr
+    assert with_dash.stdout == page and not (Path.cwd() / "-").exists()
+    assert with_dash.stderr.startswith("Wrote the report to stdout (3 entrants, 3 games).")
 
 
 def test_audit_passes_then_fails_on_a_tampered_game(red7: TournamentRed7) -> None:
