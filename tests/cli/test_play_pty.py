@@ -190,20 +190,19 @@ def test_quit_and_resume(tmp_path: Path, service_url: str) -> None:
     assert "Aborted" not in t.plain and "Traceback" not in t.plain
 
 
-def test_ctrl_c_while_the_game_is_being_created(tmp_path: Path, redis_server: RedisServer) -> None:
-    """Ctrl-C before the first prompt (play waits for a worker to create the game) is 130 too, not 1."""
-    idle = redis_server.url.rsplit("/", 1)[0] + "/4"  # a database no worker serves: create waits
+def _interrupted_while_waiting(tmp_path: Path, redis_server: RedisServer, *args: str) -> tuple[Transcript, str]:
+    """Run ``red7 ARGS`` on a database no worker serves, so it waits for one, and press Ctrl-C
+    once its seat's token is kept (the service keeps it before the wait); (transcript, game)."""
+    idle = redis_server.url.rsplit("/", 1)[0] + "/4"
     connection = redis.Redis.from_url(idle)
-    child = spawn(tmp_path, idle, "play", "--bots", "greedy", "--name", "ann")
+    child = spawn(tmp_path, idle, *args)
     t = Transcript(child)
+    credentials = tmp_path / "credentials.json"
     try:
-        credentials = tmp_path / "credentials.json"
-        # The token is kept before the wait for the worker: from then on play is waiting.
-        game = wait_for(
+        game: str = wait_for(
             lambda: credentials.exists() and next(iter(json.loads(credentials.read_text())["games"])), "the seat"
         )
         child.sendintr()
-        t.expect(rf"Left game {game}; it stays open: red7 play --game {game} --as ann")
         t.expect(pexpect.EOF)
     finally:
         child.close(force=True)
@@ -211,26 +210,20 @@ def test_ctrl_c_while_the_game_is_being_created(tmp_path: Path, redis_server: Re
         connection.close()
     assert child.exitstatus == 130
     assert "Aborted" not in t.plain and "Traceback" not in t.plain
+    assert json.loads(credentials.read_text())["games"][game]["ann"], "the token is kept"
+    return t, game
+
+
+def test_ctrl_c_while_the_game_is_being_created(tmp_path: Path, redis_server: RedisServer) -> None:
+    """Ctrl-C before the first prompt (play waits for a worker to create the game) is 130 too, not 1."""
+    t, game = _interrupted_while_waiting(tmp_path, redis_server, "play", "--bots", "greedy", "--name", "ann")
+    assert f"Left game {game}; it stays open: red7 play --game {game} --as ann" in t.plain
 
 
 def test_ctrl_c_in_any_command_is_130_and_keeps_the_token(tmp_path: Path, redis_server: RedisServer) -> None:
     """Not only play: new waiting for a worker, stopped by Ctrl-C, says so and exits 130, not 'Aborted!' and 1."""
-    idle = redis_server.url.rsplit("/", 1)[0] + "/5"  # a database no worker serves: new waits for one
-    connection = redis.Redis.from_url(idle)
-    child = spawn(tmp_path, idle, "new", "-p", "ann", "-b", "greedy")
-    t = Transcript(child)
-    try:
-        credentials = tmp_path / "credentials.json"
-        wait_for(lambda: credentials.exists(), "the token to be kept")
-        child.sendintr()
-        t.expect(pexpect.EOF)
-    finally:
-        child.close(force=True)
-        connection.flushdb()
-        connection.close()
-    assert child.exitstatus == 130
-    assert "Interrupted." in t.plain and "Aborted" not in t.plain and "Traceback" not in t.plain
-    assert next(iter(json.loads(credentials.read_text())["games"].values()))["ann"]
+    t, _game = _interrupted_while_waiting(tmp_path, redis_server, "new", "-p", "ann", "-b", "greedy")
+    assert "Interrupted." in t.plain
 
 
 def test_play_a_game_you_do_not_hold(tmp_path: Path, service_url: str) -> None:
