@@ -99,13 +99,13 @@ def split_bots(text: str) -> tuple[str, ...]:
 def seat_specs(people: tuple[str, ...], bots: tuple[str, ...]) -> list[SeatSpec]:
     """People first, then bots (:func:`bot_entry`: ``--bot greedy``, ``--bot g2=greedy``).
 
-    A name the user gives is meant for one seat: given twice (``-b x=random -b x=greedy``,
-    or a person's name again), it is refused rather than quietly renamed. Only an
-    unnamed bot gets a number (``greedy``, ``greedy2``), past every name taken or given.
+    A name the user gives is meant for one seat: given twice (``-p a -p a``,
+    ``-b x=random -b x=greedy``, or a person's name to a bot), it is a usage error rather
+    than quietly renamed. Only an unnamed bot gets a number (``greedy``, ``greedy2``),
+    past every name given.
     """
-    given = [name for name in map(_given_name, bots) if name is not None]
-    taken = set(people)
-    for name in given:  # two people of one name are the service's to refuse, as ever
+    taken: set[str] = set()
+    for name in [*people, *(name for name in map(_given_name, bots) if name is not None)]:
         if name in taken:
             raise click.UsageError(f"the name {name!r} is given twice: each seat needs its own")
         taken.add(name)

@@ -257,7 +257,6 @@ def test_new_seed_reproduces_the_deal(alice: Red7) -> None:
     [
         (("-p", "alice"), "Red7 is played by 2 to 4 players, not 1"),
         (("-p", "a", "-p", "b", "-p", "c", "-b", "greedy", "-b", "random"), "Red7 is played by 2 to 4 players, not 5"),
-        (("-p", "a", "-p", "a"), "seat names must be different (a appears twice)"),
         (("-p", "a", "-b", "nosuch"), "unknown bot 'nosuch'"),
         (("-p", "a", "-b", "ismcts:frob=1"), "bot 'ismcts' has no option 'frob': it takes iterations, time, c, belief"),
         (("-p", "a", "-b", "ismcts:iterations=many"), "iterations must be a whole number, not 'many'"),
@@ -834,6 +833,8 @@ def test_unnamed_bots_are_numbered_past_the_names_given() -> None:
     [
         ("new", "-b", "x=random", "-b", "x=greedy"),
         ("new", "-p", "x", "-b", "x=greedy"),
+        ("new", "-p", "x", "-p", "x"),
+        ("tournament", "create", "cup", "-p", "x", "-p", "x", "-b", "greedy"),
         ("new", "-p", "a", "-b", "x=random", "-b", "greedy", "-b", "x=ismcts:iterations=5"),
         ("play", "--name", "x", "--bots", "x=greedy"),
         ("play", "--bots", "x=random,x=greedy"),
