@@ -10,7 +10,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -26,6 +26,7 @@ from red7es.service.records import (
     FORMATS,
     ImportRefused,
     Record,
+    Unreadable,
     detect_format,
     import_record,
     read_all,
@@ -38,7 +39,7 @@ from red7es.service.store import valid_game_id
 from red7es.wording import counted
 
 from .commands_game import check_token
-from .options import STDOUT, console, emit_json, json_option, pass_session, url_option
+from .options import STDIN, STDOUT, console, emit_json, json_option, pass_session, url_option
 from .render import describe_events, render_view
 from .session import Session
 
@@ -54,9 +55,27 @@ def is_file(source: str) -> bool:
     ``records/g1`` can only be file names, so a missing one is "cannot read foo.txt:
     No such file or directory", not "no game 'foo.txt'".
     """
-    if "." in source or os.sep in source or (os.altsep and os.altsep in source):
+    if source == STDIN or "." in source or os.sep in source or (os.altsep and os.altsep in source):
         return True
     return os.path.isfile(source) and not valid_game_id(source)
+
+
+def _read_each(file: str, fmt: str | None) -> Iterator[Record | Unreadable]:
+    """The records of FILE, or of the standard input for ``-`` (named ``<stdin>`` in messages)."""
+    if file == STDIN:
+        return read_each("<stdin>", fmt, data=_stdin_bytes())
+    return read_each(file, fmt)
+
+
+def _read_all(file: str, fmt: str | None = None) -> list[Record]:
+    """:func:`_read_each`, refusing a file that holds any record that cannot be read (replay, import)."""
+    if file == STDIN:
+        return read_all("<stdin>", fmt, data=_stdin_bytes())
+    return read_all(file, fmt)
+
+
+def _stdin_bytes() -> bytes:
+    return sys.stdin.buffer.read()
 
 
 def _holding(records: list[_T], file: str) -> list[_T]:
@@ -137,7 +156,7 @@ def replay(
 
 def _load(session: Session, source: str, game_id: str | None) -> Replay:
     if is_file(source):
-        record = _pick(_holding(read_all(source), source), game_id, source)
+        record = _pick(_holding(_read_all(source), source), game_id, source)
         return Replay(decode_log(e.raw for e in record.events))
     return Replay(session.service.log(source))
 
@@ -276,7 +295,7 @@ def import_(session: Session, file: str, fmt: str | None, as_json: bool) -> None
     Example:
         red7 import game.jsonl
     """
-    records = _holding(read_all(file, fmt), file)
+    records = _holding(_read_all(file, fmt), file)
     done: list[AuditReport] = []
     for record in records:
         try:
@@ -338,7 +357,7 @@ def audit(
         reports = _run(ids, lambda game: audit_game(session.service, game), as_json)
     elif source is not None and is_file(source):
         # a record that cannot be read is one failed game: the others are still audited
-        records = _holding(list(read_each(source, fmt)), source)
+        records = _holding(list(_read_each(source, fmt)), source)
         reports = _run(records, audit_record, as_json)
     else:
         assert source is not None

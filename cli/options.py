@@ -30,6 +30,7 @@ from red7es.variant import VariantError
 from .session import Session
 
 __all__ = [
+    "STDIN",
     "STDOUT",
     "Red7Group",
     "closed_pipe_ends_quietly",
@@ -44,6 +45,7 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 STDOUT = "-"  # an output FILE of "-" is stdout (docs/cli.md)
+STDIN = "-"  # and an input FILE of "-" is stdin
 
 _FRIENDLY = (
     CorruptEvent,

@@ -374,21 +374,23 @@ def read(path: str | os.PathLike[str], format: str | None = None) -> Record:
     return records[0]
 
 
-def read_all(path: str | os.PathLike[str], format: str | None = None) -> list[Record]:
+def read_all(path: str | os.PathLike[str], format: str | None = None, *, data: bytes | None = None) -> list[Record]:
     """Every record in a file, checked field by field (errors name the line or offset).
 
     Raises RecordError at the first record that cannot be read: replaying or importing
     part of a file would act on a game the file does not faithfully hold.
     """
     records = []
-    for item in read_each(path, format):
+    for item in read_each(path, format, data=data):
         if isinstance(item, Unreadable):
             raise RecordError(item.error)
         records.append(item)
     return records
 
 
-def read_each(path: str | os.PathLike[str], format: str | None = None) -> Iterator[Record | Unreadable]:
+def read_each(
+    path: str | os.PathLike[str], format: str | None = None, *, data: bytes | None = None
+) -> Iterator[Record | Unreadable]:
     """Every record in a file, in order: each one read, or :class:`Unreadable` saying why not.
 
     For the audit, which owes a verdict on every game of a file: a record that cannot
@@ -397,13 +399,15 @@ def read_each(path: str | os.PathLike[str], format: str | None = None) -> Iterat
     finds it by its first bytes, see :func:`_next_header`).  A fault right after a
     whole record (a header that cannot be read, junk between records) is an
     unreadable record of its own, not the finished one's.  Raises RecordError only
-    when the file itself cannot be read.
+    when the file itself cannot be read.  ``data``, when given, is the file's bytes
+    (read from a pipe, say) and ``path`` only names them in messages.
     """
     fmt = detect_format(path, format)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if data is None:
+        try:
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
     if fmt is None:
         fmt = "jsonl" if data.lstrip()[:1] == b"{" else "msgpack"
     if fmt == "jsonl":

@@ -15,7 +15,7 @@ from click.testing import CliRunner, Result
 
 from red7es.cli.main import cli
 from red7es.service.codec import decode_event
-from red7es.service.records import Record, read, write, write_all
+from red7es.service.records import Record, read, read_all, write, write_all
 from red7es.service.redis_server import RedisServer
 from red7es.service.replay import Replay
 from red7es.variant import Variant
@@ -213,6 +213,34 @@ def test_export_to_stdout(
     piped = tmp_path / f"piped-{name}"
     piped.write_bytes(result.stdout_bytes)
     assert read(piped) == read(same) == games.record("s1")
+
+
+@pytest.mark.parametrize("fmt", [(), ("--format", "msgpack")], ids=["jsonl", "msgpack"])
+def test_a_record_on_stdin_is_read_with_dash(
+    served: tuple[Games, str], env: dict[str, str], fmt: tuple[str, ...], real_redis: redis.Redis
+) -> None:
+    """``red7 export G -o - | red7 import -``: audit, replay and import read a record from stdin."""
+    games, url = served
+    games.bots("pipe1", Variant(2), ("random",))
+    piped = CliRunner().invoke(cli, ["export", "pipe1", "--url", url, "-o", "-", *fmt], env=env).stdout_bytes
+    audited = CliRunner().invoke(cli, ["audit", "-"], input=piped, env=env)
+    assert audited.exit_code == 0 and audited.stdout.startswith("PASS pipe1"), audited.output
+    replayed = CliRunner().invoke(cli, ["replay", "-", "--json"], input=piped, env=env)
+    assert replayed.exit_code == 0 and json.loads(replayed.stdout)["game"] == "pipe1", replayed.output
+    real_redis.delete(*real_redis.keys("red7:{pipe1}:*"))
+    real_redis.zrem("red7:games", "pipe1")
+    imported = CliRunner().invoke(cli, ["import", "-", "--url", url], input=piped, env=env)
+    assert imported.exit_code == 0 and "Imported game pipe1" in imported.output, imported.output
+    assert games.record("pipe1").events == _record_of(piped).events
+    broken = CliRunner().invoke(cli, ["replay", "-"], input=b"{oops\n", env=env)
+    assert broken.exit_code == 1 and broken.stderr.strip() == (
+        "Error: <stdin> line 1: not JSON (Expecting property name enclosed in double quotes)"
+    )
+
+
+def _record_of(data: bytes) -> Record:
+    (record,) = read_all("<stdin>", data=data)
+    return record
 
 
 def test_export_to_stdout_leaves_no_room_for_json(served: tuple[Games, str], env: dict[str, str]) -> None:
