@@ -32,7 +32,7 @@ __all__ = ["BATCH_RULES", "BATCH_RULES_VERSIONS", "Game", "GameOverError", "Ille
 # the way it was played when these rules tighten:
 #   1  the steps are applied one after another, as far as they are legal;
 #   2  as 1, but no step may follow one that draws a card nobody has seen, and an open
-#      turn must be the start of a legal turn (red7es 0.x from December 2026 on).
+#      turn must be the start of a legal turn (from commit 4c24a14, 3 December 2026).
 BATCH_RULES = 2
 BATCH_RULES_VERSIONS = (1, 2)
 
@@ -436,8 +436,9 @@ class Game:
 
         * no step may follow one that draws a card nobody has seen (a 3's draw):
           whether such a step is legal depends on that card, so a refusal would tell
-          the player what the card is not.  The turn stops open there instead.  The
-          drawing step itself is checked first, so an illegal 3 is refused as such.
+          the player what the card is not.  The turn stops open there instead.  (A
+          3 not in the hand is refused the same way: the reason is part of the
+          record, so it stays as batch rules 2 first gave it.)
         * an open turn must be the start of some legal turn, so keeping a turn open
           never leaves a player whose only way on is to fold.
         """
@@ -453,14 +454,13 @@ class Game:
         start = len(self.log) if self.log is not None else 0
         try:
             for i, code in enumerate(codes):
-                unseen = strict and i + 1 < len(codes) and self.draws_unseen(code)
-                self._step(code, True)
-                if unseen:
+                if strict and i + 1 < len(codes) and self.draws_unseen(code):
                     done = " ".join(str(s) for s in t.steps[: i + 1])
                     raise IllegalStep(
                         f"{STEPS[code]} draws a card nobody has seen: stop the turn there ({done} ...) "
                         "and choose the rest once you see it"
                     )
+                self._step(code, True)
             if legal is not None and not any(tuple(c[: len(codes)]) == tuple(codes) for c, _ in legal):
                 raise IllegalStep(f"after {' '.join(str(s) for s in t.steps)} you could not end the turn leading")
             if not t.open and not t.is_fold:

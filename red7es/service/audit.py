@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..deal import commitment
@@ -59,7 +59,7 @@ from .events import (
     TurnCommand,
 )
 from .folding import decide, decide_command
-from .records import Entry, Record, Unreadable, export, stream_order
+from .records import Entry, Record, Unreadable, export, readable_event, stream_order
 from .table import CreateRejected, Table
 from .tokens import verify_turn
 
@@ -221,7 +221,21 @@ def audit_record(record: Record | Unreadable) -> AuditReport:
             "unreadable", None, None, "a record as docs/records.md specifies", "one that cannot be read", record.error
         )
         return AuditReport(record.game, FAIL, 0, 0, {}, problem)
-    return _Audit(record).run()
+    report = _Audit(record).run()
+    if report.result == FAIL and _game_created_version(record) == 1:
+        # Version 1 of GameCreated was written under batch rules 1 and, from 4c24a14 on,
+        # under 2 (which it is read as): a record refereed under either is genuine.
+        older = _Audit(record, batch_rules=1).run()
+        if older.result != FAIL:
+            return older
+    return report
+
+
+def _game_created_version(record: Record) -> int | None:
+    """The version event 0 was written at, if it is a GameCreated (None otherwise)."""
+    first = readable_event(record.events[0].raw) if record.events else {}
+    version = first.get("version")
+    return version if first.get("type") == "GameCreated" and type(version) is int else None
 
 
 # ---------------------------------------------------------------------------- the audit
@@ -230,8 +244,9 @@ def audit_record(record: Record | Unreadable) -> AuditReport:
 class _Audit:
     """One audit run: the record's events decoded once, checks in log order."""
 
-    def __init__(self, record: Record) -> None:
+    def __init__(self, record: Record, batch_rules: int | None = None) -> None:
         self.record = record
+        self.batch_rules = batch_rules  # the batch rules to re-execute under; None: GameCreated's
         self.n = len(record.events)
         self.hashes = [event_hash(e.raw) for e in record.events]
         # Each event's msgpack map, unpacked once; the full dataclass only when needed
@@ -537,11 +552,14 @@ class _Audit:
                 "created", 0, k, "a create command", f"a {type(command).__name__}", "a game's first command creates it"
             )
         logged = self._event(0)
-        rules = logged.batch_rules if isinstance(logged, GameCreated) else BATCH_RULES
+        as_logged = logged.batch_rules if isinstance(logged, GameCreated) else BATCH_RULES
         try:
-            return Table.start(self.record.game_id, command, seed, at, rules)
+            table, events = Table.start(self.record.game_id, command, seed, at, self.batch_rules or as_logged)
         except CreateRejected as exc:
             return _div("created", 0, k, "a game", "a rejected create command", str(exc))
+        if isinstance(events[0], GameCreated):  # refereed under the rules tried, compared as the log reads
+            events[0] = replace(events[0], batch_rules=as_logged)
+        return table, events
 
     def _answer(self, k: int, entry: Entry, pos: int, table: Table) -> list[LogEvent] | Divergence:
         """What the worker's code answers to command ``k``, after the checks re-execution cannot make."""

@@ -220,8 +220,10 @@ COMMAND_TYPES: dict[str, EventType] = {
     ),
 }
 
-# GameCreated version 1 had no batch_rules: those games were refereed under batch rules 1.
-register_upcaster("GameCreated", 1, lambda d: {**d, "batch_rules": 1})
+# GameCreated version 1 had no batch_rules. It was written under batch rules 1 and, from
+# 4c24a14 on, 2: read as 2, the rules of the last red7es that wrote it, so a game that
+# was running across the upgrade keeps them (the audit also accepts 1 for such records).
+register_upcaster("GameCreated", 1, lambda d: {**d, "batch_rules": 2})
 
 EVENTS: EventCodec[Any] = EventCodec(EVENT_TYPES, "log event")
 COMMANDS: CommandCodec[Any] = CommandCodec(COMMAND_TYPES, "command")

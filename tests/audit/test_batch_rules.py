@@ -1,9 +1,10 @@
-"""Games refereed under batch rules 1 (before December 2026) still audit as they were played.
+"""Records written before GameCreated carried ``batch_rules`` still audit as they were played.
 
-Batch rules 2 refuse a step after a 3's unseen draw in the same command.  A record of a
-game played before that change may hold such a batch, accepted then; its GameCreated is
-version 1 (no ``batch_rules``), which the codec upcasts to batch rules 1, and the audit
-re-executes the game under those rules instead of calling the batch illegal.
+Batch rules 2 (from 4c24a14) refuse a step after a 3's unseen draw in the same command;
+rules 1, before, applied it when legal.  GameCreated version 1 (no ``batch_rules``) was
+written under both, so the codec reads it as 2 (the rules of the last red7es that wrote
+it: a game running across the upgrade keeps them) and the audit accepts a version-1
+record that re-executes exactly under either.  Version 2 names its rules: no fallback.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from red7es.game import BATCH_RULES, Game, IllegalStep
 from red7es.service.audit import FAIL, PASS, audit_record
 from red7es.service.codec import EVENT_TYPES
 from red7es.service.envelope import EventType
-from red7es.service.events import CommandApplied, GameCreated, SeatSpec
+from red7es.service.events import CommandApplied, CommandRejected, GameCreated, SeatSpec
+from red7es.service.records import Record
 from red7es.service.table import Table
 from red7es.variant import Variant
 
@@ -46,8 +48,8 @@ def _batch_across_an_unseen_draw() -> tuple[str, str, str]:
     raise AssertionError("no seed deals a 3 with a turn after its draw")
 
 
-def _old_red7es(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the worker write and referee what red7es did before batch rules 2."""
+def _old_red7es(monkeypatch: pytest.MonkeyPatch, rules: int) -> None:
+    """Make the worker write GameCreated version 1 (no batch_rules) and referee under ``rules``."""
     today = EVENT_TYPES["GameCreated"]
     monkeypatch.setitem(
         EVENT_TYPES,
@@ -56,29 +58,33 @@ def _old_red7es(monkeypatch: pytest.MonkeyPatch) -> None:
             GameCreated,
             1,
             lambda e: {k: v for k, v in today.to_data(e).items() if k != "batch_rules"},
-            lambda d: today.from_data({**d, "batch_rules": 1}),
+            lambda d: today.from_data({**d, "batch_rules": rules}),
         ),
     )
     start = Table.start.__func__  # type: ignore[attr-defined]
-    monkeypatch.setattr(Table, "start", classmethod(lambda cls, *args: start(cls, *args[:4], 1)))
+    monkeypatch.setattr(Table, "start", classmethod(lambda cls, *args: start(cls, *args[:4], rules)))
 
 
-def _play_old_game(games: Games, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+def _play_old_game(games: Games, monkeypatch: pytest.MonkeyPatch, rules: int, game_id: str = "old") -> str:
+    """A game created and played to its end by an old red7es refereeing under ``rules``; returns the batch."""
     seed, mover, batch = _batch_across_an_unseen_draw()
     with monkeypatch.context() as old:
-        _old_red7es(old)
+        _old_red7es(old, rules)
         created = games.service.create(
-            ACTIONS, (SeatSpec("alice"), SeatSpec("bob")), seed=seed, join=["alice", "bob"], game_id="old", wait=None
+            ACTIONS, (SeatSpec("alice"), SeatSpec("bob")), seed=seed, join=["alice", "bob"], game_id=game_id, wait=None
         )
-        games.settle("old")
-        games.service.submit("old", mover, created.tokens[mover], batch)
-        games.settle("old")
-        while games.service.view("old")["status"] != "over":
-            to_move = games.service.view("old")["to_move"]
-            name = ("alice", "bob")[to_move]
-            games.service.submit("old", name, created.tokens[name], "fold")
-            games.settle("old")
-    return "old", batch
+        games.settle(game_id)
+        games.service.submit(game_id, mover, created.tokens[mover], batch)
+        games.settle(game_id)
+        while games.service.view(game_id)["status"] != "over":
+            name = ("alice", "bob")[games.service.view(game_id)["to_move"]]
+            games.service.submit(game_id, name, created.tokens[name], "fold")
+            games.settle(game_id)
+    return batch
+
+
+def _answers(record: Record) -> list[Any]:
+    return [e for e in events_of(record) if isinstance(e, CommandApplied | CommandRejected)]
 
 
 def test_batch_rules_two_refuse_what_rules_one_apply() -> None:
@@ -93,27 +99,45 @@ def test_batch_rules_two_refuse_what_rules_one_apply() -> None:
         game.apply("fold", batch_rules=3)
 
 
-def test_an_old_record_with_a_batch_across_a_draw_passes_its_audit(
-    games: Games, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("rules", [1, 2])
+def test_a_version_1_record_passes_its_audit_under_the_rules_it_was_played_by(
+    games: Games, monkeypatch: pytest.MonkeyPatch, rules: int
 ) -> None:
-    game_id, batch = _play_old_game(games, monkeypatch)
-    record = games.record(game_id)
+    batch = _play_old_game(games, monkeypatch, rules)
+    record = games.record("old")
     first: dict[str, Any] = msgpack.unpackb(record.events[0].raw)
     assert first["version"] == 1 and "batch_rules" not in first["data"]
-    applied = [e for e in events_of(record) if isinstance(e, CommandApplied)]
-    assert applied[0].turn == batch  # accepted then, refused by today's rules
+    answer = _answers(record)[0]
+    if rules == 1:  # accepted then, refused by today's rules
+        assert isinstance(answer, CommandApplied) and answer.turn == batch
+    else:
+        assert isinstance(answer, CommandRejected) and "draws a card nobody has seen" in answer.reason
     report = audit_record(record)
     assert report.result == PASS, report.line()
+
+
+def test_a_game_running_across_the_upgrade_keeps_batch_rules_2(games: Games, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Created by the last red7es that wrote version 1 (rules 2); today's worker must not loosen them."""
+    seed, mover, batch = _batch_across_an_unseen_draw()
+    with monkeypatch.context() as old:
+        _old_red7es(old, 2)
+        created = games.service.create(
+            ACTIONS, (SeatSpec("alice"), SeatSpec("bob")), seed=seed, join=["alice", "bob"], game_id="live", wait=None
+        )
+        games.settle("live")
+    today = Games(games.connection)  # a fresh worker: it rebuilds the table from the log
+    today.service.submit("live", mover, created.tokens[mover], batch)
+    today.settle("live")
+    answer = _answers(today.record("live"))[-1]
+    assert isinstance(answer, CommandRejected) and "draws a card nobody has seen" in answer.reason
 
 
 def test_a_record_claiming_other_batch_rules_than_it_was_played_under_fails(
     games: Games, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A forger who re-chains the log under batch rules 2 makes the old batch an illegal turn."""
-    game_id, _batch = _play_old_game(games, monkeypatch)
-    forged = edit_event(games.record(game_id), 0, lambda created: dataclasses.replace(created, batch_rules=2))
+    """Version 2 names its rules: a forger who re-chains a rules-1 game as version 2 gets an illegal turn."""
+    _play_old_game(games, monkeypatch, 1)
+    forged = edit_event(games.record("old"), 0, lambda created: dataclasses.replace(created, batch_rules=2))
     report = audit_record(forged)
     assert report.result == FAIL, report.line()
-    assert "draws a card nobody has seen" in report.line() or any(
-        "nobody has seen" in d.reason for d in report.divergences
-    ), report.line()
+    assert "nobody has seen" in report.line(), report.line()

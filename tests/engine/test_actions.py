@@ -229,11 +229,13 @@ def test_no_step_may_follow_an_unseen_draw_in_the_same_batch():
         assert names(game.hand(0)) == ["R3", "B2"] and texts(game.deck_cards) == ["G6", "Y1"]
 
 
-def test_a_three_that_cannot_be_played_is_refused_for_that_before_the_draw_rule():
-    """The 3's own legality is judged first: 'not in your hand', not 'stop the turn there'."""
+def test_a_batch_after_a_three_not_in_the_hand_is_refused_as_one_after_an_unseen_draw():
+    """The reason is part of the record: batch rules 2 keep the one they first gave (the 3 is not looked at)."""
     game = three()
-    with pytest.raises(IllegalStep, match=r"^Y3 is not in your hand"):
+    with pytest.raises(IllegalStep, match=r"^p:Y3 draws a card nobody has seen"):
         game.apply("p:Y3 c:B2")
+    with pytest.raises(IllegalStep, match=r"^Y3 is not in your hand"):
+        game.apply("p:Y3 ...")
     assert names(game.hand(0)) == ["R3", "B2"] and texts(game.deck_cards) == ["G6", "Y1"]
 
 

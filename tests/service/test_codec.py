@@ -351,10 +351,10 @@ def _game_created_v1(**data: Any) -> bytes:
     return bytes(msgpack.packb(envelope, use_bin_type=True))
 
 
-def test_game_created_version_1_is_read_as_batch_rules_1() -> None:
-    """Games created before batch rules 2 are re-executed under the rules they were played by."""
+def test_game_created_version_1_is_read_as_batch_rules_2() -> None:
+    """The last red7es that wrote version 1 refereed under batch rules 2 (the audit also tries 1)."""
     created = decode_event(_game_created_v1(), "event 0").event
-    assert isinstance(created, GameCreated) and created.batch_rules == 1
+    assert isinstance(created, GameCreated) and created.batch_rules == 2
     assert created.variant == Variant(2, actions=True)
 
 
