@@ -165,11 +165,23 @@ def test_options_from_strings() -> None:
         ("belief=inf", "belief must be between 0 and 1, not inf"),
     ],
 )
-def test_budgets_and_numbers_out_of_range_are_refused(option: str, message: str) -> None:
+def test_budgets_and_numbers_out_of_range_are_refused_for_a_new_game(option: str, message: str) -> None:
     """A budget of inf (or a billion seconds) would hold a worker on one turn for ever: one line naming the option."""
     with pytest.raises(BotError) as refused:
-        make_bot(f"ismcts:{option}")
+        make_bot(f"ismcts:{option}", new_game=True)
     assert str(refused.value) == f"bad options for bot 'ismcts': {message}"
+
+
+@pytest.mark.parametrize("spec", ["ismcts:time=4000,iterations=1", "ismcts:time=inf,iterations=2", "ismcts:c=inf"])
+def test_a_game_created_before_the_limits_keeps_its_bot(spec: str) -> None:
+    """The limits came later: a worker rebuilding an older game's bot, or an audit, still makes it."""
+    with pytest.raises(BotError):
+        make_bot(spec, new_game=True)
+    bot = make_bot(spec)
+    assert isinstance(bot, IsmctsBot)
+    game = Game.new(2, seed="old-spec")
+    if bot.time_limit is not None:  # its iterations end the search: the old game goes on
+        assert bot.choose(game.observation(game.turn)) in game.legal_turns()
 
 
 def test_the_largest_budgets_are_accepted() -> None:

@@ -44,10 +44,12 @@ _BOTS = {
 BOT_NAMES: tuple[str, ...] = tuple(_BOTS)
 
 
-def make_bot(spec: str, seed: int = 0) -> Bot:
+def make_bot(spec: str, seed: int = 0, *, new_game: bool = False) -> Bot:
     """Build a bot from ``name`` or ``name:option=value,...`` (``ismcts:iterations=500``).
 
-    The same spec and seed always make a bot that plays the same way.
+    The same spec and seed always make a bot that plays the same way.  ``new_game``
+    also holds it to the limits a bot of a game being created must keep (a bot's
+    ``check_limits``): limits that come later must not stop older games or audits.
     """
     name, _, opts = spec.partition(":")
     name = name.strip().lower()
@@ -69,6 +71,8 @@ def make_bot(spec: str, seed: int = 0) -> Bot:
         options[key] = value.strip()
     try:
         bot: Bot = cls.from_options(seed=seed, **options)
+        if new_game and hasattr(bot, "check_limits"):
+            bot.check_limits()
     except (TypeError, ValueError) as exc:
         raise BotError(f"bad options for bot {name!r}: {exc}") from None
     return bot

@@ -116,9 +116,9 @@ class IsmctsBot:
     (0 to 1) is how far the others are taken to choose like greedy's evaluation when
     their hands are read from their turns (:func:`~red7es.bots.inference.card_weights`).
 
-    Both budgets are capped (:data:`MAX_ITERATIONS`, :data:`MAX_TIME`) and every number
-    must be finite, so a mistyped spec is refused when the game is created instead of
-    stalling the worker that plays the bot.
+    A new game's bot must also keep within :meth:`check_limits` (budgets capped,
+    numbers finite), so a mistyped spec is refused when the game is created instead
+    of stalling the worker that plays the bot.
     """
 
     name = "ismcts"
@@ -131,11 +131,11 @@ class IsmctsBot:
         c: float = DEFAULT_C,
         belief: float = DEFAULT_BELIEF,
     ) -> None:
-        if iterations is not None and not 1 <= iterations <= MAX_ITERATIONS:
+        if iterations is not None and iterations < 1:
             raise ValueError(f"iterations must be from 1 to {MAX_ITERATIONS:,}, not {iterations}")
-        if time_limit is not None and not 0 < time_limit <= MAX_TIME:  # also refuses nan
+        if time_limit is not None and not time_limit > 0:  # also refuses nan
             raise ValueError(f"time must be above 0 and at most {MAX_TIME:g} seconds, not {time_limit}")
-        if not 0 <= c < math.inf:
+        if not c >= 0:
             raise ValueError(f"the exploration constant c must be 0 or more and finite, not {c}")
         if not 0.0 <= belief <= 1.0:
             raise ValueError(f"belief must be between 0 and 1, not {belief}")
@@ -146,6 +146,20 @@ class IsmctsBot:
         self.belief = belief
         self.reads_history = belief > 0  # see red7es.bots.base.observation_for
         self.last_stats: SearchStats | None = None
+
+    def check_limits(self) -> None:
+        """Refuse a budget no new game may be created with: over :data:`MAX_ITERATIONS` or
+        :data:`MAX_TIME`, or not finite (``time=inf`` held a worker on one turn for ever).
+
+        Only new games are held to these (:func:`~red7es.bots.base.make_bot` ``new_game``):
+        a game created before they existed keeps its bot, and its record its audit.
+        """
+        if self.iterations is not None and self.iterations > MAX_ITERATIONS:
+            raise ValueError(f"iterations must be from 1 to {MAX_ITERATIONS:,}, not {self.iterations}")
+        if self.time_limit is not None and not self.time_limit <= MAX_TIME:
+            raise ValueError(f"time must be above 0 and at most {MAX_TIME:g} seconds, not {self.time_limit}")
+        if not self.c < math.inf:
+            raise ValueError(f"the exploration constant c must be 0 or more and finite, not {self.c}")
 
     @classmethod
     def from_options(

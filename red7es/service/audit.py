@@ -554,7 +554,9 @@ class _Audit:
         logged = self._event(0)
         as_logged = logged.batch_rules if isinstance(logged, GameCreated) else BATCH_RULES
         try:
-            table, events = Table.start(self.record.game_id, command, seed, at, self.batch_rules or as_logged)
+            table, events = Table.start(
+                self.record.game_id, command, seed, at, self.batch_rules or as_logged, new_game=False
+            )
         except CreateRejected as exc:
             return _div("created", 0, k, "a game", "a rejected create command", str(exc))
         if isinstance(events[0], GameCreated):  # refereed under the rules tried, compared as the log reads

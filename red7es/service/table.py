@@ -49,8 +49,12 @@ class CreateRejected(ValueError):
     """A create command that cannot start a game."""
 
 
-def validate_seats(variant: Variant, seats: tuple[SeatSpec, ...]) -> None:
-    """Raise CreateRejected unless the seats fit the variant: names unique, bots known."""
+def validate_seats(variant: Variant, seats: tuple[SeatSpec, ...], *, new_game: bool = True) -> None:
+    """Raise CreateRejected unless the seats fit the variant: names unique, bots known.
+
+    ``new_game`` holds bots to the limits of games created now (``make_bot``); an
+    audit re-executing an older create command passes False.
+    """
     if len(seats) != variant.players:
         raise CreateRejected(f"{variant.players} players need {variant.players} seats, got {len(seats)}")
     names = [s.name for s in seats]
@@ -61,7 +65,7 @@ def validate_seats(variant: Variant, seats: tuple[SeatSpec, ...]) -> None:
             raise CreateRejected(f"seat {s.name!r} must be a person or a bot")
         if s.kind == BOT:
             try:
-                make_bot(s.bot or "")
+                make_bot(s.bot or "", new_game=new_game)
             except BotError as exc:
                 raise CreateRejected(str(exc)) from None
     twice = sorted({n for n in names if names.count(n) > 1})
@@ -101,16 +105,24 @@ class Table:
 
     @classmethod
     def start(
-        cls, game_id: str, command: CreateCommand, seed: bytes, at: int, batch_rules: int = BATCH_RULES
+        cls,
+        game_id: str,
+        command: CreateCommand,
+        seed: bytes,
+        at: int,
+        batch_rules: int = BATCH_RULES,
+        *,
+        new_game: bool = True,
     ) -> tuple[Table, list[LogEvent]]:
         """Open a game from its create command; returns the table and its first events.
 
-        A new game is refereed under the current :data:`~red7es.game.BATCH_RULES`; an
-        audit re-executing an older record passes the version its log was created with.
+        A new game is refereed under the current :data:`~red7es.game.BATCH_RULES` and
+        its bots held to today's limits; an audit re-executing an older record passes
+        the batch rules its log was created with and ``new_game=False``.
         """
         if commitment(seed) != command.commitment:
             raise CreateRejected("the stored seed does not match the published commitment")
-        validate_seats(command.variant, command.seats)
+        validate_seats(command.variant, command.seats, new_game=new_game)
         game = Game.new(command.variant, seed=seed)
         table = cls(
             game_id,

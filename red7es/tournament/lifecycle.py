@@ -53,7 +53,7 @@ def check_entrants(entrants: Sequence[SeatSpec], table_size: int) -> None:
             raise TournamentError(f"entrant {e.name!r} must be a person or a bot")
         if e.kind == BOT:
             try:
-                make_bot(e.bot or "")
+                make_bot(e.bot or "", new_game=True)
             except BotError as exc:
                 raise TournamentError(f"entrant {e.name}: {exc}") from None
     duplicates = sorted({n for n in names if names.count(n) > 1})

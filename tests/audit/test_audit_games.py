@@ -12,7 +12,7 @@ import pytest
 from red7es.facts import StepApplied
 from red7es.service.audit import FAIL, INCOMPLETE, PASS, audit_game, audit_record
 from red7es.service.codec import decode_command
-from red7es.service.events import CommandApplied
+from red7es.service.events import BOT, CommandApplied, SeatSpec
 from red7es.service.store import Keys
 from red7es.steps import Step
 from red7es.variant import Variant
@@ -182,3 +182,28 @@ def test_an_empty_seed_revealed_does_not_pass_a_running_game(games: Games) -> No
     report = audit_record(rewrite_envelope(record, last, empty_seed))
     assert report.result == FAIL and report.divergence is not None, report.line()
     assert (report.divergence.check, report.divergence.event) == ("decode", last)
+
+
+def test_a_game_whose_bot_spec_predates_the_budget_limits_still_plays_and_audits(
+    games: Games, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ismcts budgets were capped later: a game created with a bigger one is refused now, not broken."""
+    from red7es.bots.ismcts import IsmctsBot
+    from red7es.service.client import ServiceError
+
+    spec = "ismcts:time=4000,iterations=1"
+    with pytest.raises(ServiceError, match=r"time must be above 0 and at most 3600 seconds, not 4000\.0"):
+        games.bots("new-big", Variant(2), (spec, "random"))
+    with monkeypatch.context() as before_the_limits:  # created, and its create folded, by an older red7es
+        before_the_limits.setattr(IsmctsBot, "check_limits", lambda self: None)
+        seats = [SeatSpec("ann"), SeatSpec("big", BOT, spec)]
+        ann = games.service.create(Variant(2), seats, seed="big", join=["ann"], game_id="big", wait=None).tokens["ann"]
+        games.settle("big")
+    turns = 0
+    while not games.over("big"):  # ann moves, then today's worker plays the bot
+        games.service.submit("big", "ann", ann, games.service.view("big", 0)["legal"][0])
+        games.settle("big")
+        turns += 1
+    assert turns > 1
+    report = audit_game(games.service, "big")
+    assert report.result == PASS, report.line()

@@ -62,7 +62,7 @@ def _old_red7es(monkeypatch: pytest.MonkeyPatch, rules: int) -> None:
         ),
     )
     start = Table.start.__func__  # type: ignore[attr-defined]
-    monkeypatch.setattr(Table, "start", classmethod(lambda cls, *args: start(cls, *args[:4], rules)))
+    monkeypatch.setattr(Table, "start", classmethod(lambda cls, *args, **kw: start(cls, *args[:4], rules, **kw)))
 
 
 def _play_old_game(games: Games, monkeypatch: pytest.MonkeyPatch, rules: int, game_id: str = "old") -> str:
