@@ -605,9 +605,9 @@ def _assemble(entries: Iterable[_Located | RecordError], *, readable: bool) -> I
         try:
             current = _accept(current, entry, readable=readable)
         except RecordError as exc:
-            if isinstance(entry, RecordError) and current is not None and current.complete:
-                # Undecodable after a whole record: a header that cannot be read, or junk
-                # between records. Neither is the finished record's fault.
+            if current is not None and current.complete:
+                # A fault after a whole record (a header that cannot be read, junk between
+                # records) is not the finished record's: it starts an unreadable one.
                 yield _finish(current)
                 current = Unreadable(None, str(exc))
                 continue

@@ -373,6 +373,28 @@ def test_a_header_line_that_is_not_json_fails_its_own_record_not_the_one_before(
     ]
 
 
+@pytest.mark.parametrize(
+    ("junk", "error"),
+    [
+        ("42", "expected an object, found int"),
+        ('{"x": 1}', "neither a header, a command nor an event"),
+        ("HEADER", "neither a header, a command nor an event"),  # the header with its "record" key misspelt
+    ],
+)
+def test_a_readable_line_that_is_no_entry_after_a_whole_record_is_not_that_records_fault(
+    finished: Record, others: list[Record], tmp_path: Path, junk: str, error: str
+) -> None:
+    path, lines, headers = _several([others[0], finished, others[1]], tmp_path)
+    if junk == "HEADER":
+        lines[headers[1]] = lines[headers[1]].replace('"record"', '"recxrd"', 1)
+        expected = [others[0], Unreadable(None, f"{path} line {headers[1] + 1}: {error}"), others[1]]
+    else:
+        lines.insert(headers[1], junk)
+        expected = [others[0], Unreadable(None, f"{path} line {headers[1] + 1}: {error}"), finished, others[1]]
+    path.write_text("\n".join(lines))
+    assert list(read_each(path)) == expected
+
+
 def test_an_empty_file_holds_no_record(tmp_path: Path) -> None:
     path = tmp_path / "empty.jsonl"
     path.write_text("\n\n")
