@@ -26,6 +26,7 @@ __all__ = [
     "COMMANDS",
     "bot_entry",
     "check_token",
+    "given_name",
     "seat_for",
     "seat_specs",
     "split_bots",
@@ -67,13 +68,13 @@ def bot_entry(entry: str) -> tuple[str, str]:
     A spec's options contain ``=`` too (``ismcts:iterations=200``), so only an
     ``=`` before the spec's ``:`` names the seat; unnamed, a bot is named after its kind.
     """
-    given = _given_name(entry)
+    given = given_name(entry)
     if given is not None:
         return given, entry.partition("=")[2].strip()
     return entry.split(":")[0].strip(), entry.strip()
 
 
-def _given_name(entry: str) -> str | None:
+def given_name(entry: str) -> str | None:
     """The seat name a ``--bot`` entry gives (``g2=greedy``: ``g2``), or None when it gives none."""
     name, eq, _spec = entry.partition("=")
     return name.strip() if eq and ":" not in name else None
@@ -105,14 +106,14 @@ def seat_specs(people: tuple[str, ...], bots: tuple[str, ...]) -> list[SeatSpec]
     past every name given.
     """
     taken: set[str] = set()
-    for name in [*people, *(name for name in map(_given_name, bots) if name is not None)]:
+    for name in [*people, *(name for name in map(given_name, bots) if name is not None)]:
         if name in taken:
             raise click.UsageError(f"the name {name!r} is given twice: each seat needs its own")
         taken.add(name)
     seats = [SeatSpec(name, PERSON) for name in people]
     for entry in bots:
         name, spec = bot_entry(entry)
-        if _given_name(entry) is None:
+        if given_name(entry) is None:
             base, n = name, 2
             while name in taken:
                 name, n = f"{base}{n}", n + 1
@@ -279,9 +280,10 @@ def _earlier_join(session: Session, game: str, name: str) -> str | None:
     if key is None:
         session.ensure_worker()
         if not session.service.answered(game, ANSWER_WAIT):
+            worker = red7_line("worker", url=typed_url())
             raise click.ClickException(
                 f"your earlier join of seat {name} in game {game} is not answered yet: is a worker running? "
-                "(start one: red7 worker; your token is kept)"
+                f"(start one: {worker}; your token is kept)"
             )
         key = session.service.seat_key(game, seat)
         if key == public_key(held):

@@ -13,7 +13,7 @@ from red7es.bots.base import BOT_NAMES
 from red7es.service.client import GameService, Rejected
 from red7es.service.store import new_game_id
 
-from .commands_game import seat_for, seat_specs, seat_view, split_bots, variant_from, variant_options
+from .commands_game import given_name, seat_for, seat_specs, seat_view, split_bots, variant_from, variant_options
 from .options import console, exit_on_ctrl_c, pass_session, red7_line, typed_url, url_option
 from .render import SAID_BY_FINAL_VIEW, describe_events, render_view
 from .session import Session
@@ -76,9 +76,15 @@ def play(
         raise click.UsageError(
             "--as needs --game GAME: it picks your seat in a game you joined (a new game's is --name)"
         )
-    name = name or default_name()
-    out = console()
     new = game_id is None
+    if name is None:
+        name = default_name()
+        if new and name in map(given_name, split_bots(bots)):  # "given twice" would blame a name never typed
+            raise click.UsageError(
+                f"a bot is named {name!r}, the name your seat takes by default (your login name): "
+                "give yours with --name"
+            )
+    out = console()
     game = game_id or new_game_id()  # known before the game exists, for leave() below
     seat = name if new else as_name or ""  # "" until seat_for finds the one held
     # The seats are checked first: a mistake in --bots is a usage error, before any connection.

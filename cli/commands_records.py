@@ -62,26 +62,28 @@ def is_file(source: str) -> bool:
 
 def _read_each(file: str, fmt: str | None) -> Iterator[Record | Unreadable]:
     """The records of FILE, or of the standard input for ``-`` (named ``<stdin>`` in messages)."""
-    if file == STDIN:
-        return read_each("<stdin>", fmt, data=_stdin_bytes())
-    return read_each(file, fmt)
+    return read_each(_named(file), fmt, data=_piped(file))
 
 
 def _read_all(file: str, fmt: str | None = None) -> list[Record]:
     """:func:`_read_each`, refusing a file that holds any record that cannot be read (replay, import)."""
-    if file == STDIN:
-        return read_all("<stdin>", fmt, data=_stdin_bytes())
-    return read_all(file, fmt)
+    return _holding(read_all(_named(file), fmt, data=_piped(file)), file)
 
 
-def _stdin_bytes() -> bytes:
-    return sys.stdin.buffer.read()
+def _named(file: str) -> str:
+    """FILE as messages name it: ``-`` is ``<stdin>``."""
+    return "<stdin>" if file == STDIN else file
+
+
+def _piped(file: str) -> bytes | None:
+    """The bytes on stdin when FILE is ``-`` (None: read the file itself)."""
+    return sys.stdin.buffer.read() if file == STDIN else None
 
 
 def _holding(records: list[_T], file: str) -> list[_T]:
     """The records of a file; a file with none is an error, not an empty success."""
     if not records:
-        raise click.ClickException(f"{file} holds no game")
+        raise click.ClickException(f"{_named(file)} holds no game")
     return records
 
 
@@ -122,7 +124,7 @@ def replay(
 ) -> None:
     """Show a game as it was after any event, from its log alone.
 
-    GAME is a game in Redis; FILE an exported record (read without Redis).
+    GAME is a game in Redis; FILE an exported record (read without Redis; - is stdin).
     With --as, the view is that seat's: its own hand and nothing hidden from it,
     even once the game is over (no token needed then; a running game needs the
     seat's token). --json prints the same view the service publishes.
@@ -134,6 +136,8 @@ def replay(
     """
     if step and as_json:
         raise click.UsageError("--step walks in the terminal; it cannot be combined with --json")
+    if step and source == STDIN:
+        raise click.UsageError("--step reads Enter from stdin, so the record cannot come from there: give a FILE")
     game = _load(session, source, game_id)
     seat = None if as_name is None else game.seat_of(as_name)
     if seat is not None and not game.over:
@@ -156,7 +160,7 @@ def replay(
 
 def _load(session: Session, source: str, game_id: str | None) -> Replay:
     if is_file(source):
-        record = _pick(_holding(_read_all(source), source), game_id, source)
+        record = _pick(_read_all(source), game_id, _named(source))
         return Replay(decode_log(e.raw for e in record.events))
     return Replay(session.service.log(source))
 
@@ -290,12 +294,14 @@ def import_(session: Session, file: str, fmt: str | None, as_json: bool) -> None
 
     A record that fails its audit (or a game not over) is refused, as is a game
     id that already exists. Imported games can be shown, replayed and audited.
+    FILE - reads the record from stdin.
 
     \b
-    Example:
+    Examples:
         red7 import game.jsonl
+        red7 export g1 -o - | red7 import - --url redis://other:6379/0
     """
-    records = _holding(_read_all(file, fmt), file)
+    records = _read_all(file, fmt)
     done: list[AuditReport] = []
     for record in records:
         try:
@@ -330,7 +336,7 @@ def audit(
 
     Prints PASS, or the first divergence in one line (event and command number,
     what was expected, what was found, why); a record its FILE does not hold
-    readably fails as unreadable. Exit code 0 on PASS, 1 otherwise;
+    readably fails as unreadable (FILE - is stdin). Exit code 0 on PASS, 1 otherwise;
     a game not over cannot be fully audited (its seed is secret), so its chain
     and signatures are checked and it reports INCOMPLETE with exit code 1.
 

@@ -27,6 +27,7 @@ from red7es.wording import cannot_write, counted
 from .commands_game import seat_specs, variant_from, variant_options
 from .credentials import Credentials
 from .options import (
+    STDOUT,
     Red7Group,
     console,
     emit_json,
@@ -318,6 +319,8 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
     Example:
         red7 tournament standings cup --csv cup.csv
     """
+    if csv_path == STDOUT and as_json:
+        raise click.UsageError("--csv - writes the standings to stdout, where --json would go too")
     from red7es.tournament import SWISS, standings
     from red7es.tournament.pairing import total_games
 
@@ -342,7 +345,7 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
             }
         )
         return
-    if csv_path == "-":
+    if csv_path == STDOUT:
         return
     out = console()
     status = "finished" if state.finished else f"{len(state.results)} of {counted(total_games(spec), 'game')} played"
@@ -361,7 +364,7 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
 
 def _write_csv(path: str, lines: list[dict[str, Any]]) -> None:
     fields = list(lines[0]) if lines else []
-    if path == "-":  # outside _writing: a closed pipe (| head) is Red7Group's quiet exit, not a failed write
+    if path == STDOUT:  # outside _writing: a closed pipe (| head) is Red7Group's quiet exit, not a failed write
         writer = csv.DictWriter(sys.stdout, fieldnames=fields, lineterminator="\n")
         writer.writeheader()
         writer.writerows(lines)
@@ -417,7 +420,7 @@ def report(session: Session, name: str, output: str | None) -> None:
         finished=state.finished is not None,
     )
     summary = f"{len(spec.entrants)} entrants, {counted(len(state.results), 'game')}"
-    if output == "-":  # the page on stdout (red7 tournament report cup -o - | ssh host 'cat > cup.html')
+    if output == STDOUT:  # the page on stdout (red7 tournament report cup -o - | ssh host 'cat > cup.html')
         click.echo(page, nl=False)
         click.echo(f"Wrote the report to stdout ({summary}).", err=True)
         return

@@ -38,7 +38,8 @@ def cli() -> None:
     Every command that talks to Redis takes --url (or $REDIS_URL); without
     it red7es runs its own embedded Redis in your data directory.
     Exit codes: 0 ok, 1 rejected or failed, 2 usage, 130 interrupted (Ctrl-C;
-    watch and serve, which run until stopped, exit 0); docs/cli.md has the details.
+    watch, serve and worker, which run until stopped, exit 0); docs/cli.md has
+    the details.
     Shell completion: red7 completion bash|zsh|fish.
     """
 

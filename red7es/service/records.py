@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import functools
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -288,7 +289,7 @@ def write_all(records: Iterable[Record], path: str | os.PathLike[str], format: s
         raise RecordError(f"cannot tell the format of {path}: name it .jsonl or .msgpack, or give the format")
     target = Path(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or Path("."))
+        fd, tmp = _create_beside(target)
     except OSError as exc:  # name the file asked for, not the temporary one beside it
         raise RecordError(cannot_write(path, exc)) from None
     count = 0
@@ -302,7 +303,8 @@ def write_all(records: Iterable[Record], path: str | os.PathLike[str], format: s
                 else:
                     _write_msgpack(record, handle)
                 count += 1
-        os.chmod(tmp, _new_file_mode(target))
+        with contextlib.suppress(FileNotFoundError):  # a file replaced keeps its mode
+            os.chmod(tmp, target.stat().st_mode & 0o777)
         os.replace(tmp, target)
     except BaseException as exc:
         if os.path.exists(tmp):
@@ -313,17 +315,19 @@ def write_all(records: Iterable[Record], path: str | os.PathLike[str], format: s
     return count
 
 
-def _new_file_mode(target: Path) -> int:
-    """The mode the file would have if written directly: a replaced file's own, else 0666 less the umask.
+def _create_beside(target: Path) -> tuple[int, str]:
+    """A new temporary file in ``target``'s directory, to be renamed over it once written.
 
-    The temporary file is made 0600 (mkstemp), but a record is meant to be shared.
+    Created with mode 0666, so the umask applies as to any new file (mkstemp's 0600
+    would make every record private, when a record is meant to be shared).
     """
-    try:
-        return target.stat().st_mode & 0o777
-    except OSError:
-        umask = os.umask(0o022)  # reading the umask means setting it: put it back at once
-        os.umask(umask)
-        return 0o666 & ~umask
+    for _ in range(100):
+        tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}"
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), str(tmp)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {target}")
 
 
 def json_lines(record: Record) -> Iterator[str]:

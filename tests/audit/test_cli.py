@@ -238,6 +238,18 @@ def test_a_record_on_stdin_is_read_with_dash(
     )
 
 
+@pytest.mark.parametrize("command", ["replay", "audit", "import"])
+def test_empty_stdin_holds_no_game(env: dict[str, str], command: str) -> None:
+    result = CliRunner().invoke(cli, [command, "-"], input=b"", env=env)
+    assert fails(result) == "Error: <stdin> holds no game"
+
+
+def test_replay_step_needs_stdin_for_its_keys(env: dict[str, str], record_file: Path) -> None:
+    """``--step`` reads Enter from stdin: a record piped there would be read as keys, one turn shown."""
+    result = CliRunner().invoke(cli, ["replay", "-", "--step"], input=record_file.read_bytes(), env=env)
+    assert result.exit_code == 2 and "Error: --step reads Enter from stdin" in result.stderr
+
+
 def _record_of(data: bytes) -> Record:
     (record,) = read_all("<stdin>", data=data)
     return record

@@ -7,6 +7,7 @@ unique per test so tests do not depend on each other.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -359,6 +360,26 @@ def slow_service(
         connection.close()
 
 
+@contextlib.contextmanager
+def _folding(worker: Any, game: str) -> Iterator[None]:
+    """The hand-run worker folds ``game`` every 20 ms while the block runs (a single timed
+    fold could come before the in-process command has submitted what it waits for)."""
+    stop = threading.Event()
+
+    def fold() -> None:
+        while not stop.is_set():
+            worker.advance(game)
+            stop.wait(0.02)
+
+    thread = threading.Thread(target=fold)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 def _two_seats(user: Callable[[str], Red7], worker: Any, *bots: str) -> tuple[Red7, Red7, str]:
     """carol's new game with seats carol (taken) and dan (open), created by the hand-run worker."""
     carol, dan = user("carol"), user("dan")
@@ -385,7 +406,7 @@ def test_a_join_that_timed_out_and_was_refused_does_not_block_the_next(slow_serv
     assert "hand" in erin.json("show", game, "--as", "dan")
 
 
-def test_a_join_waits_for_the_answer_to_an_earlier_one(slow_service: Any) -> None:
+def test_a_join_waits_for_the_answer_to_an_earlier_one(slow_service: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Unanswered: say so and keep the token; answered meanwhile: the earlier join's seat is yours."""
     user, worker = slow_service
     _carol, dan, game = _two_seats(user, worker)
@@ -397,10 +418,16 @@ def test_a_join_waits_for_the_answer_to_an_earlier_one(slow_service: Any) -> Non
         "(start one: red7 worker; your token is kept)"
     )
     assert dan.credentials()["games"][game]["dan"] == token
-    answer = threading.Timer(0.1, worker.advance, [game])
-    answer.start()
+    from red7es.service.client import GameService
+
+    waiting = GameService.answered
+
+    def answered_meanwhile(service: GameService, game_id: str, wait: float) -> bool:
+        with _folding(worker, game_id):  # a worker comes up while this join waits for the earlier one
+            return waiting(service, game_id, wait)
+
+    monkeypatch.setattr(GameService, "answered", answered_meanwhile)
     out = dan.ok("join", game, "dan").stdout
-    answer.join()
     assert f"You are dan in game {game}. Token: {token}" in out
     assert "you already hold seat dan" in one_line_error(dan("join", game, "dan"))
 
@@ -414,10 +441,8 @@ def test_a_saved_token_that_took_no_seat_is_replaced_by_a_fresh_join(slow_servic
     carol, dan, game = _two_seats(user, worker)
     stale = new_token()
     Credentials(dan.home / "credentials.json").save(game, "dan", stale)
-    joining = threading.Timer(0.2, worker.advance, [game])
-    joining.start()
-    out = dan.ok("join", game, "dan").stdout
-    joining.join()
+    with _folding(worker, game):
+        out = dan.ok("join", game, "dan").stdout
     token = dan.credentials()["games"][game]["dan"]
     assert token != stale and f"Token: {token}" in out
     assert carol.json("show", game)["seats"][1]["key"] == public_key(token)
@@ -848,6 +873,15 @@ def test_a_name_given_twice_is_refused_not_renamed(args: tuple[str, ...], tmp_pa
     err = fails(result, 2)
     assert err.strip().splitlines()[-1] == "Error: the name 'x' is given twice: each seat needs its own"
     assert not (tmp_path / "credentials.json").exists()
+
+
+def test_a_bot_named_like_the_default_seat_name_says_where_that_name_came_from(tmp_path: Any) -> None:
+    env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(tmp_path), "LOGNAME": "zed"}
+    result = CliRunner().invoke(cli, ["play", "--bots", "zed=random"], env=env, prog_name="red7")
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        "Error: a bot is named 'zed', the name your seat takes by default (your login name): give yours with --name"
+    )
 
 
 def test_move_with_two_canvas_options_is_refused_by_the_rules(alice: Red7) -> None:

@@ -28,7 +28,7 @@ def test_top_level_help_and_docs_list_the_same_exit_codes() -> None:
     """130 (Ctrl-C) was in docs/cli.md but not in ``red7 --help``: both list every code."""
     result = CliRunner().invoke(cli, ["--help"], prog_name="red7")
     sentence = " ".join(result.output.split("Exit codes:", 1)[1].split(")", 1)[0].split())
-    assert sentence.startswith("0 ok, 1 rejected or failed, 2 usage, 130 interrupted (Ctrl-C; watch and serve")
+    assert sentence.startswith("0 ok, 1 rejected or failed, 2 usage, 130 interrupted (Ctrl-C; watch, serve and worker")
     in_help = [int(code) for code in re.findall(r"(?:^|, )(\d+) ", sentence)]
     table = CLI_MD.read_text(encoding="utf-8").split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     assert in_help == [int(code) for code in re.findall(r"^\| (\d+) \|", table, re.M)] == [0, 1, 2, 130]

@@ -220,7 +220,7 @@ def test_ctrl_c_while_the_game_is_being_created(tmp_path: Path, redis_server: Re
     assert f"Left game {game}; it stays open: red7 play --game {game} --as ann" in t.plain
 
 
-def test_ctrl_c_in_any_command_is_130_and_keeps_the_token(tmp_path: Path, redis_server: RedisServer) -> None:
+def test_ctrl_c_in_new_is_130_as_in_play_and_keeps_the_token(tmp_path: Path, redis_server: RedisServer) -> None:
     """Not only play: new waiting for a worker, stopped by Ctrl-C, says so and exits 130, not 'Aborted!' and 1."""
     t, _game = _interrupted_while_waiting(tmp_path, redis_server, "new", "-p", "ann", "-b", "greedy")
     assert "Interrupted." in t.plain

@@ -317,6 +317,8 @@ def test_duplicate_and_oversized_tournaments_are_refused(red7: TournamentRed7) -
     assert "play a Swiss tournament instead" in one_line_error(red7("create", new_id("c"), "-k", "3", *many))
     usage = red7("create", new_id("c"), "-b", "greedy", "-b", "random", "--format", "knockout")
     assert usage.exit_code == 2
+    both = red7("standings", t, "--csv", "-", "--json")  # one stdout cannot hold both
+    assert both.exit_code == 2 and "--csv - writes the standings to stdout" in both.stderr
 
 
 def test_unreachable_redis_names_the_url(tmp_path: Path) -> None:
