@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import logging
 import os
 import socket
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import redis
@@ -22,7 +24,8 @@ __all__ = ["WorkerContext", "current_context", "use_context"]
 
 log = logging.getLogger(__name__)
 
-LEASE_MS = 5_000  # renewed between batches; a dead worker's games wait at most this long
+LEASE_MS = 5_000  # renewed while the game is folded; a dead worker's games wait at most this long
+KEEPALIVE_SECONDS = 1.0  # how often the lease and the heartbeat are renewed while a slice runs
 SLICE_SECONDS = 0.5
 STALL_SECONDS = 3.0
 SWEEP_SECONDS = 2.0
@@ -96,11 +99,8 @@ class WorkerContext:
         if not self.store.acquire_lease(game_id, self.owner, LEASE_MS):
             return {"game": game_id, "skipped": "another worker holds the game"}
         try:
-            progress = self.folder.advance(
-                game_id,
-                max_seconds=SLICE_SECONDS,
-                keepalive=lambda: self.store.renew_lease(game_id, self.owner, LEASE_MS),
-            )
+            with self._kept_alive(game_id):
+                progress = self.folder.advance(game_id, max_seconds=SLICE_SECONDS)
         except (GameBroken, NoSuchGame) as exc:
             log.error("%s", exc)
             self.store.release_lease(game_id, self.owner)
@@ -122,6 +122,32 @@ class WorkerContext:
             "events": progress.events,
             "conflicts": progress.conflicts,
         }
+
+    @contextlib.contextmanager
+    def _kept_alive(self, game_id: str) -> Iterator[None]:
+        """Renew the game's lease and the worker's heartbeat from a thread while the block runs.
+
+        A bot may think for minutes on one turn (``ismcts:time=60``), with no Redis call
+        in between: without this the lease would expire (and a second worker would think
+        the same turn) and the worker would look dead to ``red7 status``.
+        """
+        stop = threading.Event()
+
+        def renew() -> None:
+            while not stop.wait(KEEPALIVE_SECONDS):
+                try:
+                    self.store.renew_lease(game_id, self.owner, LEASE_MS)
+                    self.beat()
+                except Exception as exc:  # the slice's own Redis calls report an outage
+                    log.debug("keepalive for game %s failed: %s", game_id, exc)
+
+        thread = threading.Thread(target=renew, name=f"red7es-keepalive-{game_id}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
 
     def sweep(self) -> int:
         """Re-post games that have work but nobody on them (a worker died mid-game)."""

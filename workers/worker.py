@@ -19,6 +19,7 @@ import redis
 from rq import Queue, SimpleWorker
 from rq.exceptions import StopRequested
 
+from red7es.bots.ismcts import MAX_TIME
 from red7es.service.client import QUEUE_NAME
 from red7es.service.connection import UNREACHABLE_ERRORS, is_cluster
 
@@ -29,6 +30,11 @@ __all__ = ["Red7Worker", "run_worker", "SHIFT_SECONDS", "shift_queue_name"]
 log = logging.getLogger(__name__)
 
 SHIFT_SECONDS = 10.0
+# RQ kills a job that runs longer than this. A shift ends after SHIFT_SECONDS, but only
+# between two games' slices, and a slice ends only after the bot decision under way,
+# which may last up to MAX_TIME (or about as long for an iteration budget). Killed, the
+# shift would lose that decision, and the game would be retried and killed for ever.
+SHIFT_TIMEOUT = int(SHIFT_SECONDS * 6 + MAX_TIME)
 BEAT_PREFIX = "red7:worker:"
 SHIFT_QUEUE_PREFIX = "red7-shift-"
 
@@ -84,7 +90,7 @@ class Red7Worker(SimpleWorker):
                 SHIFT_SECONDS,
                 result_ttl=0,
                 failure_ttl=3600,
-                job_timeout=int(SHIFT_SECONDS * 6),
+                job_timeout=SHIFT_TIMEOUT,
                 description="serve the inbox",
             )
         return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..facts import GameOver
@@ -72,9 +71,7 @@ class Folder:
 
     # ------------------------------------------------------------------ public
 
-    def advance(
-        self, game_id: str, *, max_seconds: float = 1.0, keepalive: Callable[[], object] | None = None
-    ) -> Progress:
+    def advance(self, game_id: str, *, max_seconds: float = 1.0) -> Progress:
         """Fold everything pending for a game (or until ``max_seconds``).
 
         A compare-and-append lost to another folder is redone from the stored log;
@@ -85,7 +82,7 @@ class Folder:
         deadline = time.monotonic() + max_seconds
         for _attempt in range(20):
             try:
-                self._advance(game_id, progress, deadline, keepalive or (lambda: None))
+                self._advance(game_id, progress, deadline)
                 return progress
             except AppendConflict:
                 progress.conflicts += 1
@@ -102,7 +99,9 @@ class Folder:
 
     # ------------------------------------------------------------------ folding
 
-    def _advance(self, game_id: str, progress: Progress, deadline: float, keepalive: Callable[[], object]) -> None:
+    def _advance(self, game_id: str, progress: Progress, deadline: float) -> None:
+        """Fold until nothing is pending or the slice is spent.  The caller keeps the game's
+        lease alive meanwhile (a worker renews it from a thread: a bot may think for minutes)."""
         table, rows = self._table(game_id)
         while True:
             if rows is None:
@@ -121,8 +120,6 @@ class Folder:
                     events.extend(decide(table, stream_id, raw))
                     cursor = stream_id
                     progress.commands += 1
-                if progress.appends:
-                    keepalive()  # e.g. renew the worker's lease between batches (acquiring it covered the first)
                 self._flush(table, events, cursor, [])
                 progress.events += len(events)
                 progress.appends += 1
@@ -139,15 +136,19 @@ class Folder:
                 return
             events = []
             bot_commands: list[TurnCommand] = []
-            while table.bot_to_move and len(bot_commands) < self.bot_batch:
+            # Bots move in batches (one append for many fast turns), but a slow bot's turn
+            # is flushed as soon as the slice is spent: each decision is kept, never redone.
+            while (
+                table.bot_to_move
+                and len(bot_commands) < self.bot_batch
+                and (not bot_commands or time.monotonic() <= deadline)
+            ):
                 command = table.bot_command(table.version + len(events))
                 produced = table.handle(command)
                 if isinstance(produced[0], CommandRejected):  # a bot must never be refused
                     raise RuntimeError(f"game {game_id}: bot turn refused: {produced[0].reason}")
                 events.extend(produced)
                 bot_commands.append(command)
-            if progress.appends:
-                keepalive()
             self._flush(table, events, table.cursor, bot_commands)
             rows = None
             progress.bot_moves += len(bot_commands)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from typing import Any
 
 import fakeredis
@@ -10,7 +12,7 @@ import pytest
 import redis
 
 from red7es.service.codec import encode_command
-from red7es.service.events import JoinCommand
+from red7es.service.events import CommandApplied, JoinCommand
 from red7es.service.inbox import INBOX_KEY
 from red7es.service.store import GameStore, Keys
 from red7es.variant import Variant
@@ -163,3 +165,43 @@ def test_an_outage_ends_when_the_games_redis_answers_not_only_rqs(caplog: pytest
         "Redis still unreachable (games' Redis down); retrying in 1.0s",
         "Redis reachable again",
     ]
+
+
+def test_slow_bots_are_flushed_turn_by_turn_once_the_slice_is_spent(fake_redis: Any) -> None:
+    """Bots move in batches of up to 32, but 32 slow decisions must not run in one slice:
+    RQ would kill the job first and every decision would be lost and redone, for ever."""
+    svc = offline_service(fake_redis)
+    all_bot_game(svc, "slow", players=2, bots=("ismcts:time=0.2",))
+    ctx = WorkerContext(fake_redis, owner="me")
+    started = time.monotonic()
+    progress = ctx.folder.advance("slow", max_seconds=0.3)
+    assert progress.more and 1 <= progress.bot_moves <= 2, progress
+    assert time.monotonic() - started < 2.0
+    assert sum(isinstance(r.event, CommandApplied) for r in svc.log("slow")) == progress.bot_moves  # kept
+
+
+def test_a_long_decision_keeps_the_lease_and_the_heartbeat(fake_redis: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bot thinking longer than the lease: no second worker may take the game, and the
+    worker must not look dead to red7 status meanwhile."""
+    monkeypatch.setattr(context_module, "LEASE_MS", 300)
+    monkeypatch.setattr(context_module, "KEEPALIVE_SECONDS", 0.1)
+    svc = offline_service(fake_redis)
+    all_bot_game(svc, "deep", players=2, bots=("ismcts:time=1.0",))
+    ctx = WorkerContext(fake_redis, owner="me")
+    beats: list[float] = []
+    ctx.beat = lambda: beats.append(time.monotonic())
+    holders: list[str | None] = []
+    watcher = threading.Timer(0.7, lambda: holders.append(svc.store.lease_holder("deep")))
+    watcher.start()
+    ctx.advance("deep")  # one decision of a second, more than three leases long
+    watcher.join()
+    assert holders == ["me"], "the lease lapsed while the bot was thinking"
+    assert len(beats) >= 5
+    assert svc.store.lease_holder("deep") is None  # released once the slice is done
+
+
+def test_a_shift_outlasts_the_longest_bot_decision() -> None:
+    from red7es.bots.ismcts import MAX_TIME
+    from red7es.workers.worker import SHIFT_SECONDS, SHIFT_TIMEOUT
+
+    assert SHIFT_TIMEOUT > SHIFT_SECONDS + MAX_TIME
