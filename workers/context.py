@@ -20,7 +20,7 @@ from red7es.service.folding import Folder, GameBroken, has_work
 from red7es.service.inbox import Inbox
 from red7es.service.store import NoSuchGame
 
-__all__ = ["WorkerContext", "current_context", "use_context"]
+__all__ = ["WorkerContext", "current_context", "repeating", "use_context"]
 
 log = logging.getLogger(__name__)
 
@@ -123,31 +123,19 @@ class WorkerContext:
             "conflicts": progress.conflicts,
         }
 
-    @contextlib.contextmanager
-    def _kept_alive(self, game_id: str) -> Iterator[None]:
+    def _kept_alive(self, game_id: str) -> contextlib.AbstractContextManager[None]:
         """Renew the game's lease and the worker's heartbeat from a thread while the block runs.
 
         A bot may think for minutes on one turn (``ismcts:time=60``), with no Redis call
         in between: without this the lease would expire (and a second worker would think
         the same turn) and the worker would look dead to ``red7 status``.
         """
-        stop = threading.Event()
 
         def renew() -> None:
-            while not stop.wait(KEEPALIVE_SECONDS):
-                try:
-                    self.store.renew_lease(game_id, self.owner, LEASE_MS)
-                    self.beat()
-                except Exception as exc:  # the slice's own Redis calls report an outage
-                    log.debug("keepalive for game %s failed: %s", game_id, exc)
+            self.store.renew_lease(game_id, self.owner, LEASE_MS)
+            self.beat()
 
-        thread = threading.Thread(target=renew, name=f"red7es-keepalive-{game_id}", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
+        return repeating(renew, KEEPALIVE_SECONDS, f"keepalive for game {game_id}")
 
     def sweep(self) -> int:
         """Re-post games that have work but nobody on them (a worker died mid-game)."""
@@ -177,6 +165,31 @@ class WorkerContext:
             if game_id not in active:
                 del self._stalled_since[game_id]
         return woken
+
+
+@contextlib.contextmanager
+def repeating(action: Callable[[], object], every: float, what: str) -> Iterator[None]:
+    """Call ``action`` from a thread every ``every`` seconds while the block runs.
+
+    A failure is logged and the next call made on time (the block's own calls report
+    a real outage); the thread is stopped and joined when the block ends.
+    """
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.wait(every):
+            try:
+                action()
+            except Exception as exc:
+                log.debug("%s failed: %s", what, exc)
+
+    thread = threading.Thread(target=run, name=f"red7es {what}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def current_context() -> WorkerContext | None:

@@ -360,24 +360,12 @@ def slow_service(
         connection.close()
 
 
-@contextlib.contextmanager
-def _folding(worker: Any, game: str) -> Iterator[None]:
+def _folding(worker: Any, game: str) -> contextlib.AbstractContextManager[None]:
     """The hand-run worker folds ``game`` every 20 ms while the block runs (a single timed
     fold could come before the in-process command has submitted what it waits for)."""
-    stop = threading.Event()
+    from red7es.workers.context import repeating
 
-    def fold() -> None:
-        while not stop.is_set():
-            worker.advance(game)
-            stop.wait(0.02)
-
-    thread = threading.Thread(target=fold)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
+    return repeating(lambda: worker.advance(game), 0.02, f"folding {game}")
 
 
 def _two_seats(user: Callable[[str], Red7], worker: Any, *bots: str) -> tuple[Red7, Red7, str]:
@@ -1041,7 +1029,6 @@ def test_redis_unreachable_from_the_environment(tmp_path: Any, monkeypatch: pyte
 def test_a_server_that_is_not_redis(tmp_path: Any) -> None:
     """Something else listens on the port (here an HTTP server's reply): one line, no traceback."""
     import socket
-    import threading
 
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
