@@ -70,6 +70,9 @@ def ensure_embedded(home: Path | None = None) -> RedisServer:
     if server.ping():
         return server
     server.directory.mkdir(parents=True, exist_ok=True)
+    # Its data holds every game's secret seed: the owner's only, like credentials.json
+    # (an older red7es made it world-readable; tightened whenever the server starts).
+    server.directory.chmod(0o700)
     with open(server.directory / "start.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two commands starting at once start one server
         if not server.ping():

