@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import getpass
+import sys
+import termios
 from typing import Any
 
 import click
@@ -202,9 +205,18 @@ def _list(out: Console, legal: list[str]) -> None:
         out.print(row.rstrip())
 
 
+def _discard_typeahead() -> None:
+    """Drop what was typed while others moved: a "1" meant for the list shown before their
+    turns would otherwise be played against this one, a turn the player never saw."""
+    if sys.stdin.isatty():
+        with contextlib.suppress(termios.error, OSError):
+            termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
+
+
 def _ask(out: Console, view: dict[str, Any]) -> str | None:
     """The player's turn (a legal turn's number, or any text for the worker to judge); None to leave."""
     legal: list[str] = view.get("legal", [])
+    _discard_typeahead()
     _list(out, legal)
     while True:
         # Not click.prompt: it turns both Ctrl-C and Ctrl-D into click.Abort, and

@@ -190,6 +190,28 @@ def test_quit_and_resume(tmp_path: Path, service_url: str) -> None:
     assert "Aborted" not in t.plain and "Traceback" not in t.plain
 
 
+def test_what_is_typed_while_others_move_is_not_played_later(tmp_path: Path, service_url: str) -> None:
+    """A "1" typed while the bot thinks was meant for the old list: it must not pick from the next one."""
+    bots = "slow=ismcts:time=1.5,iterations=1000000"
+    child = spawn(tmp_path, service_url, "play", "--bots", bots, "--name", "ann", "--seed", "typeahead")
+    t = Transcript(child)
+    try:
+        t.expect(PROMPT)
+        child.sendline("1")  # ann's turn; then the bot thinks for 1.5 s
+        t.expect(r"ann (plays|discards)")
+        child.sendline("1")  # typed ahead while the bot thinks
+        if t.expect([r"slow (plays|discards|folds)", "Game over"]) == 1:
+            pytest.skip("this deal ended before the bot's turn")
+        t.expect(PROMPT)
+        played = child.expect([r"ann (plays|discards|folds)", pexpect.TIMEOUT], timeout=2)
+        assert played == 1, "the 1 typed ahead was played against the new list"
+        child.sendline("q")
+        t.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+
+
 def _interrupted_while_waiting(tmp_path: Path, redis_server: RedisServer, *args: str) -> tuple[Transcript, str]:
     """Run ``red7 ARGS`` on a database no worker serves, so it waits for one, and press Ctrl-C
     once its seat's token is kept (the service keeps it before the wait); (transcript, game)."""
