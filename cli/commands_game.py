@@ -146,9 +146,14 @@ def seat_for(session: Session, game_id: str, as_name: str | None, token: str | N
             # An unknown game or seat says so first; the hint fits the seat.
             view = session.service.view(game_id)
             seat = view["seats"][seat_index(view, as_name)]
-            open_seat = seat["kind"] == "person" and not seat.get("joined")
+            if seat["kind"] == BOT:
+                replay = red7_line("replay", game_id, "--as", as_name, url=typed_url())
+                raise click.ClickException(
+                    f"seat {as_name!r} in game {game_id} is a bot: it has no token, and nobody sees its hand "
+                    f"until the game is over (then: {replay})"
+                )
             join = red7_line("join", game_id, as_name, url=typed_url())
-            hint = f"join it: {join}" if open_seat else "give its token with --token"
+            hint = f"join it: {join}" if not seat.get("joined") else "give its token with --token"
             raise click.ClickException(f"you hold no token for seat {as_name!r} in game {game_id} ({hint})")
         return as_name, held[as_name]
     if not held:
@@ -379,7 +384,12 @@ def games(session: Session, limit: int, as_json: bool) -> None:
             status = s.status
         when = datetime.datetime.fromtimestamp(s.created / 1000).strftime("%Y-%m-%d %H:%M")
         table.add_row(s.game_id, when, ", ".join(names), status, str(s.version))
-    console().print(table)
+    out = console()
+    out.print(table)
+    total = session.service.store.count_games()
+    if total > len(summaries):
+        more = red7_line("games", "--limit", str(total), url=typed_url())
+        out.print(Text(f"The newest {len(summaries)} of {total} games; all of them: {more}", style="dim"))
 
 
 # ---------------------------------------------------------------------------- show

@@ -162,6 +162,8 @@ def _load(session: Session, source: str, game_id: str | None) -> Replay:
     if is_file(source):
         record = _pick(_read_all(source), game_id, _named(source))
         return Replay(decode_log(e.raw for e in record.events))
+    if game_id is not None:
+        raise click.UsageError(f"--game picks a game of a FILE; {source} is a game in Redis already")
     return Replay(session.service.log(source))
 
 

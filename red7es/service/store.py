@@ -311,6 +311,9 @@ class GameStore:
     def games(self, limit: int = 100) -> list[str]:
         return [text(g) for g in self.redis.zrevrange(INDEX, 0, limit - 1)]
 
+    def count_games(self) -> int:
+        return int(self.redis.zcard(INDEX))
+
     def all_games(self) -> list[str]:
         return [text(g) for g in self.redis.zrange(INDEX, 0, -1)]
 

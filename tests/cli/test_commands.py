@@ -519,6 +519,18 @@ def test_games_json_and_table(alice: Red7) -> None:
     assert "alice, greedy" in row and "alice to move" in row
 
     assert len(alice.json("games", "--limit", "1")) == 1
+    total = len(alice.json("games", "--limit", "100000"))
+    assert alice.ok("games", "--limit", "1").stdout.splitlines()[-1] == (
+        f"The newest 1 of {total} games; all of them: red7 games --limit {total}"
+    )
+    assert "The newest" not in alice.ok("games", "--limit", str(total)).stdout
+
+
+def test_replay_game_is_for_files(alice: Red7) -> None:
+    game = create(alice, "-p", "alice", "-b", "greedy")["game"]
+    result = alice("replay", game, "--game", "other")
+    assert result.exit_code == 2
+    assert f"--game picks a game of a FILE; {game} is a game in Redis already" in result.stderr
 
 
 def test_games_shows_the_winner(alice: Red7) -> None:
@@ -576,7 +588,10 @@ def test_show_as_a_seat_you_do_not_hold(alice: Red7, bob: Red7) -> None:
     line = one_line_error(bob("show", game, "--as", "alice"))
     assert line == f"Error: you hold no token for seat 'alice' in game {game} (give its token with --token)"
     line = one_line_error(bob("show", game, "--as", "greedy"))
-    assert line == f"Error: you hold no token for seat 'greedy' in game {game} (give its token with --token)"
+    assert line == (
+        f"Error: seat 'greedy' in game {game} is a bot: it has no token, and nobody sees its hand until the game "
+        f"is over (then: red7 replay {game} --as greedy)"
+    )
     line = one_line_error(bob("show", game, "--as", "zed"))
     assert line == f"Error: no seat 'zed' in game {game} (seats: alice, bob, greedy)"
     assert "no game 'x'" in one_line_error(bob("show", "x", "--as", "bob"))
