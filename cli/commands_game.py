@@ -16,7 +16,7 @@ from red7es.service.codec import seat_data
 from red7es.service.events import BOT, PERSON, SeatSpec
 from red7es.service.store import TOURNAMENT_GAMES
 from red7es.service.tokens import TokenError, public_key
-from red7es.variant import Variant
+from red7es.variant import Variant, VariantError
 
 from .options import console, emit_json, json_option, pass_session, red7_line, typed_url, url_option
 from .render import SAID_BY_FINAL_VIEW, cards_text, describe_events, render_view
@@ -59,7 +59,12 @@ def variant_options(fn: Any) -> Any:
 
 
 def variant_from(players: int, scoring: bool, draw: bool, actions: bool, rounds: int, target: int | None) -> Variant:
-    return Variant(players, scoring, draw, actions, rounds, target)
+    """The variant the options say; options that contradict the rules (``--target`` without
+    ``--scoring``, five seats) are a usage error, exit 2, like any other bad option."""
+    try:
+        return Variant(players, scoring, draw, actions, rounds, target)
+    except VariantError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def bot_entry(entry: str) -> tuple[str, str]:

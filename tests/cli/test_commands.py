@@ -256,8 +256,6 @@ def test_new_seed_reproduces_the_deal(alice: Red7) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("-p", "alice"), "Red7 is played by 2 to 4 players, not 1"),
-        (("-p", "a", "-p", "b", "-p", "c", "-b", "greedy", "-b", "random"), "Red7 is played by 2 to 4 players, not 5"),
         (("-p", "a", "-b", "nosuch"), "unknown bot 'nosuch'"),
         (("-p", "a", "-b", "ismcts:frob=1"), "bot 'ismcts' has no option 'frob': it takes iterations, time, c, belief"),
         (("-p", "a", "-b", "ismcts:iterations=many"), "iterations must be a whole number, not 'many'"),
@@ -272,8 +270,20 @@ def test_new_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
     assert alice.credentials() == {"games": {}}, "a failed new saves no token"
 
 
-def test_new_no_seats_at_all(alice: Red7) -> None:
-    assert "not 0" in one_line_error(alice("new"))
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "Red7 is played by 2 to 4 players, not 0"),
+        (("-p", "alice"), "Red7 is played by 2 to 4 players, not 1"),
+        (("-p", "a", "-p", "b", "-p", "c", "-b", "greedy", "-b", "random"), "Red7 is played by 2 to 4 players, not 5"),
+        (("-p", "a", "-b", "greedy", "--target", "20"), "a target score needs the scoring variant"),
+        (("-p", "a", "-b", "greedy", "--scoring", "--rounds", "2"), "rounds is for the basic game"),
+    ],
+)
+def test_options_that_contradict_the_rules_are_usage_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
+    err = fails(alice("new", *args), 2)
+    assert f"Error: {message}" in err
+    assert alice.credentials() == {"games": {}}
 
 
 def test_new_existing_id_is_refused(alice: Red7) -> None:

@@ -297,7 +297,6 @@ def test_audit_passes_then_fails_on_a_tampered_game(red7: TournamentRed7) -> Non
         (("create", "x1", "-b", "greedy"), "needs at least 2 entrants"),
         (("create", "x2", "-b", "greedy", "-b", "nope"), "unknown bot 'nope'"),
         (("create", "x4", "-p", "a b", "-b", "random"), "must be 1-40 characters without spaces"),
-        (("create", "x5", "-k", "3", "-b", "greedy", "-b", "random", "--scoring", "--rounds", "2"), "rounds is for"),
         (("standings", "nope"), "no tournament 'nope' (list them with: red7 tournament list)"),
         (("run", "nope"), "no tournament 'nope'"),
         (("show", "nope"), "no tournament 'nope'"),
@@ -317,6 +316,8 @@ def test_duplicate_and_oversized_tournaments_are_refused(red7: TournamentRed7) -
     assert "play a Swiss tournament instead" in one_line_error(red7("create", new_id("c"), "-k", "3", *many))
     usage = red7("create", new_id("c"), "-b", "greedy", "-b", "random", "--format", "knockout")
     assert usage.exit_code == 2
+    contradiction = red7("create", new_id("c"), "-k", "3", "-b", "greedy", "-b", "random", "--scoring", "--rounds", "2")
+    assert contradiction.exit_code == 2 and "rounds is for the basic game" in contradiction.stderr
     both = red7("standings", t, "--csv", "-", "--json")  # one stdout cannot hold both
     assert both.exit_code == 2 and "--csv - writes the standings to stdout" in both.stderr
 
