@@ -14,6 +14,7 @@ from rich.text import Text
 
 from red7es.bots.base import BOT_NAMES
 from red7es.service.client import GameService, Rejected
+from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.store import new_game_id
 
 from .commands_game import given_name, seat_for, seat_specs, seat_view, split_bots, variant_from, variant_options
@@ -111,7 +112,11 @@ def play(
             out.print(Text(f"New game {game}: {variant.describe()}. Type ? for help.", style="bold"))
         else:
             seat, token = seat_for(session, game, as_name, None)
-        over = _loop(out, session.service, game, seat, token)
+        try:
+            over = _loop(out, session.service, game, seat, token)
+        except UNREACHABLE_ERRORS:
+            leave()  # Redis went away mid-game: the game is safe in it, say how to come back
+            raise
     if not over:  # q or Ctrl-D: a choice, not an interruption
         leave()
 

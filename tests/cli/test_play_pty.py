@@ -6,11 +6,12 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
 import redis
-from support import Red7, fails, wait_for
+from support import Red7, WorkerPool, fails, wait_for
 
 from red7es.facts import CardDrawn, StepApplied
 from red7es.service.client import GameService
@@ -210,6 +211,29 @@ def test_what_is_typed_while_others_move_is_not_played_later(tmp_path: Path, ser
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
+
+
+def test_redis_lost_mid_game_says_how_to_come_back(tmp_path: Path, private_redis: Any) -> None:
+    """The game is safe in Redis: the one-line error comes with the way back, as after Ctrl-C."""
+    server = private_redis()
+    (tmp_path / "workers").mkdir()
+    pool = WorkerPool(server.url, tmp_path / "workers", name="lost")
+    pool.start(1, wait=True)
+    child = spawn(tmp_path, server.url, "play", "--bots", "greedy", "--name", "ann", "--seed", "lost")
+    t = Transcript(child)
+    try:
+        t.expect(r"New game ([0-9a-f]{8})")
+        game = child.match.group(1)
+        t.expect(PROMPT)
+        server.stop()
+        child.sendline("1")
+        t.expect(rf"Left game {game}; it stays open: red7 play --game {game} --as ann --url {server.url}")
+        t.expect(r"Error: lost the connection to Redis")
+        t.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+        pool.stop()
+    assert child.exitstatus == 1 and "Traceback" not in t.plain
 
 
 def _interrupted_while_waiting(tmp_path: Path, redis_server: RedisServer, *args: str) -> tuple[Transcript, str]:
