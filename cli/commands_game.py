@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,6 +14,7 @@ from rich.text import Text
 from red7es.bots.base import BOT_NAMES
 from red7es.service.client import GameService, JoinRefused, seat_index
 from red7es.service.codec import seat_data
+from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.events import BOT, PERSON, SeatSpec
 from red7es.service.store import TOURNAMENT_GAMES
 from red7es.service.tokens import TokenError, public_key
@@ -537,7 +539,15 @@ def move(
     text = build_turn(turn, play, canvas, draw, fold, keep_open)
     name, seat_token = seat_for(session, game, as_name, token)
     session.ensure_worker()
-    answer = session.service.play(game, name, seat_token, text, command_id=command_id)
+    command_id = command_id or uuid.uuid4().hex  # known here, so a lost answer can be asked for again
+    try:
+        answer = session.service.play(game, name, seat_token, text, command_id=command_id)
+    except UNREACHABLE_ERRORS as exc:
+        again = red7_line("move", game, text, "--as", name, "--id", command_id, url=typed_url())
+        raise click.ClickException(
+            f"lost the connection to Redis ({str(exc).splitlines()[0]}): the turn may or may not be stored; "
+            f"send it again with its id, which takes effect once: {again}"
+        ) from None
     if as_json:
         emit_json(
             {

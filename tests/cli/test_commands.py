@@ -653,6 +653,29 @@ def test_moves_picks_the_seat_to_move_when_you_hold_several(alice: Red7) -> None
 # ---------------------------------------------------------------------------- move
 
 
+def test_a_move_whose_answer_is_lost_says_how_to_ask_again(alice: Red7, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Redis gone after the turn was stored: the error gives the command again with its id, which is safe to send."""
+    from red7es.service.client import GameService
+
+    game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="lost-answer")
+    turn = view["legal"][0]
+    submit = GameService.submit
+
+    def stored_then_lost(service: GameService, *args: Any, **kwargs: Any) -> Any:
+        submit(service, *args, **kwargs)
+        raise redis.exceptions.ConnectionError("Connection reset by peer")
+
+    with monkeypatch.context() as outage:
+        outage.setattr(GameService, "submit", stored_then_lost)
+        line = one_line_error(alice("move", game, turn))
+    assert "lost the connection to Redis (Connection reset by peer): the turn may or may not be stored" in line
+    again = shlex.split(line.partition("which takes effect once: ")[2])
+    assert again[:3] == ["red7", "move", game] and again[4:6] == ["--as", "alice"] and again[6] == "--id"
+    out = alice.ok(*again[1:]).stdout  # the stored turn's answer, not a second turn
+    assert "alice plays" in out or "alice discards" in out or "alice folds" in out
+    assert alice("move", game, turn, "--id", again[7]).exit_code == 0, "the same id again has no further effect"
+
+
 def test_move_with_a_turn_argument(alice: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-p", "bob", "--join-all", prefix="arg")
     turn = next(t for t in view["legal"] if t.startswith("p:") and " c:" in t)
