@@ -152,7 +152,7 @@ class GameService:
 
     def join(self, game_id: str, name: str, *, wait: float = 10.0) -> str:
         """Claim a person's seat; returns the new secret token for it."""
-        view = self.view(game_id)
+        view = self.created_view(game_id, wait)
         seat = seat_index(view, name)
         token = new_token()
         key = public_key(token)
@@ -280,6 +280,22 @@ class GameService:
             if not self.store.exists(game_id):
                 raise NoSuchGame(game_id)
             raise ServiceError(f"game {game_id} has no view yet: is a worker running? (start one with: red7 worker)")
+        view: dict[str, Any] = msgpack.unpackb(raw, raw=False)
+        return view
+
+    def created_view(self, game_id: str, wait: float) -> dict[str, Any]:
+        """The public view, waiting up to ``wait`` seconds for a game created a moment ago
+        (its create command not folded yet) to get its first one."""
+        deadline = time.monotonic() + wait
+        mark = self.store.last_change_id(game_id)
+        while (raw := self.store.view(game_id)) is None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.store.exists(game_id):
+                return self.view(game_id)  # its one-line error: no such game, or no view yet
+            self.schedule(game_id)
+            changed = self.wait_change(game_id, mark, min(left, 1.0))
+            if changed is not None:
+                mark = changed[0]
         view: dict[str, Any] = msgpack.unpackb(raw, raw=False)
         return view
 

@@ -430,6 +430,20 @@ def test_a_join_waits_for_the_answer_to_an_earlier_one(slow_service: Any, monkey
     assert "you already hold seat dan" in one_line_error(dan("join", game, "dan"))
 
 
+def test_join_waits_for_a_game_created_a_moment_ago(slow_service: Any) -> None:
+    """A join right after new (the create not folded yet) waits for the game's first view
+    instead of failing with 'no view yet'."""
+    from red7es.workers.context import repeating
+
+    user, worker = slow_service
+    carol, dan = user("carol"), user("dan")
+    game = new_id()
+    carol("new", "-p", "carol", "-p", "dan", "--id", game)  # no worker yet: it times out, the game waits
+    with repeating(lambda: worker.advance(game), 0.2, "a worker coming up"):  # first fold after 0.2 s
+        out = dan.ok("join", game, "dan").stdout
+    assert f"You are dan in game {game}." in out
+
+
 def test_a_saved_token_that_took_no_seat_is_replaced_by_a_fresh_join(slow_service: Any) -> None:
     """Every command answered and the seat still open: the saved token was refused; join afresh."""
     from red7es.cli.credentials import Credentials
