@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import redis
+from rq.timeouts import JobTimeoutException
 
 from red7es.service.client import GameService
 from red7es.service.connection import UNREACHABLE_ERRORS
@@ -81,11 +82,21 @@ class WorkerContext:
         if time.monotonic() - self.last_sweep >= SWEEP_SECONDS:
             self.sweep()
         served = 0
-        for game_id in self.inbox.take(consumer, block_ms=max(1, int(min(left, 0.5) * 1000))):
+        end = time.monotonic() + left
+        taken = self.inbox.take(consumer, block_ms=max(1, int(min(left, 0.5) * 1000)))
+        for n, game_id in enumerate(taken):
+            if n and time.monotonic() > end:
+                # Slow bots can make a batch outlast the shift: hand the rest back rather
+                # than run into RQ's job timeout, which would cut a decision short.
+                for later in taken[n:]:
+                    self.inbox.post(later)
+                break
             try:
                 self.advance(game_id)
             except UNREACHABLE_ERRORS:
                 raise  # Redis is gone: the shift waits for it, the sweep recovers the games
+            except JobTimeoutException:
+                raise  # RQ ends the job: not this game's failure
             except Exception:
                 # One game's failure must not cost the others taken with it: log it;
                 # the sweep re-posts the game, which is retried later.
@@ -132,7 +143,9 @@ class WorkerContext:
         """
 
         def renew() -> None:
-            self.store.renew_lease(game_id, self.owner, LEASE_MS)
+            # acquire, not renew: a lease that lapsed in a Redis stall is taken back
+            if not self.store.acquire_lease(game_id, self.owner, LEASE_MS):
+                log.warning("game %s: another worker took its lease while this one was folding it", game_id)
             self.beat()
 
         return repeating(renew, KEEPALIVE_SECONDS, f"keepalive for game {game_id}")
@@ -180,8 +193,10 @@ def repeating(action: Callable[[], object], every: float, what: str) -> Iterator
         while not stop.wait(every):
             try:
                 action()
-            except Exception as exc:
+            except UNREACHABLE_ERRORS as exc:  # the block's own Redis calls report the outage
                 log.debug("%s failed: %s", what, exc)
+            except Exception:
+                log.exception("%s failed", what)
 
     thread = threading.Thread(target=run, name=f"red7es {what}", daemon=True)
     thread.start()

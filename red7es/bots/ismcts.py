@@ -188,9 +188,12 @@ class IsmctsBot:
         if len(search.root_actions) == 1:
             self.last_stats = SearchStats(0, 0.0, 1)
             return _turn(search.root_actions[0])
-        deadline = None if self.time_limit is None else start + self.time_limit
+        # Budgets beyond the caps (an older game's bot, made before check_limits) are
+        # played at the caps: a worker must never think for ever on one turn.
+        deadline = None if self.time_limit is None else start + min(self.time_limit, MAX_TIME)
+        iterations = None if self.iterations is None else min(self.iterations, MAX_ITERATIONS)
         done = 0
-        while self.iterations is None or done < self.iterations:
+        while iterations is None or done < iterations:
             search.iterate()
             done += 1
             if deadline is not None and time.perf_counter() >= deadline:

@@ -111,10 +111,15 @@ def parse_outcome(d: dict[str, Any]) -> Outcome:
     return Outcome(tuple(d["winners"]), tuple(d["scores"]), tuple(d["round_wins"]), str(d["reason"]))
 
 
+# The batch rules a GameCreated of version 2 may name: only those red7es has written in
+# one (version 1 is read as 2; rules 1 are only ever tried by the audit, for version 1).
+_NAMED_BATCH_RULES = tuple(v for v in BATCH_RULES_VERSIONS if v >= 2)
+
+
 def _batch_rules(value: Any) -> int:
     """GameCreated's ``batch_rules``: a version the engine referees (it decides how every turn is judged)."""
-    if type(value) is not int or value not in BATCH_RULES_VERSIONS:
-        raise ValueError(f"batch_rules {value!r} is not a version this red7es referees ({BATCH_RULES_VERSIONS})")
+    if type(value) is not int or value not in _NAMED_BATCH_RULES:
+        raise ValueError(f"batch_rules {value!r} is not a version this red7es referees ({_NAMED_BATCH_RULES})")
     return value
 
 

@@ -58,7 +58,7 @@ def _old_red7es(monkeypatch: pytest.MonkeyPatch, rules: int) -> None:
             GameCreated,
             1,
             lambda e: {k: v for k, v in today.to_data(e).items() if k != "batch_rules"},
-            lambda d: today.from_data({**d, "batch_rules": rules}),
+            lambda d: dataclasses.replace(today.from_data({**d, "batch_rules": 2}), batch_rules=rules),
         ),
     )
     start = Table.start.__func__  # type: ignore[attr-defined]

@@ -205,3 +205,52 @@ def test_a_shift_outlasts_the_longest_bot_decision() -> None:
     from red7es.workers.worker import SHIFT_SECONDS, SHIFT_TIMEOUT
 
     assert SHIFT_TIMEOUT > SHIFT_SECONDS + MAX_TIME
+
+
+def test_a_shift_hands_back_the_games_it_has_no_time_left_for(fake_redis: Any) -> None:
+    """Slow bots can make one batch of games outlast the shift (and RQ's job timeout): past the
+    shift's end the games not yet served are posted again for the next shift."""
+    svc = offline_service(fake_redis)
+    for gid in ("s1", "s2", "s3"):
+        all_bot_game(svc, gid, players=2, bots=("ismcts:time=0.3",))
+    ctx = WorkerContext(fake_redis, owner="me")
+    ctx.inbox.take("me", block_ms=1)  # what create posted, read once
+    for gid in ("s1", "s2", "s3"):
+        ctx.inbox.post(gid)
+    assert ctx._serve("me", 0.1) == 1
+    assert set(ctx.inbox.take("me", block_ms=1)) >= {"s2", "s3"}
+
+
+def test_the_keepalive_takes_back_a_lease_that_lapsed(fake_redis: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a Redis stall the lease may be gone while the bot still thinks: take it back,
+    so a second worker does not start thinking the same turn."""
+    monkeypatch.setattr(context_module, "KEEPALIVE_SECONDS", 0.1)
+    svc = offline_service(fake_redis)
+    all_bot_game(svc, "stall", players=2, bots=("ismcts:time=1.5",))
+    ctx = WorkerContext(fake_redis, owner="me")
+    holders: list[str | None] = []
+
+    def lapse_then_look() -> None:
+        fake_redis.delete(Keys("stall").lease)  # as if it expired during a stall
+        time.sleep(0.4)
+        holders.append(svc.store.lease_holder("stall"))
+
+    watcher = threading.Timer(0.5, lapse_then_look)
+    watcher.start()
+    ctx.advance("stall")
+    watcher.join()
+    assert holders == ["me"]
+
+
+def test_an_older_bot_beyond_the_caps_is_played_at_the_caps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """ismcts:time=inf (accepted before the caps) must not hold a worker for ever on one turn."""
+    from red7es.bots import ismcts
+    from red7es.bots.base import make_bot
+    from red7es.game import Game
+
+    monkeypatch.setattr(ismcts, "MAX_TIME", 0.2)
+    bot = make_bot("ismcts:time=inf")
+    game = Game.new(2, seed="capped")
+    started = time.monotonic()
+    assert bot.choose(game.observation(game.turn)) in game.legal_turns()
+    assert time.monotonic() - started < 1.5
