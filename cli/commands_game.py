@@ -155,10 +155,12 @@ def seat_for(session: Session, game_id: str, as_name: str | None, token: str | N
             seat = view["seats"][seat_index(view, as_name)]
             if seat["kind"] == BOT:
                 replay = red7_line("replay", game_id, "--as", as_name, url=typed_url())
-                raise click.ClickException(
-                    f"seat {as_name!r} in game {game_id} is a bot: it has no token, and nobody sees its hand "
-                    f"until the game is over (then: {replay})"
+                hint = (
+                    f"; the game is over: {replay} shows its hand"
+                    if view["status"] == "over"
+                    else f", and nobody sees its hand until the game is over (then: {replay})"
                 )
+                raise click.ClickException(f"seat {as_name!r} in game {game_id} is a bot: it has no token{hint}")
             join = red7_line("join", game_id, as_name, url=typed_url())
             hint = f"join it: {join}" if not seat.get("joined") else "give its token with --token"
             raise click.ClickException(f"you hold no token for seat {as_name!r} in game {game_id} ({hint})")

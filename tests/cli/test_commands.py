@@ -560,6 +560,10 @@ def test_replay_game_is_for_files(alice: Red7) -> None:
 def test_games_shows_the_winner(alice: Red7) -> None:
     game = create(alice, "-b", "greedy", "-b", "random")["game"]
     wait_for(lambda: alice.json("show", game)["status"] == "over", "the bots to finish")
+    assert one_line_error(alice("show", game, "--as", "greedy")) == (
+        f"Error: seat 'greedy' in game {game} is a bot: it has no token; the game is over: "
+        f"red7 replay {game} --as greedy shows its hand"
+    )
     entry = next(g for g in alice.json("games") if g["game"] == game)
     assert entry["status"] == "over" and entry["winners"]
     winner = entry["seats"][entry["winners"][0]]["name"]
