@@ -286,18 +286,15 @@ class GameService:
     def created_view(self, game_id: str, wait: float) -> dict[str, Any]:
         """The public view, waiting up to ``wait`` seconds for a game created a moment ago
         (its create command not folded yet) to get its first one."""
-        deadline = time.monotonic() + wait
-        mark = self.store.last_change_id(game_id)
-        while (raw := self.store.view(game_id)) is None:
-            left = deadline - time.monotonic()
-            if left <= 0 or not self.store.exists(game_id):
-                return self.view(game_id)  # its one-line error: no such game, or no view yet
+
+        def ready() -> bool:
+            if self.store.view(game_id) is not None or not self.store.exists(game_id):
+                return True
             self.schedule(game_id)
-            changed = self.wait_change(game_id, mark, min(left, 1.0))
-            if changed is not None:
-                mark = changed[0]
-        view: dict[str, Any] = msgpack.unpackb(raw, raw=False)
-        return view
+            return False
+
+        self._wait_until(game_id, wait, ready)
+        return self.view(game_id)  # or its one-line error: no such game, or no view yet
 
     def seat_of(self, game_id: str, name: str) -> int:
         """A seat's number by name (seats never change, so it is remembered)."""
@@ -326,9 +323,13 @@ class GameService:
     def answered(self, game_id: str, wait: float) -> bool:
         """Wait up to ``wait`` seconds until every command submitted so far is answered; whether it is."""
         last = self.store.last_command_id(game_id)
-        mark = self.store.last_change_id(game_id)
+        return self._wait_until(game_id, wait, lambda: self.store.meta(game_id).get("cursor", "0-0") == last)
+
+    def _wait_until(self, game_id: str, wait: float, ready: Callable[[], bool]) -> bool:
+        """Check ``ready()`` at once and after each change of the game, for up to ``wait`` seconds."""
         deadline = time.monotonic() + wait
-        while self.store.meta(game_id).get("cursor", "0-0") != last:
+        mark = self.store.last_change_id(game_id)  # before the first check: no change is missed
+        while not ready():
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
