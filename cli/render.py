@@ -203,6 +203,11 @@ def outcome_line(view: dict[str, Any]) -> str:
     return f"{head} ({won} round{'' if won == 1 else 's'} won)."
 
 
+# Rejections that are no seat's own doing: a command nobody could read, and a copy of an
+# answered turn put on the stream again (which the seat it names may never have sent).
+_REJECTED_SUBJECTS = {"corrupt": "a corrupt command", "repeat": "a repeated command"}
+
+
 def _name(names: Sequence[str], seat: Any) -> str:
     if isinstance(seat, int) and 0 <= seat < len(names):
         return names[seat]
@@ -251,7 +256,8 @@ def describe_event(event: dict[str, Any], names: Sequence[str]) -> Text | None:
     if kind == "SeedRevealed":
         return Text(f"Seed revealed: {event['seed']}", style="dim")
     if kind == "CommandRejected":
-        subject = "a corrupt command" if event.get("kind") == "corrupt" else f"{who}'s {event.get('kind')}"
+        kind_of = str(event.get("kind"))
+        subject = _REJECTED_SUBJECTS.get(kind_of, f"{who}'s {kind_of}")
         text = Text(f"Rejected {subject}")
         if event.get("text"):
             text.append(f" '{event['text']}'")

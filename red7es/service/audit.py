@@ -49,6 +49,7 @@ from .codec import (
 from .events import (
     BOT,
     PERSON,
+    REPEAT,
     CommandApplied,
     CommandRejected,
     CreateCommand,
@@ -88,6 +89,7 @@ CHECKS: dict[str, str] = {
     "signature": "a person's applied turn is not signed by the key the seat joined with",
     "bot-seat": "a bot turn was played for a seat that is not a bot",
     "bot-turn": "a bot's command is not where the worker writes bot turns",
+    "repeat": "a copy of a turn already answered was applied again",
     "illegal-turn": "a command was applied although re-executing it rejects it",
     "wrongly-rejected": "a command was rejected although re-executing it applies it",
     "rejection": "a command was rejected for another reason than re-execution gives",
@@ -683,7 +685,12 @@ class _Audit:
         if type(exp) is type(found):
             return self._same_kind(k, exp, found, j)
         if isinstance(exp, CommandRejected) and isinstance(found, CommandApplied):
-            check = "signature" if exp.reason.startswith("wrong token") else "illegal-turn"
+            if exp.kind == REPEAT:
+                check = "repeat"
+            elif exp.reason.startswith("wrong token"):
+                check = "signature"
+            else:
+                check = "illegal-turn"
             return _div(
                 check,
                 j,
@@ -835,6 +842,15 @@ class _Audit:
                 f"event {j} answers a command not in the stream",
             )
         k, command = known
+        if event.id in table.answered:
+            return _div(
+                "repeat",
+                j,
+                None,
+                f"one answer to turn {event.id}",
+                f"applied '{event.turn}' again",
+                f"event {j} applies turn {event.id} a second time",
+            )
         try:
             turn = str(TurnText.parse(command.turn))
         except StepError:

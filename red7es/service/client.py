@@ -22,7 +22,7 @@ from ..variant import Variant
 from .codec import GENESIS, Recorded, decode_command, decode_log, encode_command
 from .events import CommandRejected, CreateCommand, JoinCommand, SeatJoined, SeatSpec, TurnCommand
 from .inbox import Inbox
-from .store import GameStore, Keys, NoSuchGame, ReservedId, entry_field, new_game_id, now_ms, valid_game_id
+from .store import GameIsOver, GameStore, Keys, NoSuchGame, ReservedId, entry_field, new_game_id, now_ms, valid_game_id
 from .table import CreateRejected, validate_seats
 from .tokens import TokenError, new_token, public_key, sign_turn
 
@@ -158,7 +158,10 @@ class GameService:
         key = public_key(token)
         command = JoinCommand(uuid.uuid4().hex, seat, key)
         mark = self.store.last_change_id(game_id)
-        self.store.submit(game_id, command.id, encode_command(command, now_ms()))
+        try:
+            self.store.submit(game_id, command.id, encode_command(command, now_ms()))
+        except GameIsOver as exc:
+            raise ServiceError(f"{exc}: its seats can no longer be joined") from None
         self._keep(game_id, {name: token})
         self.schedule(game_id)
         answer = self._await(
@@ -193,6 +196,9 @@ class GameService:
             stream_id, duplicate = self.store.submit(game_id, command_id, encode_command(command, now_ms()))
         except ReservedId as exc:
             raise ServiceError(str(exc)) from None
+        except GameIsOver as exc:
+            # Refused before it is stored, so a finished game's record never changes.
+            raise Rejected(str(exc)) from None
         if duplicate:
             self._check_same_command(game_id, stream_id, command)
         self.schedule(game_id)

@@ -28,12 +28,15 @@ __all__ = [
     "PERSON",
     "BOT",
     "BOT_ID_PREFIX",
+    "REPEAT",
 ]
 
 PERSON = "person"
 BOT = "bot"
 # Command ids starting with this are the ids of bots' turns, written by workers only.
 BOT_ID_PREFIX = "bot-"
+# The kind of a CommandRejected answering a copy of a turn already answered.
+REPEAT = "repeat"
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ class CommandRejected:
 
     id: str
     seat: int
-    kind: str  # "turn", "join", "create" or "corrupt"
+    kind: str  # "turn", "join", "create", "corrupt" or "repeat"
     text: str  # the turn as submitted, or the seat name for a join
     reason: str
 

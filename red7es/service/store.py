@@ -43,6 +43,7 @@ __all__ = [
     "now_ms",
     "text",
     "entry_field",
+    "GameIsOver",
 ]
 
 _GAME_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -76,6 +77,14 @@ class NoSuchGame(LookupError):
 
 class ReservedId(ValueError):
     """A client command id that only workers may use."""
+
+
+class GameIsOver(ValueError):
+    """A command for a game that has ended: its record is complete and stays so."""
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"game {game_id} is over")
+        self.game_id = game_id
 
 
 class AppendConflict(RuntimeError):
@@ -166,6 +175,8 @@ class GameStore:
             raise NoSuchGame(game_id)
         if code == 3:
             raise ReservedId(f"command id {command_id!r} is reserved: ids starting with bot- name bots' turns")
+        if code == 4:
+            raise GameIsOver(game_id)
         return text(stream_id), code == 2
 
     def append(self, game_id: str, batch: Batch) -> tuple[int, str]:
@@ -408,8 +419,13 @@ def text(value: Any) -> str:
 
 
 def entry_field(fields: Mapping[bytes | str, bytes | str] | None, name: bytes) -> bytes:
-    """Field ``name`` of a stream entry: bytes, as this connection answers (no decode_responses)."""
-    value = fields[name] if fields is not None else None
+    """Field ``name`` of a stream entry: bytes, as this connection answers (no decode_responses).
+
+    An entry without the field (written to the stream by hand) reads as no bytes, which
+    no decoder accepts: a command is then answered as corrupt and a log event breaks its
+    game, as for any other bytes that are not a command or an event.
+    """
+    value = fields.get(name, b"") if fields is not None else None
     if not isinstance(value, bytes):
         raise TypeError(f"stream entry field {name!r} is {type(value).__name__}, not bytes")
     return value

@@ -28,6 +28,7 @@ from .events import (
     BOT,
     BOT_ID_PREFIX,
     PERSON,
+    REPEAT,
     CommandApplied,
     CommandRejected,
     CreateCommand,
@@ -99,6 +100,11 @@ class Table:
     cursor: str = "0-0"
     seed_revealed: str | None = None
     rejections: dict[int, dict[str, str]] = field(default_factory=dict)
+    # Ids of the turns answered so far. A signed turn names its game, seat and id but not
+    # its place in the game, so without this, whoever can write to the commands stream
+    # could play a seat's old turn again (submit.lua refuses a known id, but it runs on
+    # the clients' side of Redis).
+    answered: set[str] = field(default_factory=set)
     batch_rules: int = BATCH_RULES  # GameCreated's: how this game's batched turns are judged
 
     # ------------------------------------------------------------------ building
@@ -176,6 +182,10 @@ class Table:
         """Apply one recorded event to this table (no checks beyond the rules)."""
         if isinstance(event, CommandRejected):
             self._remember_rejection(event)
+            if event.kind == "turn":
+                self.answered.add(event.id)
+        elif isinstance(event, CommandApplied):
+            self.answered.add(event.id)
         elif isinstance(event, SeatJoined):
             self.keys[event.seat] = event.key
         elif isinstance(event, SeedRevealed):
@@ -244,6 +254,10 @@ class Table:
         return [SeatJoined(seat, name, key)]
 
     def _turn(self, command: TurnCommand, from_client: bool) -> list[LogEvent]:
+        repeat = self._repeat(command)
+        if repeat is not None:
+            return [repeat]
+        self.answered.add(command.id)
         reason = self._turn_refusal(command, from_client)
         if reason is None:
             try:
@@ -261,6 +275,15 @@ class Table:
             self.seed_revealed = self.game.seed.hex()  # as fold() would: the final view shows it
             events.append(SeedRevealed(self.seed_revealed))
         return events
+
+    def _repeat(self, command: TurnCommand) -> CommandRejected | None:
+        """The answer to a copy of a turn already answered, added to the stream behind
+        submit.lua's back: no effect, and not the seat's own refused turn (its view keeps
+        the last one), so its kind is not ``turn``."""
+        if command.id not in self.answered:
+            return None
+        reason = f"turn {command.id} was answered before: a turn takes effect once"
+        return CommandRejected(command.id, command.seat, REPEAT, command.turn, reason)
 
     def _turn_refusal(self, command: TurnCommand, from_client: bool) -> str | None:
         if from_client and command.by != PERSON:
@@ -391,7 +414,7 @@ def public_event(event: LogEvent) -> dict[str, Any] | None:
         if event.public:
             data["card"] = str(event.card)
         return data
-    if isinstance(event, CommandRejected) and event.kind == "turn":
+    if isinstance(event, CommandRejected) and event.kind in ("turn", REPEAT):
         # what was tried and why it failed stay in the seat's own view
         return {"type": name, "id": event.id, "seat": event.seat, "kind": event.kind}
     data = EVENT_TYPES[name].to_data(event)

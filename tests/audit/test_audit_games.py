@@ -11,9 +11,11 @@ import pytest
 
 from red7es.facts import StepApplied
 from red7es.service.audit import FAIL, INCOMPLETE, PASS, audit_game, audit_record
-from red7es.service.codec import decode_command
-from red7es.service.events import BOT, CommandApplied, SeatSpec
-from red7es.service.store import Keys
+from red7es.service.client import Rejected
+from red7es.service.codec import decode_command, encode_command
+from red7es.service.events import BOT, PERSON, CommandApplied, SeatSpec, TurnCommand
+from red7es.service.store import Keys, now_ms
+from red7es.service.tokens import sign_turn
 from red7es.steps import Step
 from red7es.variant import Variant
 
@@ -136,9 +138,14 @@ def _command_id(raw: bytes) -> str | None:
 
 
 def test_commands_after_the_end_are_rightly_rejected(games: Games) -> None:
-    """Turns and joins sent to a finished game are answered ("the game is over") and audited too."""
+    """A turn stored just before the end (or put on the stream by hand after it) is answered
+    "the game is over", and audited too; the submit script stores none once the game is over."""
     tokens = games.people("ended", Variant(2), ("alice", "bob"), mischief=0)
-    games.service.submit("ended", "alice", tokens["alice"], "fold")
+    version = len(events_of(games.record("ended")))
+    with pytest.raises(Rejected, match=r"^game ended is over$"):
+        games.service.submit("ended", "alice", tokens["alice"], "fold")
+    assert len(events_of(games.record("ended"))) == version  # the record stays as it ended
+    _stored_as_the_game_ended(games, "ended", tokens["alice"], 0)
     games.settle("ended")
     record = games.record("ended")
     events = events_of(record)
@@ -147,9 +154,17 @@ def test_commands_after_the_end_are_rightly_rejected(games: Games) -> None:
     assert report.result == PASS, report.line()
 
 
+def _stored_as_the_game_ended(games: Games, game_id: str, token: str, seat: int) -> None:
+    """A signed fold on the commands stream of a finished game, as if stored just before
+    the last turn was answered (the submit script refuses one after the end)."""
+    late = TurnCommand("late", seat, "fold", PERSON, sign_turn(token, game_id, "late", seat, "fold"))
+    games.connection.xadd(Keys(game_id).commands, {"c": encode_command(late, now_ms())})
+    games.service.schedule(game_id)
+
+
 def test_commands_not_yet_folded_are_pending(games: Games) -> None:
     tokens = games.people("ended", Variant(2), ("alice", "bob"), mischief=0)
-    games.service.submit("ended", "bob", tokens["bob"], "fold")  # no worker runs after this
+    _stored_as_the_game_ended(games, "ended", tokens["bob"], 1)  # no worker runs after this
     report = audit_record(games.record("ended"))
     assert report.result == PASS, report.line()
     assert report.checked["pending_commands"] == 1

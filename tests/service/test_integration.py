@@ -15,7 +15,7 @@ import pytest
 import redis
 from support import WorkerPool, wait_for
 
-from red7es.service.client import GameService
+from red7es.service.client import GameService, Rejected
 from red7es.service.connection import Endpoint, UnreachableError
 from red7es.service.events import CommandApplied, SeatSpec, SeedRevealed
 from red7es.service.folding import Folder
@@ -122,8 +122,9 @@ def test_person_and_two_bots_play_to_the_end(workers: Any, real_redis: redis.Red
     assert len(people) == applied
     summary = next(s for s in svc.games() if s.game_id == gid)
     assert summary.status == "over" and summary.winners
-    answer = svc.play(gid, "ann", token, "fold", wait=60)
-    assert not answer.applied and answer.reason == "the game is over"
+    with pytest.raises(Rejected, match=rf"^game {gid} is over$"):  # refused before it is stored
+        svc.play(gid, "ann", token, "fold", wait=60)
+    assert len(check_game(svc.store, gid)) == len(log)
 
 
 # ---------------------------------------------------------------------- a worker killed

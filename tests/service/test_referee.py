@@ -13,6 +13,7 @@ import pytest
 from red7es.cards import ALL_CARDS
 from red7es.facts import CardDrawn, GameOver, RoundDealt, RoundWon, StepApplied
 from red7es.game import IllegalStep
+from red7es.service.audit import INCOMPLETE, audit_record
 from red7es.service.client import GameService, Rejected, ServiceError
 from red7es.service.codec import GENESIS, decode_event, encode_command, encode_event, event_hash
 from red7es.service.events import (
@@ -26,6 +27,7 @@ from red7es.service.events import (
     TurnCommand,
 )
 from red7es.service.folding import Folder, GameBroken
+from red7es.service.records import export
 from red7es.service.store import GameStore, Keys, NoSuchGame, ReservedId
 from red7es.service.table import Table
 from red7es.service.tokens import new_token, public_key, sign_turn, verify_turn
@@ -389,8 +391,24 @@ def test_bot_turn_ids_are_refused_by_the_submit_script_and_by_the_referee(svc: G
 def test_corrupt_commands_are_rejected_and_the_game_goes_on(
     svc: GameService, folder: Folder, raw: bytes, reason: str
 ) -> None:
+    rejected = _answered_as_corrupt(svc, folder, lambda: svc.store.submit("g1", "junk", raw)[0])
+    assert re.fullmatch(reason, rejected.reason), rejected.reason
+    assert rejected.id in rejected.reason
+
+
+def test_a_command_entry_without_its_field_is_answered_as_corrupt(svc: GameService, folder: Folder) -> None:
+    """An entry written by hand without the ``c`` field used to raise KeyError in every
+    worker, for ever, leaving every later command unanswered (and export crashed)."""
+    rejected = _answered_as_corrupt(svc, folder, lambda: svc.redis.xadd(Keys("g1").commands, {"x": "no c"}).decode())
+    assert rejected.reason == f"command {rejected.id} is not valid msgpack (ValueError)"
+    assert audit_record(export(svc, "g1")).result == INCOMPLETE  # re-executes the same answer
+
+
+def _answered_as_corrupt(svc: GameService, folder: Folder, add_entry: Any) -> CommandRejected:
+    """Add an unreadable entry (``add_entry`` returns its stream id), then a legal turn:
+    the entry's rejection, after checking that the turn was applied all the same."""
     tokens = _both_joined(svc, folder)
-    stream_id, _ = svc.store.submit("g1", "junk", raw)
+    stream_id = add_entry()
     mover, _ = _mover(svc, "g1")
     turn = svc.view("g1", svc.seat_of("g1", mover))["legal"][0]
     svc.submit("g1", mover, tokens[mover], turn, command_id="after")
@@ -399,10 +417,9 @@ def test_corrupt_commands_are_rejected_and_the_game_goes_on(
     rejected = [r.event for r in log if isinstance(r.event, CommandRejected)]
     assert len(rejected) == 1
     assert (rejected[0].id, rejected[0].seat, rejected[0].kind, rejected[0].text) == (stream_id, -1, "corrupt", "")
-    assert re.fullmatch(reason, rejected[0].reason), rejected[0].reason
-    assert stream_id in rejected[0].reason
     assert any(isinstance(r.event, CommandApplied) and r.event.id == "after" for r in log)
     assert "broken" not in svc.store.meta("g1")
+    return rejected[0]
 
 
 def test_duplicate_command_id_has_one_effect(svc: GameService, folder: Folder) -> None:
@@ -421,6 +438,33 @@ def test_duplicate_command_id_has_one_effect(svc: GameService, folder: Folder) -
     # a retried play finds the answer written long ago
     answer = svc.play("g1", mover, tokens[mover], turn, command_id="once", wait=1)
     assert answer.applied and answer.events[0]["id"] == "once"
+
+
+def test_a_copy_of_an_answered_turn_has_no_effect(svc: GameService, folder: Folder) -> None:
+    """Whoever can write to Redis can copy a signed turn and add it to the stream again,
+    behind submit.lua's back: the signature binds the game, seat and id, not the moment,
+    so the referee must know the id was answered, also after rebuilding from the log."""
+    tokens = _both_joined(svc, folder)
+    mover, other = _mover(svc, "g1")
+    for name, cid in ((mover, "first"), (other, "reply")):
+        turn = svc.view("g1", svc.seat_of("g1", name))["legal"][0]
+        svc.submit("g1", name, tokens[name], turn, command_id=cid)
+        fold(folder, "g1")
+    assert svc.view("g1")["to_move"] == svc.seat_of("g1", mover)  # the copy would be in turn
+    raw = next(raw for _, raw in svc.store.commands("g1") if b"first" in raw)
+    svc.redis.xadd(Keys("g1").commands, {"c": raw})
+    version = int(svc.store.meta("g1")["version"])
+    fold(Folder(svc.store), "g1")  # a worker that rebuilds the game from its log
+    log = decoded_log(svc.store, "g1")  # (check_game would refuse a second answer to one id)
+    assert len(log) == version + 1
+    answer = log[-1].event
+    assert isinstance(answer, CommandRejected)
+    assert (answer.id, answer.kind) == ("first", "repeat")
+    assert answer.reason == "turn first was answered before: a turn takes effect once"
+    assert svc.view("g1")["to_move"] == svc.seat_of("g1", mover)  # still to move, nothing played
+    assert svc.view("g1", svc.seat_of("g1", mover))["rejected"] is None  # not the seat's own refusal
+    public = {"type": "CommandRejected", "id": "first", "seat": answer.seat, "kind": "repeat"}
+    assert public_changes(svc.store, "g1")[-1] == public  # the turn's text stays in the log
 
 
 def test_everything_is_answered_in_order(svc: GameService, folder: Folder) -> None:
@@ -557,8 +601,14 @@ def test_a_game_played_to_the_end(svc: GameService, folder: Folder) -> None:
     view = svc.view("g1")
     assert view["status"] == "over" and view["seed"] == seed.hex() and view["outcome"]["winners"]
     assert not folder.pending("g1")
-    # a turn after the end is answered, not applied
-    svc.submit("g1", "ann", created.tokens["ann"], "fold", command_id="late")
+    # a turn after the end is refused before it is stored: the record stays as it ended
+    commands = len(svc.store.commands("g1"))
+    with pytest.raises(Rejected, match=r"^game g1 is over$"):
+        svc.submit("g1", "ann", created.tokens["ann"], "fold", command_id="late")
+    assert len(svc.store.commands("g1")) == commands and len(svc.store.log("g1")) == len(log)
+    # one stored just before the end (or added by hand) is answered, not applied
+    late = TurnCommand("late", 0, "fold", "person", sign_turn(created.tokens["ann"], "g1", "late", 0, "fold"))
+    svc.redis.xadd(Keys("g1").commands, {"c": encode_command(late, 1)})
     fold(folder, "g1")
     assert _last_answer(svc, "g1") == CommandRejected("late", 0, "turn", "fold", "the game is over")
     summary = svc.games()[0]
@@ -651,7 +701,7 @@ def test_tampered_log_breaks_the_game(svc: GameService, folder: Folder) -> None:
     assert isinstance(forged.event, CommandApplied)
     raws[2] = encode_event(CommandApplied(forged.event.id, forged.event.seat, "fold", "bot"), 2, forged.prev, forged.at)
     _rewrite_log(svc.store, "g1", raws)
-    svc.store.submit("g1", "x", b"junk")  # something to fold
+    svc.redis.xadd(Keys("g1").commands, {"c": b"junk"})  # something to fold
     folder.tables.clear()
     with pytest.raises(
         GameBroken, match=r"^game g1: event 3 does not follow event 2: its prev is not the hash of event 2$"
@@ -674,7 +724,7 @@ def test_gaps_and_reorderings_break_the_game(svc: GameService, folder: Folder, e
     all_bot_game(svc, "g1", players=2)
     fold(folder, "g1")
     _rewrite_log(svc.store, "g1", edit(svc.store.log("g1")))
-    svc.store.submit("g1", "x", b"junk")
+    svc.redis.xadd(Keys("g1").commands, {"c": b"junk"})
     folder.tables.clear()
     with pytest.raises(GameBroken, match=reason):
         folder.advance("g1")
@@ -693,7 +743,7 @@ def test_log_the_rules_cannot_replay_breaks_the_game(svc: GameService, folder: F
     raws.append(encode_event(StepApplied(wrong_seat, Step.parse("fold")), len(raws), log[-1].hash, 1))
     _rewrite_log(svc.store, "g1", raws)
     svc.redis.hset(Keys("g1").meta, mapping={"version": len(raws), "head": event_hash(raws[-1]).hex()})
-    svc.store.submit("g1", "x", b"junk")
+    svc.redis.xadd(Keys("g1").commands, {"c": b"junk"})
     folder.tables.clear()
     with pytest.raises(GameBroken, match="cannot be replayed"):
         folder.advance("g1")
