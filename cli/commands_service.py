@@ -18,6 +18,7 @@ from red7es.service.connection import (
     client_for,
     embedded_server,
     is_cluster_url,
+    masked_url,
 )
 
 from .options import emit_json, json_option, pass_session, url_option
@@ -55,11 +56,11 @@ def worker(
 
     if is_cluster_url(session.endpoint.url) and not rq_url:
         raise click.ClickException(
-            f"{session.endpoint.url} is a Redis Cluster and RQ needs a single Redis server:"
+            f"{session.endpoint.shown} is a Redis Cluster and RQ needs a single Redis server:"
             " give it one with --rq-url (or RED7_RQ_URL)"
         )
     if rq_url and is_cluster_url(rq_url):
-        raise click.ClickException(f"--rq-url {rq_url} is a Redis Cluster: RQ needs a single Redis server")
+        raise click.ClickException(f"--rq-url {masked_url(rq_url)} is a Redis Cluster: RQ needs a single Redis server")
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(asctime)s %(name)s %(message)s")
     redis_down = False
     try:
@@ -115,11 +116,12 @@ def serve(session: Session, count: int, rq_url: str | None) -> None:
     url = session.endpoint.url
     if is_cluster_url(url) and not rq_url:
         raise click.ClickException(
-            f"{url} is a Redis Cluster and RQ needs a single Redis server: give it one with --rq-url (or RED7_RQ_URL)"
+            f"{session.endpoint.shown} is a Redis Cluster and RQ needs a single Redis server:"
+            " give it one with --rq-url (or RED7_RQ_URL)"
         )
     session.connection.ping()
     processes: list[subprocess.Popen[bytes]] = [spawn_worker(url, None, rq_url) for _ in range(count)]
-    click.echo(f"red7es serving {url} with {count} worker(s). Ctrl-C to stop.")
+    click.echo(f"red7es serving {session.endpoint.shown} with {count} worker(s). Ctrl-C to stop.")
     stopping = False
 
     def stop(*_: Any) -> None:
@@ -225,7 +227,7 @@ def status(session: Session, worker_name: str | None, min_workers: int, rq_url: 
     elif not is_cluster_url(session.endpoint.url):
         queued = connection.llen(f"rq:queue:{QUEUE_NAME}")
     report = {
-        "url": session.endpoint.url,
+        "url": session.endpoint.shown,
         "embedded": session.endpoint.embedded,
         "redis_version": info.get("redis_version"),
         "workers": workers,

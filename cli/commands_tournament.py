@@ -272,7 +272,7 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
                 report = runner.run(wait=wait)
     except UNREACHABLE_ERRORS as exc:
         raise click.ClickException(
-            f"lost the connection to Redis at {session.endpoint.url}: {str(exc).splitlines()[0]}; "
+            f"lost the connection to Redis at {session.endpoint.shown}: {str(exc).splitlines()[0]}; "
             f"nothing is lost, resume with: {resume}"
         ) from None
     if as_json:

@@ -132,7 +132,7 @@ class Red7Group(click.Group):
             raise click.ClickException(str(exc)) from None
         except UNREACHABLE_ERRORS as exc:
             session = ctx.meta.get("red7.session")  # set by --url in the subcommand's context
-            where = session.endpoint.url if session is not None and "endpoint" in session.__dict__ else "Redis"
+            where = session.endpoint.shown if session is not None and "endpoint" in session.__dict__ else "Redis"
             raise click.ClickException(f"lost the connection to Redis at {where}: {str(exc).splitlines()[0]}") from None
         except redis.exceptions.ResponseError as exc:
             raise click.ClickException(f"Redis refused a command: {exc}") from None
@@ -192,7 +192,8 @@ def console(stderr: bool = False) -> Console:
     Lines are never wrapped, and output that is not a terminal (a pipe, a file) gets
     room for wide tables, so a game id or a column heading is not cut to fit 80 columns.
     """
-    out = _Console(highlight=False, soft_wrap=True, stderr=stderr)
+    # Names and titles are printed as typed: never read as markup ("[/]") or emoji codes.
+    out = _Console(highlight=False, soft_wrap=True, stderr=stderr, markup=False, emoji=False)
     if not out.is_terminal and "COLUMNS" not in os.environ:
         out.width = PIPE_WIDTH
     return out

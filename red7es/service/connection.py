@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -36,6 +37,7 @@ __all__ = [
     "ensure_embedded",
     "is_cluster",
     "is_cluster_url",
+    "masked_url",
     "resolve",
 ]
 
@@ -79,7 +81,10 @@ def ensure_embedded(home: Path | None = None) -> RedisServer:
             try:
                 server.start()
             except ServerError as exc:
-                raise UnreachableError(f"could not start the embedded Redis in {server.directory}: {exc}") from None
+                raise UnreachableError(
+                    f"could not start the embedded Redis in {server.directory}: {exc} "
+                    "(RED7_HOME chooses another data directory, --url another Redis)"
+                ) from None
     return server
 
 
@@ -137,12 +142,27 @@ def client_for(url: str, **options: Any) -> redis.Redis:
     return redis.Redis.from_url(url, **options)
 
 
+_URL_PASSWORD = re.compile(r"^([a-z+]+://[^@/?#]*?:)[^@/?#]*@")
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*")
+
+
+def masked_url(url: str) -> str:
+    """``url`` fit to print: a password in it (``redis://user:secret@host``, or
+    ``?password=secret``) shown as ``***``, since messages end up in logs and screens."""
+    return _QUERY_PASSWORD.sub(r"\1***", _URL_PASSWORD.sub(r"\1***@", url, count=1))
+
+
 @dataclass(frozen=True)
 class Endpoint:
     """A Redis to talk to, and how to describe it in messages."""
 
     url: str
     embedded: bool
+
+    @property
+    def shown(self) -> str:
+        """The URL for messages (:func:`masked_url`)."""
+        return masked_url(self.url)
 
     def connect(self) -> redis.Redis:
         """A bytes connection (RQ needs bytes), checked with a PING."""
@@ -152,7 +172,7 @@ class Endpoint:
             connection.ping()
         except UNREACHABLE_ERRORS + (ValueError, redis.exceptions.RedisError) as exc:
             # RedisError too: a server that answers PING wrongly (not Redis at all) is as unusable
-            raise UnreachableError(f"cannot reach Redis at {self.url}: {_reason(exc)}") from None
+            raise UnreachableError(f"cannot reach Redis at {self.shown}: {_reason(exc)}") from None
         return connection
 
 

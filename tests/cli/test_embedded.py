@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from support import wait_for
 
-from red7es.service.redis_server import redis_binary
+from red7es.service.redis_server import RedisServer, ServerError, redis_binary
 
 from .conftest import RED7
 
@@ -104,3 +104,26 @@ def test_embedded_default(home: Path) -> None:
 
     again = red7("shutdown")
     assert "The embedded Redis is not running." in again.stdout
+
+
+def test_a_data_directory_too_long_for_a_socket_is_one_line_at_once(home: Path) -> None:
+    """The kernel cut the socket path short: the server listened elsewhere, the command
+    waited 10 s, blamed the server and left it running, out of `red7 shutdown`'s reach."""
+    deep = home / ("d" * 60) / ("e" * 40)
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env["RED7_HOME"] = str(deep)
+    result = subprocess.run([str(RED7), "games"], env=env, capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "too long for a Unix socket" in result.stderr, result.stderr
+    assert "RED7_HOME" in result.stderr
+    assert not pids_using(home), "nothing is left running"
+
+
+def test_a_server_that_never_answers_is_stopped_not_left_behind(tmp_path: Path) -> None:
+    silent = tmp_path / "silent-redis"
+    silent.write_text("#!/bin/sh\nexec sleep 60\n")
+    silent.chmod(0o755)
+    server = RedisServer(tmp_path / "redis", binary=str(silent))
+    with pytest.raises(ServerError, match="did not answer within 1s"):
+        server.start(timeout=1)
+    assert server.process is not None and server.process.poll() is not None, "the process was stopped"

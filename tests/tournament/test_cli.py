@@ -185,6 +185,17 @@ def test_people_are_told_how_to_play(red7: TournamentRed7) -> None:
     assert data["finished"] == (not open_games)
 
 
+def test_names_that_look_like_markup_are_printed_as_typed(red7: TournamentRed7) -> None:
+    """'[red]ann' was printed as 'ann', so the command to paste seated the real ann."""
+    t = new_id("c")
+    red7.ok("create", t, "-p", "[red]ann", "-p", "ann", "-b", "[/]=greedy")
+    standings = red7.ok("standings", t).stdout
+    assert "[red]ann" in standings and "[/]" in standings
+    assert "[red]ann" in red7.ok("show", t).stdout
+    run = red7.ok("run", t, "--no-wait").stderr
+    assert "[red]ann plays game" in run and "red7 join t-" in run and "'[red]ann'" in run
+
+
 def test_printed_commands_paste_into_a_shell(red7: TournamentRed7) -> None:
     """Every word is shell-quoted (names may hold quotes and $), and a typed --url is repeated."""
     t = new_id("c")
