@@ -184,6 +184,14 @@ def test_a_game_created_before_the_limits_keeps_its_bot(spec: str) -> None:
         assert bot.choose(game.observation(game.turn)) in game.legal_turns()
 
 
+def test_an_option_given_twice_is_refused_for_a_new_game() -> None:
+    """Which of the two counts would be a guess (it was silently the last)."""
+    with pytest.raises(BotError, match=r"^bot option 'time' is given twice in 'ismcts:time=0.5,time=1'$"):
+        make_bot("ismcts:time=0.5,time=1", new_game=True)
+    older = make_bot("ismcts:time=0.5,time=1")  # an older game's bot: the last one, as it was played
+    assert isinstance(older, IsmctsBot) and older.time_limit == 1.0
+
+
 def test_the_largest_budgets_are_accepted() -> None:
     bot = make_bot("ismcts:time=3600,iterations=1000000,c=1e6")
     assert isinstance(bot, IsmctsBot) and (bot.time_limit, bot.iterations, bot.c) == (3600.0, 1_000_000, 1e6)

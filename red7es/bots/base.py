@@ -68,6 +68,9 @@ def make_bot(spec: str, seed: int = 0, *, new_game: bool = False) -> Bot:
         if key not in known:
             takes = f"it takes {', '.join(known)}" if known else "it takes none"
             raise BotError(f"bot {name!r} has no option {key!r}: {takes}")
+        if new_game and key in options:
+            # which one counts would be a guess; an older game's spec keeps the last
+            raise BotError(f"bot option {key!r} is given twice in {spec!r}")
         options[key] = value.strip()
     try:
         bot: Bot = cls.from_options(seed=seed, **options)
