@@ -222,7 +222,7 @@ class Folder:
             {
                 "from": table.version,
                 "to": table.version + len(events),
-                "events": [p for p in (public_event(e) for e in events) if p is not None],
+                "events": [p for p in (public_event(e, len(table.seats)) for e in events) if p is not None],
             }
         )
         batch = Batch(

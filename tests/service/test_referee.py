@@ -276,6 +276,34 @@ def test_out_of_turn_is_rejected(svc: GameService, folder: Folder) -> None:
     )
 
 
+def test_a_turn_for_a_seat_the_game_does_not_have_keeps_its_reason_in_public(svc: GameService, folder: Folder) -> None:
+    """No seat 7 means no view:7 to read the reason from: the change notice carries it (and
+    the text, which no hand is behind); a real seat's refused turn still shows neither."""
+    tokens = _both_joined(svc, folder)
+    mover, other = _mover(svc, "g1")
+    svc.store.submit("g1", "t7", encode_command(TurnCommand("t7", 7, "p:R7", "person", "00" * 64), 1))
+    svc.submit("g1", other, tokens[other], "fold", command_id="early")
+    fold(folder, "g1")
+    notices = {e["id"]: e for e in public_changes(svc.store, "g1") if e["type"] == "CommandRejected"}
+    assert notices["t7"] == {
+        "type": "CommandRejected",
+        "id": "t7",
+        "seat": 7,
+        "kind": "turn",
+        "text": "p:R7",
+        "reason": "there is no seat 7",
+    }
+    assert notices["early"] == {
+        "type": "CommandRejected",
+        "id": "early",
+        "seat": svc.seat_of("g1", other),
+        "kind": "turn",
+    }
+    answer = svc.answer("g1", "t7", wait=1)
+    assert not answer.applied and answer.reason == "there is no seat 7"
+    assert svc.answer("g1", "early", wait=1).reason == f"it is not {other}'s turn (it is {mover}'s)"
+
+
 def test_illegal_turn_gives_the_engines_reason(svc: GameService, folder: Folder) -> None:
     tokens = _both_joined(svc, folder)
     mover, _ = _mover(svc, "g1")
