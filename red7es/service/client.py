@@ -22,7 +22,17 @@ from ..variant import Variant
 from .codec import GENESIS, Recorded, decode_command, decode_log, encode_command
 from .events import CommandRejected, CreateCommand, JoinCommand, SeatJoined, SeatSpec, TurnCommand
 from .inbox import Inbox
-from .store import GameStore, Keys, NoSuchGame, ReservedId, entry_field, new_game_id, now_ms, valid_game_id
+from .store import (
+    GameStore,
+    Keys,
+    MismatchedId,
+    NoSuchGame,
+    ReservedId,
+    entry_field,
+    new_game_id,
+    now_ms,
+    valid_game_id,
+)
 from .table import CreateRejected, validate_seats
 from .tokens import TokenError, new_token, public_key, sign_turn
 
@@ -191,7 +201,7 @@ class GameService:
         command = TurnCommand(command_id, seat, text, "person", signature)
         try:
             stream_id, duplicate = self.store.submit(game_id, command_id, encode_command(command, now_ms()))
-        except ReservedId as exc:
+        except (ReservedId, MismatchedId) as exc:
             raise ServiceError(str(exc)) from None
         if duplicate:
             self._check_same_command(game_id, stream_id, command)

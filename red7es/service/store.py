@@ -34,6 +34,7 @@ __all__ = [
     "GameStore",
     "AppendConflict",
     "ReservedId",
+    "MismatchedId",
     "NoSuchGame",
     "Keys",
     "Batch",
@@ -76,6 +77,10 @@ class NoSuchGame(LookupError):
 
 class ReservedId(ValueError):
     """A client command id that only workers may use."""
+
+
+class MismatchedId(ValueError):
+    """A command submitted under an id other than its own ``data.id``."""
 
 
 class AppendConflict(RuntimeError):
@@ -166,6 +171,8 @@ class GameStore:
             raise NoSuchGame(game_id)
         if code == 3:
             raise ReservedId(f"command id {command_id!r} is reserved: ids starting with bot- name bots' turns")
+        if code == 4:
+            raise MismatchedId(f"command submitted as {command_id!r} names another id in its data.id")
         return text(stream_id), code == 2
 
     def append(self, game_id: str, batch: Batch) -> tuple[int, str]:

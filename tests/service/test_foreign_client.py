@@ -144,6 +144,11 @@ def test_a_client_written_from_the_page_plays_a_whole_game(real_redis: redis.Red
     wait_for(lambda: real_redis.exists(client.key("view:0")), "the worker's first views")
     client.join(1)
 
+    # the page's script refuses a command submitted under another id than its data.id
+    turn = {"id": "data-id", "seat": 0, "turn": "fold", "by": "person", "sig": ""}
+    keys = [client.key("commands"), client.key("cmdids"), client.key("meta")]
+    assert client.submit_lua(keys=keys, args=["argv-id", client.command("Turn", turn)]) == [4, b""]
+
     # corrupt bytes are answered by stream id
     after = client.last_change()
     stream_id = client.submit("junk-1", b"\xc1 no command")
