@@ -22,7 +22,19 @@ from ..variant import Variant
 from .codec import GENESIS, Recorded, decode_command, decode_log, encode_command
 from .events import CommandRejected, CreateCommand, JoinCommand, SeatJoined, SeatSpec, TurnCommand
 from .inbox import Inbox
-from .store import GameIsOver, GameStore, Keys, NoSuchGame, ReservedId, entry_field, new_game_id, now_ms, valid_game_id
+from .store import (
+    GameIsOver,
+    GameStore,
+    Keys,
+    MismatchedId,
+    NoSuchGame,
+    ReservedId,
+    entry_field,
+    new_game_id,
+    now_ms,
+    text,
+    valid_game_id,
+)
 from .table import CreateRejected, validate_seats
 from .tokens import TokenError, new_token, public_key, sign_turn
 
@@ -30,6 +42,7 @@ __all__ = [
     "GameService",
     "ServiceError",
     "Rejected",
+    "BrokenGame",
     "JoinRefused",
     "CreatedGame",
     "Answer",
@@ -49,6 +62,16 @@ class ServiceError(RuntimeError):
 
 class Rejected(ServiceError):
     """The worker refused a command; the message is its reason."""
+
+
+class BrokenGame(ServiceError):
+    """The game is broken: a worker could not create it or cannot read its log, and it
+    will not change again (``meta.broken`` says why; docs/events.md)."""
+
+    def __init__(self, game_id: str, reason: str) -> None:
+        super().__init__(f"game {game_id} is broken: {reason}")
+        self.game_id = game_id
+        self.reason = reason
 
 
 class JoinRefused(Rejected):
@@ -194,7 +217,7 @@ class GameService:
         command = TurnCommand(command_id, seat, text, "person", signature)
         try:
             stream_id, duplicate = self.store.submit(game_id, command_id, encode_command(command, now_ms()))
-        except ReservedId as exc:
+        except (ReservedId, MismatchedId) as exc:
             raise ServiceError(str(exc)) from None
         except GameIsOver as exc:
             # Refused before it is stored, so a finished game's record never changes.
@@ -285,6 +308,7 @@ class GameService:
         if raw is None:
             if not self.store.exists(game_id):
                 raise NoSuchGame(game_id)
+            self.check_not_broken(game_id)
             raise ServiceError(f"game {game_id} has no view yet: is a worker running? (start one with: red7 worker)")
         view: dict[str, Any] = msgpack.unpackb(raw, raw=False)
         return view
@@ -294,7 +318,7 @@ class GameService:
         (its create command not folded yet) to get its first one."""
 
         def ready() -> bool:
-            if self.store.view(game_id) is not None or not self.store.exists(game_id):
+            if self.store.view(game_id) is not None or not self.store.exists(game_id) or self._broken(game_id):
                 return True
             self.schedule(game_id)
             return False
@@ -345,14 +369,44 @@ class GameService:
         return True
 
     def wait_change(self, game_id: str, after: str, timeout: float) -> tuple[str, list[dict[str, Any]]] | None:
-        """Block until the game changes after change id ``after``; returns (id, events)."""
+        """Block until the game changes after change id ``after``; returns (id, events), or None
+        after ``timeout`` seconds. :class:`BrokenGame` once the game is broken (it will not change
+        again); the changes before the entry that says so are returned first."""
         rows = self.store.changes(game_id, after=after, block_ms=max(1, int(timeout * 1000)))
         if not rows:
+            self.check_not_broken(game_id)
             return None
         events: list[dict[str, Any]] = []
-        for _id, _v, payload in rows:
-            events.extend(msgpack.unpackb(payload, raw=False)["events"])
-        return rows[-1][0], events
+        last = after
+        for change_id, _v, payload in rows:
+            try:
+                events.extend(self._public_events(game_id, payload))
+            except BrokenGame:
+                if last == after:
+                    raise
+                break
+            last = change_id
+        return last, events
+
+    def check_not_broken(self, game_id: str) -> None:
+        """Raise :class:`BrokenGame` if the game is broken."""
+        reason = self._broken(game_id)
+        if reason:
+            raise BrokenGame(game_id, reason)
+
+    def _broken(self, game_id: str) -> str | None:
+        """Why the game is broken (``meta.broken``), or None."""
+        reason = self.redis.hget(Keys(game_id).meta, "broken")
+        return text(reason) if reason else None
+
+    @staticmethod
+    def _public_events(game_id: str, payload: bytes) -> list[dict[str, Any]]:
+        """The events of one changes entry; :class:`BrokenGame` for the entry that marks the game broken."""
+        change = msgpack.unpackb(payload, raw=False)
+        if change.get("broken"):
+            raise BrokenGame(game_id, str(change["broken"]))
+        events: list[dict[str, Any]] = change["events"]
+        return events
 
     def log(self, game_id: str) -> list[Recorded]:
         if not self.store.exists(game_id):
@@ -384,6 +438,7 @@ class GameService:
     def _changes(self, game_id: str, after: str, deadline: float) -> Iterator[tuple[str, int, bytes]]:
         left = deadline - time.monotonic()
         if left <= 0:
+            self.check_not_broken(game_id)  # broken before the wait began: no worker will answer
             raise ServiceError(
                 f"no answer from a worker for game {game_id}: is one running? (start one with: red7 worker)"
             )
@@ -407,7 +462,7 @@ class GameService:
         while True:
             for change_id, _v, payload in self._changes(game_id, cursor, deadline):
                 cursor = change_id
-                yield msgpack.unpackb(payload, raw=False)["events"]
+                yield self._public_events(game_id, payload)
 
     def _keep(self, game_id: str, tokens: dict[str, str]) -> None:
         if self.keep_token is not None:

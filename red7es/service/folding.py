@@ -28,7 +28,7 @@ from .codec import (
     pack_map,
 )
 from .events import Command, CommandRejected, CreateCommand, LogEvent, TurnCommand
-from .store import AppendConflict, Batch, GameStore, Keys, now_ms
+from .store import AppendConflict, Batch, GameStore, now_ms
 from .table import CreateRejected, Table, public_event
 
 __all__ = ["Contended", "Folder", "Progress", "GameBroken", "decide", "decide_command", "has_work"]
@@ -222,7 +222,7 @@ class Folder:
             {
                 "from": table.version,
                 "to": table.version + len(events),
-                "events": [p for p in (public_event(e) for e in events) if p is not None],
+                "events": [p for p in (public_event(e, len(table.seats)) for e in events) if p is not None],
             }
         )
         batch = Batch(
@@ -255,8 +255,7 @@ class Folder:
 
     def _break(self, game_id: str, reason: str) -> None:
         log.error("game %s is broken: %s", game_id, reason)
-        self.store.redis.hset(Keys(game_id).meta, "broken", reason)
-        self.store.deactivate(game_id)
+        self.store.mark_broken(game_id, reason)
 
 
 def has_work(meta: dict[str, str], last_command_id: str) -> bool:

@@ -179,6 +179,8 @@ def export(service: GameService, game_id: str) -> Record:
     commands = _entries(command_rows, b"c")
     events = _entries(log_rows, b"e")
     if not events:
+        if meta.get("broken"):  # its create command could not start it (docs/events.md, A create that fails)
+            raise RecordError(f"game {game_id} is broken: {meta['broken']}")
         raise RecordError(f"game {game_id} has no log yet: no worker has created it")
     try:
         first = decode_event(events[0].raw, "event 0").event

@@ -128,7 +128,7 @@ class Replay:
         """The events of a turn as ``seat`` (or anyone) saw them: public parts, plus own draws."""
         out = []
         for event in self.events[turn.first : turn.last + 1]:
-            shown = public_event(event)
+            shown = public_event(event, len(self.names))
             if shown is None:
                 continue
             if seat is not None and isinstance(event, CardDrawn) and event.seat == seat:

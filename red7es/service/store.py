@@ -5,7 +5,7 @@ lives on one shard and its Lua scripts are atomic::
 
     red7:{g}:commands   stream  every command submitted (field c = msgpack)
     red7:{g}:log        stream  the log of facts, one event per entry (field e)
-    red7:{g}:changes    stream  public summaries of each append, for watchers
+    red7:{g}:changes    stream  public summaries of each append (and one entry if the game breaks), for watchers
     red7:{g}:meta       hash    version, head, cursor, status, to_move, bot_to_move
     red7:{g}:secret     hash    the seed until the game is over
     red7:{g}:cmdids     hash    command id -> stream id (exactly-once submission)
@@ -30,10 +30,13 @@ from typing import Any
 
 import redis
 
+from .envelope import pack_map
+
 __all__ = [
     "GameStore",
     "AppendConflict",
     "ReservedId",
+    "MismatchedId",
     "NoSuchGame",
     "Keys",
     "Batch",
@@ -77,6 +80,10 @@ class NoSuchGame(LookupError):
 
 class ReservedId(ValueError):
     """A client command id that only workers may use."""
+
+
+class MismatchedId(ValueError):
+    """A command submitted under an id other than its own ``data.id``."""
 
 
 class GameIsOver(ValueError):
@@ -176,6 +183,8 @@ class GameStore:
         if code == 3:
             raise ReservedId(f"command id {command_id!r} is reserved: ids starting with bot- name bots' turns")
         if code == 4:
+            raise MismatchedId(f"command submitted as {command_id!r} names another id in its data.id")
+        if code == 5:
             raise GameIsOver(game_id)
         return text(stream_id), code == 2
 
@@ -211,6 +220,22 @@ class GameStore:
         pipe.delete(Keys(game_id).secret)
         pipe.srem(ACTIVE, game_id)
         pipe.execute()
+
+    def mark_broken(self, game_id: str, reason: str) -> None:
+        """Mark a game broken (its log needs a human) and stop sweeping it.
+
+        The same transaction adds one entry to its changes stream, ``{"from": v, "to": v,
+        "events": [], "broken": reason}`` at its version ``v``, so that whoever is blocked
+        waiting for the game to change is woken and told, instead of waiting for ever.
+        """
+        k = Keys(game_id)
+        version = int(text(self.redis.hget(k.meta, "version") or 0))
+        pipe = self.redis.pipeline(transaction=True)  # one hash slot: meta and changes share the tag
+        pipe.hset(k.meta, "broken", reason)
+        change = pack_map({"from": version, "to": version, "events": [], "broken": reason})
+        pipe.xadd(k.changes, {"v": version, "p": change})
+        pipe.execute()
+        self.deactivate(game_id)
 
     def deactivate(self, game_id: str) -> None:
         """Stop sweeping a game (it is broken: its log needs a human)."""

@@ -3,19 +3,26 @@
 -- ARGV: 1 command id, 2 command bytes
 -- Returns {1, stream id} when appended, {2, stream id} for a duplicate, {0, ''} for no such game,
 -- {3, ''} for an id reserved for bots' turns (only workers write those, with append.lua),
--- {4, ''} for a game that is over (its record is complete: nothing more is added to it).
+-- {4, ''} for a command whose data.id is text other than ARGV[1] (its answer would carry
+-- data.id, never the id it was submitted under). Bytes Redis's cmsgpack cannot read that
+-- far are appended all the same: the worker answers them as corrupt.
+-- {5, ''} for a game that is over (its record is complete: nothing more is added to it).
 if redis.call('EXISTS', KEYS[3]) == 0 then
   return {0, ''}
 end
 if string.sub(ARGV[1], 1, 4) == 'bot-' then
   return {3, ''}
 end
+local read, named = pcall(function() return cmsgpack.unpack(ARGV[2]).data.id end)
+if read and type(named) == 'string' and named ~= ARGV[1] then
+  return {4, ''}
+end
 local existing = redis.call('HGET', KEYS[2], ARGV[1])
 if existing then
   return {2, existing}
 end
 if redis.call('HGET', KEYS[3], 'status') == 'over' then
-  return {4, ''}
+  return {5, ''}
 end
 local id = redis.call('XADD', KEYS[1], '*', 'c', ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[1], id)

@@ -395,8 +395,13 @@ class Table:
         return view
 
 
-def public_event(event: LogEvent) -> dict[str, Any] | None:
-    """The part of a log event everyone may see (for the changes stream), or None."""
+def public_event(event: LogEvent, players: int) -> dict[str, Any] | None:
+    """The part of a log event everyone may see (for the changes stream), or None.
+
+    ``players`` is the game's number of seats: a turn refused for a seat the game does
+    not have keeps its text and reason, as no seat's view can hold them (and there is
+    no hand for them to reveal).
+    """
     from .codec import EVENT_TYPES, type_name
 
     name = type_name(event)
@@ -414,7 +419,9 @@ def public_event(event: LogEvent) -> dict[str, Any] | None:
         if event.public:
             data["card"] = str(event.card)
         return data
-    if isinstance(event, CommandRejected) and event.kind in ("turn", REPEAT):
+    if isinstance(event, CommandRejected) and (
+        (event.kind == "turn" and 0 <= event.seat < players) or event.kind == REPEAT
+    ):
         # what was tried and why it failed stay in the seat's own view
         return {"type": name, "id": event.id, "seat": event.seat, "kind": event.kind}
     data = EVENT_TYPES[name].to_data(event)

@@ -14,7 +14,8 @@ import redis
 from click.testing import CliRunner, Result
 
 from red7es.cli.main import cli
-from red7es.service.codec import decode_event
+from red7es.service.codec import GENESIS, decode_event, encode_command
+from red7es.service.events import CreateCommand, SeatSpec
 from red7es.service.records import Record, read, read_all, write, write_all
 from red7es.service.redis_server import RedisServer
 from red7es.service.replay import Replay
@@ -189,6 +190,23 @@ def test_export_errors(served: tuple[Games, str], env: dict[str, str], tmp_path:
         run(env, "export", "live", "--url", url, "-o", missing, "--unfinished")
     )
     assert "cannot reach Redis" in fails(run(env, "export", "live", "-o", out))
+
+
+def test_export_of_a_game_whose_create_failed_says_it_is_broken_and_why(
+    served: tuple[Games, str], env: dict[str, str], tmp_path: Path
+) -> None:
+    """A create the worker cannot start leaves no log and marks the game broken: export says so, not 'no log yet'."""
+    games, url = served
+    seats = (SeatSpec("a"), SeatSpec("b"))
+    command = CreateCommand("create-nocreate", Variant(2), seats, "00" * 32, ())  # not the seed's commitment
+    assert games.service.store.create("nocreate", command.id, encode_command(command, 1), b"seed", 1, GENESIS)
+    assert "cannot create the game" in games.worker.advance("nocreate")["error"]
+    for unfinished in ((), ("--unfinished",)):
+        line = fails(run(env, "export", "nocreate", "--url", url, "-o", str(tmp_path / "x.jsonl"), *unfinished))
+        assert line == (
+            "Error: game nocreate is broken: cannot create the game: "
+            "the stored seed does not match the published commitment"
+        )
 
 
 @pytest.mark.parametrize(("fmt", "name"), [((), "same.jsonl"), (("--format", "msgpack"), "same.msgpack")])

@@ -29,8 +29,10 @@ from support import Red7, fails, new_id, one_line_error, wait_for
 from red7es.cli.commands_game import bot_entry, build_turn, seat_specs, split_bots
 from red7es.cli.main import cli
 from red7es.cli.session import live_workers
+from red7es.service.client import GameService
 from red7es.service.connection import masked_url
 from red7es.service.redis_server import free_port
+from red7es.service.store import Keys
 
 from .conftest import RED7
 
@@ -974,8 +976,9 @@ def test_build_turn_from_options() -> None:
 # ---------------------------------------------------------------------------- watch
 
 
-def _watched(user: Red7, redis_server: Any, game: str, play: Callable[[], object], *args: str) -> str:
-    """Run ``red7 watch GAME`` in its own process while ``play`` plays; returns what it printed."""
+def _watched(user: Red7, redis_server: Any, game: str, play: Callable[[], object], *args: str, code: int = 0) -> str:
+    """Run ``red7 watch GAME`` in its own process while ``play`` plays; returns what it printed
+    (on stderr if it is to exit with a ``code`` other than 0)."""
     connection = redis.Redis.from_url(redis_server.url)
     blocked_before = _blocked_readers(connection)
     watcher = subprocess.Popen(
@@ -994,8 +997,8 @@ def _watched(user: Red7, redis_server: Any, game: str, play: Callable[[], object
             watcher.kill()
             watcher.communicate()
         connection.close()
-    assert watcher.returncode == 0, err
-    return out
+    assert watcher.returncode == code, err
+    return out if code == 0 else err
 
 
 def test_watch_json_follows_a_game_to_its_end(alice: Red7, redis_server: Any) -> None:
@@ -1020,6 +1023,25 @@ def test_watch_says_the_end_once(alice: Red7, redis_server: Any) -> None:
     out = _watched(alice, redis_server, game, lambda: alice.ok("move", game, "--fold"))
     assert "alice folds" in out
     assert out.count("Game over:") == 1 and out.count("Seed revealed:") == 1, out
+
+
+def test_watch_is_woken_when_the_game_breaks_and_says_why(alice: Red7, redis_server: Any) -> None:
+    """A worker that cannot read a game's log marks it broken with one change entry: watch ends on it."""
+    game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="watchbroken")
+    connection = redis.Redis.from_url(redis_server.url)
+
+    def rogue_writer() -> None:  # an event no worker wrote, then something for a worker to fold
+        keys = Keys(game)
+        connection.xadd(keys.log, {"e": b"\xc1 not an event"})
+        connection.hincrby(keys.meta, "version", 1)
+        service = GameService(connection)
+        service.store.submit(game, "poke", b"junk")
+        service.schedule(game)
+        wait_for(lambda: connection.hexists(keys.meta, "broken"), "a worker to find the log broken")
+
+    err = _watched(alice, redis_server, game, rogue_writer, code=1)
+    assert re.fullmatch(rf"Error: game {game} is broken: event \d+ is not valid msgpack \(\w+\)\n", err), err
+    connection.close()
 
 
 def _blocked_readers(connection: redis.Redis) -> int:

@@ -1,5 +1,6 @@
-"""docs/cli.md says what ``red7`` does: the exit codes ``red7 --help`` lists, and the ``--json`` of
-``new``, ``games``, ``tournament create`` and ``tournament list`` (field tables and examples).
+"""docs/cli.md says what ``red7`` does: the exit codes ``red7 --help`` lists, how ``--seed`` is read,
+and the ``--json`` of ``new``, ``games``, ``tournament create`` and ``tournament list`` (field
+tables and examples).
 
 Each JSON section shows the command line its example came from; the test runs that line
 (with a fresh tournament id) and compares the example's shape, key by key, with the output.
@@ -7,6 +8,7 @@ Each JSON section shows the command line its example came from; the test runs th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shlex
@@ -90,3 +92,16 @@ def test_tournament_create_and_list_json_are_documented_as_they_are(alice: Red7)
     for fields, example, real in ((create_fields, create_example, created), (list_fields, list_example, listed)):
         assert sorted(fields) == keys_of(example) == keys_of(real)
         assert shape(example) == shape(real)
+
+
+def test_seeds_are_read_as_the_page_says(alice: Red7) -> None:
+    """64 hex digits are the seed's bytes, other text (trimmed) is hashed: the commitment shows which."""
+    text = CLI_MD.read_text(encoding="utf-8").split("\n## Seeds\n", 1)[1].split("\n## ", 1)[0]
+    assert '`--seed docs` is the seed `sha256(b"docs")`' in text
+    assert '`sha256(sha256(b"docs"))`' in text
+    digits = "0123456789abcdef" * 4
+    for given, seed in ((" docs ", hashlib.sha256(b"docs").digest()), (digits, bytes.fromhex(digits))):
+        created = json.loads(
+            alice.ok("new", "-p", "carol", "-b", "random", "--no-join", "--seed", given, "--json").stdout
+        )
+        assert created["commitment"] == hashlib.sha256(seed).hexdigest(), given

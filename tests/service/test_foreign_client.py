@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -144,6 +145,11 @@ def test_a_client_written_from_the_page_plays_a_whole_game(real_redis: redis.Red
     wait_for(lambda: real_redis.exists(client.key("view:0")), "the worker's first views")
     client.join(1)
 
+    # the page's script refuses a command submitted under another id than its data.id
+    turn = {"id": "data-id", "seat": 0, "turn": "fold", "by": "person", "sig": ""}
+    keys = [client.key("commands"), client.key("cmdids"), client.key("meta")]
+    assert client.submit_lua(keys=keys, args=["argv-id", client.command("Turn", turn)]) == [4, b""]
+
     # corrupt bytes are answered by stream id
     after = client.last_change()
     stream_id = client.submit("junk-1", b"\xc1 no command")
@@ -190,3 +196,30 @@ def test_a_client_written_from_the_page_plays_a_whole_game(real_redis: redis.Red
     assert real_redis.hget(client.key("meta"), "head") == head.hex().encode()
     assert last is not None and last["type"] == "SeedRevealed"
     assert bytes.fromhex(last["data"]["seed"]) == seed
+
+
+def test_a_client_blocked_on_the_changes_stream_learns_that_its_create_failed(
+    real_redis: redis.Redis, workers: WorkerPool
+) -> None:
+    """A create the worker cannot start writes no log: the one change entry wakes the client."""
+    workers.start(1, wait=True)
+    client = DocsClient(real_redis, "foreign-bad")
+    woken: list[Any] = []
+    reader = redis.Redis(connection_pool=redis.ConnectionPool(**real_redis.connection_pool.connection_kwargs))
+    blocked = threading.Thread(target=lambda: woken.append(reader.xread({client.key("changes"): "0-0"}, block=30_000)))
+    blocked.start()  # blocks before the game even exists, as a client that waits for its answer does
+    wait_for(lambda: real_redis.info("clients")["blocked_clients"] >= 1, "the client to block")
+    person = {"kind": "person", "bot": None}
+    variant = {"players": 2, "scoring": False, "draw": False, "actions": False, "rounds": 1, "target": None}
+    started = time.monotonic()
+    client.create(variant, [{"name": "ann", **person}, {"name": "ann", **person}], joins=[0], seed=os.urandom(32))
+    blocked.join(timeout=30)
+    assert time.monotonic() - started < 10 and woken and woken[0], "the client was not woken"
+    [[_stream, [(_id, fields)]]] = woken[0]
+    reason = "cannot create the game: seat names must be different (ann appears twice)"
+    assert fields[b"v"] == b"0"
+    assert msgpack.unpackb(fields[b"p"]) == {"from": 0, "to": 0, "events": [], "broken": reason}
+    meta = real_redis.hgetall(client.key("meta"))
+    assert (meta[b"broken"], meta[b"status"], meta[b"version"]) == (reason.encode(), b"new", b"0")
+    assert real_redis.xlen(client.key("log")) == 0 and not real_redis.exists(client.key("view:public"))
+    reader.close()

@@ -11,10 +11,11 @@ import msgpack
 import pytest
 
 from red7es.cards import ALL_CARDS
+from red7es.deal import commitment
 from red7es.facts import CardDrawn, GameOver, RoundDealt, RoundWon, StepApplied
 from red7es.game import IllegalStep
 from red7es.service.audit import INCOMPLETE, audit_record
-from red7es.service.client import GameService, Rejected, ServiceError
+from red7es.service.client import BrokenGame, GameService, Rejected, ServiceError
 from red7es.service.codec import GENESIS, decode_event, encode_command, encode_event, event_hash
 from red7es.service.events import (
     CommandApplied,
@@ -155,6 +156,57 @@ def test_a_game_without_its_seed_is_broken_not_stuck(svc: GameService, folder: F
         folder.advance("noseed")
 
 
+def _broken_at_creation(svc: GameService, folder: Folder, gid: str) -> str:
+    """A game whose create command names one seat twice: the worker cannot start it. Returns the reason."""
+    command = CreateCommand(f"create-{gid}", Variant(2), (person("a"), person("a")), commitment(b"seed"), ())
+    assert svc.store.create(gid, command.id, encode_command(command, 1), b"seed", 1, GENESIS)
+    with pytest.raises(GameBroken):
+        folder.advance(gid)
+    return "cannot create the game: seat names must be different (a appears twice)"
+
+
+def test_a_create_the_worker_cannot_start_writes_one_change_that_says_so(svc: GameService, folder: Folder) -> None:
+    """No log, no view, status new: the one thing written is the entry that wakes whoever waits."""
+    reason = _broken_at_creation(svc, folder, "bad")
+    meta = svc.store.meta("bad")
+    assert (meta["broken"], meta["status"], meta["version"]) == (reason, "new", "0")
+    assert svc.store.log("bad") == [] and svc.store.view("bad") is None and "bad" not in svc.store.active_games()
+    rows = svc.store.changes("bad")
+    assert [(v, msgpack.unpackb(p, raw=False)) for _id, v, p in rows] == [
+        (0, {"from": 0, "to": 0, "events": [], "broken": reason})
+    ]
+    message = f"game bad is broken: {reason}"
+    with pytest.raises(BrokenGame, match=re.escape(message)):
+        svc.wait_change("bad", "0-0", 1)
+    with pytest.raises(BrokenGame, match=re.escape(message)):
+        svc.wait_change("bad", rows[0][0], 0.01)  # after the entry: the game will never change again
+    with pytest.raises(BrokenGame, match=re.escape(message)):
+        svc.view("bad")
+    with pytest.raises(BrokenGame, match=re.escape(message)):
+        svc.join("bad", "a", wait=5)  # at once, not after 5 s of 'no view yet'
+
+
+def test_a_game_broken_in_play_wakes_waiters_after_the_changes_before_it(svc: GameService, folder: Folder) -> None:
+    tokens = _both_joined(svc, folder)
+    mover, _other = _mover(svc, "g1")
+    before = svc.store.last_change_id("g1")
+    svc.submit("g1", mover, tokens[mover], "fold", command_id="last")
+    fold(folder, "g1")
+    svc.redis.xadd(Keys("g1").log, {"e": b"\xc1 not an event"})  # a rogue writer
+    svc.redis.hincrby(Keys("g1").meta, "version", 1)
+    svc.redis.xadd(Keys("g1").commands, {"c": b"junk"})  # (submit.lua takes none: the game is over)
+    with pytest.raises(GameBroken):
+        folder.advance("g1")
+    change, events = svc.wait_change("g1", before, 1) or ("", [])
+    assert events[0]["id"] == "last" and change != svc.store.last_change_id("g1")
+    with pytest.raises(BrokenGame, match=r"^game g1 is broken: event \d+ is not valid msgpack"):
+        svc.wait_change("g1", change, 1)
+    with pytest.raises(BrokenGame):  # the answer to x will never come
+        svc.answer("g1", "x", after=change, wait=5)
+    with pytest.raises(BrokenGame):  # nor to a command submitted now: said when the wait is over
+        svc.answer("g1", "x", after=svc.store.last_change_id("g1"), wait=0.2)
+
+
 def test_a_second_create_command_is_rejected(svc: GameService, folder: Folder) -> None:
     _new(svc, folder)
     cmd = CreateCommand("create-again", Variant(2), (person("x"), person("y")), "00" * 32, ())
@@ -276,6 +328,34 @@ def test_out_of_turn_is_rejected(svc: GameService, folder: Folder) -> None:
     assert _last_answer(svc, "g1") == CommandRejected(
         "early", svc.seat_of("g1", other), "turn", "fold", f"it is not {other}'s turn (it is {mover}'s)"
     )
+
+
+def test_a_turn_for_a_seat_the_game_does_not_have_keeps_its_reason_in_public(svc: GameService, folder: Folder) -> None:
+    """No seat 7 means no view:7 to read the reason from: the change notice carries it (and
+    the text, which no hand is behind); a real seat's refused turn still shows neither."""
+    tokens = _both_joined(svc, folder)
+    mover, other = _mover(svc, "g1")
+    svc.store.submit("g1", "t7", encode_command(TurnCommand("t7", 7, "p:R7", "person", "00" * 64), 1))
+    svc.submit("g1", other, tokens[other], "fold", command_id="early")
+    fold(folder, "g1")
+    notices = {e["id"]: e for e in public_changes(svc.store, "g1") if e["type"] == "CommandRejected"}
+    assert notices["t7"] == {
+        "type": "CommandRejected",
+        "id": "t7",
+        "seat": 7,
+        "kind": "turn",
+        "text": "p:R7",
+        "reason": "there is no seat 7",
+    }
+    assert notices["early"] == {
+        "type": "CommandRejected",
+        "id": "early",
+        "seat": svc.seat_of("g1", other),
+        "kind": "turn",
+    }
+    answer = svc.answer("g1", "t7", wait=1)
+    assert not answer.applied and answer.reason == "there is no seat 7"
+    assert svc.answer("g1", "early", wait=1).reason == f"it is not {other}'s turn (it is {mover}'s)"
 
 
 def test_illegal_turn_gives_the_engines_reason(svc: GameService, folder: Folder) -> None:

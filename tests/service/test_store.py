@@ -6,13 +6,24 @@ import threading
 import time
 from typing import Any
 
+import msgpack
 import pytest
 import redis
 from support import wait_for
 
 from red7es.service.client import ServiceError
 from red7es.service.codec import GENESIS
-from red7es.service.store import ACTIVE, INDEX, AppendConflict, Batch, GameStore, Keys, NoSuchGame, valid_game_id
+from red7es.service.store import (
+    ACTIVE,
+    INDEX,
+    AppendConflict,
+    Batch,
+    GameStore,
+    Keys,
+    MismatchedId,
+    NoSuchGame,
+    valid_game_id,
+)
 from red7es.variant import Variant
 
 from .helpers import offline_service, person
@@ -116,6 +127,34 @@ def test_submit_exactly_once(any_redis: redis.Redis) -> None:
     assert store.command_stream_id(GID, "c3") is None
     # the create command's id is taken too
     assert store.submit(GID, "create-1", b"x")[1]
+
+
+@pytest.mark.parametrize("server", ["real", "cluster"])
+def test_submit_refuses_a_command_whose_data_id_is_not_the_id_it_is_submitted_as(
+    request: pytest.FixtureRequest, server: str
+) -> None:
+    """cmdids would hold the submitted id and the answer data.id: a client waiting on the one
+    it submitted would never see its answer. (Redis's cmsgpack reads data.id; fakeredis has none.)"""
+    r: redis.Redis = request.getfixturevalue(f"{server}_redis")
+    store = _created(r)
+
+    def command(data: Any) -> bytes:
+        return msgpack.packb({"type": "Turn", "version": 1, "at": 1, "data": data})  # type: ignore[no-any-return]
+
+    before = _snapshot(r, GID)
+    with pytest.raises(MismatchedId, match=r"'c1' names another id in its data\.id"):
+        store.submit(GID, "c1", command({"id": "c2", "seat": 0, "turn": "fold", "by": "person", "sig": ""}))
+    assert _snapshot(r, GID) == before
+    # its own id, or bytes the worker will answer as corrupt, are appended as before
+    for cid, raw in [
+        ("c1", command({"id": "c1", "seat": 0, "turn": "fold", "by": "person", "sig": ""})),
+        ("c3", b"\xc1 not msgpack"),
+        ("c4", command({"seat": 0})),
+        ("c5", command({"id": 5})),
+        ("c6", command("data is text")),
+        ("c7", msgpack.packb([1, 2])),
+    ]:
+        assert store.submit(GID, cid, raw) == (store.command_stream_id(GID, cid), False)
 
 
 def test_commands_after_is_exclusive(any_redis: redis.Redis) -> None:

@@ -18,12 +18,13 @@ from click.testing import Result
 from support import TournamentRed7, WorkerPool, wait_for
 
 from red7es.service.client import GameService
+from red7es.service.folding import Folder, GameBroken
 from red7es.service.redis_server import RedisServer
-from red7es.tournament import RoundPaired, TournamentRunner, create_tournament, load
+from red7es.tournament import RoundPaired, TournamentError, TournamentRunner, create_tournament, load
 from red7es.tournament.audit import audit_tournament
 from red7es.variant import Variant
 
-from .conftest import bots, tournament_games
+from .conftest import bots, people, tournament_games
 
 pytestmark = pytest.mark.integration
 
@@ -119,3 +120,30 @@ def test_redis_lost_mid_run_then_the_run_resumes(private_redis: Callable[..., Re
         pool.stop()
         connection.close()
         server.kill()  # nothing to keep: skip the slow clean shutdown
+
+
+def test_a_game_that_breaks_wakes_the_waiting_run_which_stops_saying_why(real_redis: redis.Redis) -> None:
+    """The run blocks on its games' changes streams: the entry a broken game gets wakes it at once."""
+    service = GameService(real_redis, wake=lambda game: None)  # no worker: the test folds
+    create_tournament(real_redis, "brk", [*people("alice"), *bots(1)], Variant(2), "round-robin", seed="b")
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            TournamentRunner(service, "brk", poll=5).run()
+        except BaseException as exc:
+            failed.append(exc)
+
+    runner = threading.Thread(target=run, daemon=True)
+    runner.start()
+    [game] = wait_for(lambda: tournament_games(real_redis, "brk"), "the run to create its game")
+    wait_for(lambda: real_redis.info("clients")["blocked_clients"] >= 1, "the run to wait on its game")
+    real_redis.delete(f"red7:{{{game}}}:secret")  # its create command can no longer start it
+    with pytest.raises(GameBroken):
+        Folder(service.store).advance(game)
+    runner.join(timeout=3)  # not the 5 s of its poll
+    assert not runner.is_alive(), "the run was not woken"
+    assert len(failed) == 1 and isinstance(failed[0], TournamentError)
+    assert str(failed[0]) == (
+        f"game {game} is broken (cannot create the game: the game's seed is missing): the tournament cannot finish"
+    )
