@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from red7es.bots.base import BOT_NAMES
-from red7es.service.client import GameService, JoinRefused, seat_index
+from red7es.service.client import GameService, JoinRefused, NoAnswer, seat_index
 from red7es.service.codec import seat_data
 from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.events import BOT, PERSON, SeatSpec
@@ -22,7 +22,7 @@ from red7es.variant import Variant, VariantError
 
 from .options import console, emit_json, json_option, pass_session, red7_line, typed_url, url_option
 from .render import SAID_BY_FINAL_VIEW, cards_text, describe_events, render_view
-from .session import Session
+from .session import Session, live_workers
 
 __all__ = [
     "COMMANDS",
@@ -542,13 +542,20 @@ def move(
     name, seat_token = seat_for(session, game, as_name, token)
     session.ensure_worker()
     command_id = command_id or uuid.uuid4().hex  # known here, so a lost answer can be asked for again
+    again = red7_line("move", game, text, "--as", name, "--id", command_id, url=typed_url())
     try:
         answer = session.service.play(game, name, seat_token, text, command_id=command_id)
     except UNREACHABLE_ERRORS as exc:
-        again = red7_line("move", game, text, "--as", name, "--id", command_id, url=typed_url())
         raise click.ClickException(
             f"lost the connection to Redis ({str(exc).splitlines()[0]}): the turn may or may not be stored; "
             f"send it again with its id, which takes effect once: {again}"
+        ) from None
+    except NoAnswer:
+        workers = len(live_workers(session.connection))
+        why = f"all {workers} worker(s) are busy" if workers else "no worker is running (start one with: red7 worker)"
+        raise click.ClickException(
+            f"no answer yet for game {game}: {why}; the turn is stored and will be answered, "
+            f"so do not play another: ask for its answer with {again}"
         ) from None
     if as_json:
         emit_json(

@@ -42,6 +42,7 @@ __all__ = [
     "GameService",
     "ServiceError",
     "Rejected",
+    "NoAnswer",
     "BrokenGame",
     "JoinRefused",
     "CreatedGame",
@@ -62,6 +63,10 @@ class ServiceError(RuntimeError):
 
 class Rejected(ServiceError):
     """The worker refused a command; the message is its reason."""
+
+
+class NoAnswer(ServiceError):
+    """No worker answered in time: none runs, or all are busy (a command stays stored)."""
 
 
 class BrokenGame(ServiceError):
@@ -439,9 +444,7 @@ class GameService:
         left = deadline - time.monotonic()
         if left <= 0:
             self.check_not_broken(game_id)  # broken before the wait began: no worker will answer
-            raise ServiceError(
-                f"no answer from a worker for game {game_id}: is one running? (start one with: red7 worker)"
-            )
+            raise NoAnswer(f"no answer from a worker for game {game_id}: is one running? (start one with: red7 worker)")
         if self.on_slow is not None:
             # Wait a little first; if nothing comes, let the caller make sure a worker runs.
             rows = self.store.changes(game_id, after=after, block_ms=max(1, int(min(left, SLOW_AFTER) * 1000)))

@@ -376,7 +376,7 @@ def slow_service(
     from red7es.service.client import GameService
     from red7es.workers.context import WorkerContext
 
-    for method in (GameService.create, GameService.join):  # the CLI runs in-process: wait 0.5 s, not 10
+    for method in (GameService.create, GameService.join, GameService.play):  # in-process: wait 0.5 s, not 10
         monkeypatch.setitem(method.__kwdefaults__, "wait", 0.5)
     monkeypatch.setattr(commands_game, "ANSWER_WAIT", 0.5)
     empty = redis_server.url.rsplit("/", 1)[0] + "/4"
@@ -446,6 +446,36 @@ def test_a_join_waits_for_the_answer_to_an_earlier_one(slow_service: Any, monkey
     out = dan.ok("join", game, "dan").stdout
     assert f"You are dan in game {game}. Token: {token}" in out
     assert "you already hold seat dan" in one_line_error(dan("join", game, "dan"))
+
+
+def test_a_move_nobody_answers_yet_says_it_is_stored_and_how_to_ask_again(slow_service: Any) -> None:
+    """It said 'is one running?' while two workers were busy with slow bots, and a player who
+    then typed the turn again got 'R1 is not in your hand': the first had been applied."""
+    from red7es.service.client import GameService
+    from red7es.service.events import CommandApplied
+
+    user, worker = slow_service
+    carol = user("carol")
+    game = new_id()
+    carol("new", "-p", "carol", "-p", "dan", "--join-all", "--id", game)  # no worker yet: it times out
+    worker.advance(game)
+    public = carol.json("show", game)
+    mover = public["seats"][public["to_move"]]["name"]
+    turn = carol.json("show", game, "--as", mover)["legal"][0]
+    line = one_line_error(carol("move", game, turn, "--as", mover, "--id", "slow-1"))
+    again = f"red7 move {game} {shlex.quote(turn)} --as {mover} --id slow-1"
+    assert line == (
+        f"Error: no answer yet for game {game}: no worker is running (start one with: red7 worker); "
+        f"the turn is stored and will be answered, so do not play another: ask for its answer with {again}"
+    )
+    with redis.Redis.from_url(carol.url) as connection:
+        connection.set("red7:worker:busy-1", "x", px=60_000)  # a live worker, busy with a slow bot
+        assert "all 1 worker(s) are busy" in one_line_error(carol(*shlex.split(again)[1:]))
+        worker.advance(game)
+        answered = carol.ok(*shlex.split(again)[1:])  # the printed command, pasted
+        assert "rejected" not in answered.stdout.lower()
+        log = GameService(connection).log(game)
+    assert sum(isinstance(r.event, CommandApplied) and r.event.id == "slow-1" for r in log) == 1
 
 
 def test_join_waits_for_a_game_created_a_moment_ago(slow_service: Any) -> None:
