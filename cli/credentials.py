@@ -6,9 +6,12 @@ It lives in the red7es data directory (``RED7_HOME`` overrides it) as
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +49,24 @@ class Credentials:
                 os.unlink(tmp)
             raise
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the file's lock for a read-modify-write.
+
+        The atomic replace in :meth:`_save` keeps the file whole, but two commands of one
+        user at once (joining several games from a script) would each write what it read
+        plus its own token, and the first token written would be lost.
+        """
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
     def save(self, game_id: str, name: str, token: str) -> None:
-        data = self._load()
-        data["games"].setdefault(game_id, {})[name] = token
-        self._save(data)
+        with self._locked():
+            data = self._load()
+            data["games"].setdefault(game_id, {})[name] = token
+            self._save(data)
 
     def forget(self, game_id: str, name: str, token: str) -> None:
         """Drop ``token`` for a seat it did not take (its join was refused).
@@ -57,13 +74,14 @@ class Credentials:
         Only that token: if another join of the seat has saved a newer one meanwhile,
         it stays.
         """
-        data = self._load()
-        seats = data["games"].get(game_id, {})
-        if seats.get(name) == token:
-            del seats[name]
-            if not seats:
-                del data["games"][game_id]
-            self._save(data)
+        with self._locked():
+            data = self._load()
+            seats = data["games"].get(game_id, {})
+            if seats.get(name) == token:
+                del seats[name]
+                if not seats:
+                    del data["games"][game_id]
+                self._save(data)
 
     def seats(self, game_id: str) -> dict[str, str]:
         """Seat name -> token for the seats this user holds in a game."""

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -518,6 +519,33 @@ def test_forget_drops_only_the_token_it_is_given(tmp_path: Any) -> None:
     assert credentials.token("g", "dan") == "a" * 64
     credentials.forget("g", "dan", "a" * 64)
     assert credentials.seats("g") == {}
+
+
+def _save_tokens(path: str, worker: int, count: int) -> None:
+    from red7es.cli.credentials import Credentials
+
+    credentials = Credentials(Path(path))
+    for i in range(count):
+        credentials.save(f"g{worker}-{i}", "me", f"{worker:02d}{i:062d}")
+
+
+def test_tokens_saved_at_once_by_several_commands_are_all_kept(tmp_path: Path) -> None:
+    """QA joined 24 seats at once from a script: every join said its token was kept, but
+    only 21 were in the file (each command wrote back what it read plus its own)."""
+    import multiprocessing
+
+    from red7es.cli.credentials import Credentials
+
+    path = tmp_path / "credentials.json"
+    context = multiprocessing.get_context("fork")
+    processes = [context.Process(target=_save_tokens, args=(str(path), w, 15)) for w in range(6)]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join(60)
+        assert process.exitcode == 0
+    credentials = Credentials(path)
+    assert sum(len(credentials.seats(f"g{w}-{i}")) for w in range(6) for i in range(15)) == 90
 
 
 def test_printed_commands_paste_into_a_shell(alice: Red7, bob: Red7) -> None:
