@@ -55,6 +55,7 @@ __all__ = [
 QUEUE_NAME = "red7"  # the RQ queue every red7es worker listens on
 NUDGE_TTL_MS = 30_000
 SLOW_AFTER = 2.0  # seconds without an answer before on_slow is called
+BROKEN_CHECK = 1.0  # longest a wait blocks before it looks again whether the game broke meanwhile
 
 
 class ServiceError(RuntimeError):
@@ -308,12 +309,12 @@ class GameService:
     # ------------------------------------------------------------------ reading
 
     def view(self, game_id: str, seat: int | None = None) -> dict[str, Any]:
-        """The current public view, or the view of one seat (what it may see)."""
+        """The current public view, or the view of one seat (what it may see); BrokenGame for a broken game."""
+        self.check_not_broken(game_id)  # its last view would show it as still being played
         raw = self.store.view(game_id, seat)
         if raw is None:
             if not self.store.exists(game_id):
                 raise NoSuchGame(game_id)
-            self.check_not_broken(game_id)
             raise ServiceError(f"game {game_id} has no view yet: is a worker running? (start one with: red7 worker)")
         view: dict[str, Any] = msgpack.unpackb(raw, raw=False)
         return view
@@ -365,6 +366,7 @@ class GameService:
         deadline = time.monotonic() + wait
         mark = self.store.last_change_id(game_id)  # before the first check: no change is missed
         while not ready():
+            self.check_not_broken(game_id)
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
@@ -377,7 +379,7 @@ class GameService:
         """Block until the game changes after change id ``after``; returns (id, events), or None
         after ``timeout`` seconds. :class:`BrokenGame` once the game is broken (it will not change
         again); the changes before the entry that says so are returned first."""
-        rows = self.store.changes(game_id, after=after, block_ms=max(1, int(timeout * 1000)))
+        rows = self._rows(game_id, after, timeout)
         if not rows:
             self.check_not_broken(game_id)
             return None
@@ -392,6 +394,21 @@ class GameService:
                 break
             last = change_id
         return last, events
+
+    def _rows(self, game_id: str, after: str, timeout: float) -> list[tuple[str, int, bytes]]:
+        """The game's changes after ``after``, waiting up to ``timeout`` seconds for one.
+
+        A worker that breaks a game writes a last changes entry that wakes this wait;
+        one that writes none (an older red7es, meta.broken set by hand) is noticed too,
+        by a look at the meta every BROKEN_CHECK seconds: BrokenGame then, not a timeout.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            rows = self.store.changes(game_id, after=after, block_ms=max(1, int(min(left, BROKEN_CHECK) * 1000)))
+            if rows or left <= BROKEN_CHECK:
+                return rows
+            self.check_not_broken(game_id)
 
     def check_not_broken(self, game_id: str) -> None:
         """Raise :class:`BrokenGame` if the game is broken."""
@@ -447,7 +464,7 @@ class GameService:
             raise NoAnswer(f"no answer from a worker for game {game_id}: is one running? (start one with: red7 worker)")
         if self.on_slow is not None:
             # Wait a little first; if nothing comes, let the caller make sure a worker runs.
-            rows = self.store.changes(game_id, after=after, block_ms=max(1, int(min(left, SLOW_AFTER) * 1000)))
+            rows = self._rows(game_id, after, min(left, SLOW_AFTER))
             if rows:
                 yield from rows
                 return
@@ -455,7 +472,7 @@ class GameService:
             left = deadline - time.monotonic()
             if left <= 0:
                 return
-        rows = self.store.changes(game_id, after=after, block_ms=max(1, int(left * 1000)))
+        rows = self._rows(game_id, after, left)
         yield from rows
 
     def _event_batches(self, game_id: str, after: str, wait: float) -> Iterator[list[dict[str, Any]]]:

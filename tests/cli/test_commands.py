@@ -583,6 +583,61 @@ def test_join_errors(alice: Red7, bob: Red7) -> None:
     assert "bob" not in alice.credentials()["games"][game], "a refused join keeps no token"
 
 
+# ---------------------------------------------------------------------------- broken games
+
+
+def test_a_game_that_breaks_says_so_at_once(slow_service: Any) -> None:
+    """A move waiting for its answer when the worker finds the log broken says why at once
+    (it waited 10 s, then blamed a missing worker), and so does every command that reads the game."""
+    from red7es.workers.context import WorkerContext
+
+    user, worker = slow_service
+    carol = user("carol")
+    game = new_id()
+    carol("new", "-p", "carol", "-p", "dan", "--join-all", "--id", game, "--seed", "breaks")
+    worker.advance(game)
+    view = carol.json("show", game)
+    mover = view["seats"][view["to_move"]]["name"]
+    turn = carol.json("moves", game, "--as", mover)["legal"][0]
+    connection = worker.store.redis
+    log = f"red7:{{{game}}}:log"
+    connection.xdel(log, connection.xrange(log)[1][0])
+    cold = WorkerContext(connection)  # has not got the game warm: rebuilds it from the log, and finds the gap
+    expected = f"Error: game {game} is broken: event 1 has sequence number 2"
+    started = time.monotonic()
+    with _folding(cold, game):
+        assert one_line_error(carol("move", game, turn, "--as", mover)) == expected
+    assert time.monotonic() - started < 5, "said at once, not after the 10 s wait for an answer"
+    for args in (
+        ("move", game, turn, "--as", mover),
+        ("show", game),
+        ("show", game, "--as", mover, "--json"),
+        ("moves", game, "--as", mover),
+        ("watch", game, "--timeout", "5"),
+        ("join", game, "dan"),
+        ("play", "--game", game, "--as", mover),
+    ):
+        assert one_line_error(carol(*args)) == expected, args
+    assert "broken" in carol.ok("games").stdout  # listed, as before
+
+
+def test_watch_notices_a_game_marked_broken_without_a_changes_entry(alice: Red7) -> None:
+    """meta.broken set with no entry to wake the wait (an older worker, an operator): said within a second or so."""
+    game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="breakwatch")
+    connection = redis.Redis.from_url(alice.url)
+    mark = threading.Timer(0.5, lambda: connection.hset(f"red7:{{{game}}}:meta", "broken", "the log was edited"))
+    mark.start()
+    try:
+        started = time.monotonic()
+        result = alice("watch", game, "--timeout", "8")
+        elapsed = time.monotonic() - started
+    finally:
+        mark.cancel()
+        connection.close()
+    assert one_line_error(result) == f"Error: game {game} is broken: the log was edited"
+    assert elapsed < 4, elapsed
+
+
 # ---------------------------------------------------------------------------- games
 
 
