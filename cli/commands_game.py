@@ -20,7 +20,7 @@ from red7es.service.store import TOURNAMENT_GAMES
 from red7es.service.tokens import TokenError, public_key
 from red7es.variant import Variant, VariantError
 
-from .options import console, emit_json, json_option, pass_session, red7_line, typed_url, url_option
+from .options import Seconds, console, emit_json, json_option, pass_session, red7_line, typed_url, url_option
 from .render import SAID_BY_FINAL_VIEW, cards_text, describe_events, render_view
 from .session import Session, live_workers
 
@@ -593,7 +593,7 @@ def move(
 @click.argument("game")
 @click.option("--as", "as_name", metavar="NAME", help="Watch as your seat (shows your hand).")
 @click.option("--token", help="The seat's token, if it is not in your credentials file.")
-@click.option("--timeout", type=float, default=0, help="Stop after this many idle seconds (0: never).")
+@click.option("--timeout", type=Seconds(), default=0, help="Stop after this many idle seconds (0: never).")
 @json_option
 @url_option
 @pass_session

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import os
 import shlex
 import sys
@@ -33,6 +34,7 @@ __all__ = [
     "STDIN",
     "STDOUT",
     "Red7Group",
+    "Seconds",
     "closed_pipe_ends_quietly",
     "console",
     "emit_json",
@@ -164,6 +166,23 @@ def url_option(fn: F) -> F:
         return ctx.invoke(fn, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+class Seconds(click.FloatRange):
+    """A finite number of seconds, 0 to ``max``: a usage error otherwise (exit 2).
+
+    click's FloatRange lets ``nan`` through (no comparison with it is true), and a
+    huge value or ``inf`` would overflow a wait's milliseconds.
+    """
+
+    def __init__(self, max: float = 365 * 24 * 3600) -> None:  # a year
+        super().__init__(min=0, max=max)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return super().convert(number, param, ctx)
 
 
 def json_option(fn: F) -> F:

@@ -1171,6 +1171,14 @@ def test_watch_timeout_when_nothing_happens(alice: Red7) -> None:
     assert text.exit_code == 0 and "Your hand:" in text.stdout
 
 
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "-1", "1e400", "1e300"])
+def test_watch_timeout_must_be_a_finite_number_of_seconds(value: str, tmp_path: Any) -> None:
+    """``nan`` was a traceback, ``inf`` an OverflowError, ``-1`` "No change for -1s": usage errors now."""
+    env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(tmp_path)}  # refused before Redis
+    result = CliRunner().invoke(cli, ["watch", "g1", "--timeout", value], env=env, prog_name="red7")
+    assert "Error: Invalid value for '--timeout'" in fails(result, 2)
+
+
 def test_watch_a_finished_game_returns_at_once(alice: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="done")
     alice.ok("move", game, "--fold")
