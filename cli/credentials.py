@@ -19,6 +19,8 @@ from red7es.service.connection import data_dir
 
 __all__ = ["Credentials"]
 
+_SHAPE = 'it does not hold {"games": {GAME: {SEAT NAME: TOKEN}}}'
+
 
 class Credentials:
     """Seat tokens by game id and seat name."""
@@ -28,13 +30,19 @@ class Credentials:
 
     def _load(self) -> dict[str, Any]:
         try:
-            data: dict[str, Any] = json.loads(self.path.read_text())
+            data: Any = json.loads(self.path.read_text())
         except FileNotFoundError:
             return {"games": {}}
         except (OSError, ValueError) as exc:
             raise OSError(f"cannot read the credentials file {self.path}: {exc}") from None
-        data.setdefault("games", {})
-        return data
+        games = data.setdefault("games", {}) if isinstance(data, dict) else None
+        if not isinstance(games, dict) or not all(
+            isinstance(seats, dict) and all(isinstance(token, str) for token in seats.values())
+            for seats in games.values()
+        ):  # valid JSON of another shape: the same one line as a file that is not JSON
+            raise OSError(f"cannot read the credentials file {self.path}: {_SHAPE}")
+        loaded: dict[str, Any] = data
+        return loaded
 
     def _save(self, data: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -548,6 +548,20 @@ def test_tokens_saved_at_once_by_several_commands_are_all_kept(tmp_path: Path) -
     assert sum(len(credentials.seats(f"g{w}-{i}")) for w in range(6) for i in range(15)) == 90
 
 
+@pytest.mark.parametrize(
+    "content",
+    ["[]", '"x"', '{"games": []}', '{"games": {"j1": "x"}}', '{"games": {"j1": {"alice": 5}}}', "{oops"],
+    ids=["list", "text", "games-list", "game-text", "token-number", "not-json"],
+)
+def test_a_credentials_file_of_another_shape_is_one_line(content: str, tmp_path: Any) -> None:
+    """Valid JSON of the wrong shape was an AttributeError or ValueError traceback."""
+    (tmp_path / "credentials.json").write_text(content)
+    env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(tmp_path)}  # read before Redis
+    for args in (("moves", "j1"), ("show", "j1", "--as", "alice")):
+        line = one_line_error(CliRunner().invoke(cli, list(args), env=env, prog_name="red7"))
+        assert line.startswith(f"Error: cannot read the credentials file {tmp_path / 'credentials.json'}: "), line
+
+
 def test_printed_commands_paste_into_a_shell(alice: Red7, bob: Red7) -> None:
     """Game commands print command lines like the tournament's: shell-quoted, a typed --url repeated."""
     odd = "o'neil$(x)"
