@@ -16,6 +16,7 @@ from red7es.service.client import GameService, JoinRefused, NoAnswer, seat_index
 from red7es.service.codec import seat_data
 from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.events import BOT, PERSON, SeatSpec
+from red7es.service.names import name_problem, shown
 from red7es.service.store import TOURNAMENT_GAMES
 from red7es.service.tokens import TokenError, public_key
 from red7es.variant import Variant, VariantError
@@ -109,11 +110,15 @@ def seat_specs(people: tuple[str, ...], bots: tuple[str, ...]) -> list[SeatSpec]
 
     A name the user gives is meant for one seat: given twice (``-p a -p a``,
     ``-b x=random -b x=greedy``, or a person's name to a bot), it is a usage error rather
-    than quietly renamed. Only an unnamed bot gets a number (``greedy``, ``greedy2``),
+    than quietly renamed; so is a name no seat may have (:func:`name_problem`: spaces,
+    control characters). Only an unnamed bot gets a number (``greedy``, ``greedy2``),
     past every name given.
     """
     taken: set[str] = set()
     for name in [*people, *(name for name in map(given_name, bots) if name is not None)]:
+        problem = name_problem(name)
+        if problem is not None:
+            raise click.UsageError(f"seat name {name!r} {problem}")
         if name in taken:
             raise click.UsageError(f"the name {name!r} is given twice: each seat needs its own")
         taken.add(name)
@@ -265,7 +270,7 @@ def new(
         seat_token = created.tokens.get(s.name)
         joining = red7_line("join", created.game_id, s.name, url=url)
         status = f"bot ({s.bot})" if s.is_bot else (f"yours, token {seat_token}" if seat_token else f"open: {joining}")
-        out.print(f"  {s.name}: {status}")
+        out.print(f"  {shown(s.name)}: {status}")
     if created.tokens:
         out.print(f"Play it: {red7_line('play', '--game', created.game_id, url=url)}")
 
@@ -338,7 +343,7 @@ def join(session: Session, game: str, name: str, as_json: bool) -> None:
     if as_json:
         emit_json({"game": game, "seat": name, "token": token})
     else:
-        click.echo(f"You are {name} in game {game}. Token: {token}")
+        click.echo(f"You are {shown(name)} in game {game}. Token: {token}")
         click.echo(f"Play it: {red7_line('play', '--game', game, '--as', name, url=typed_url())}")
 
 
@@ -384,7 +389,7 @@ def games(session: Session, limit: int, as_json: bool) -> None:
     for column in ("game", "created", "players", "status", "events"):
         table.add_column(column)
     for s in summaries:
-        names = [x["name"] for x in s.seats]
+        names = [shown(x["name"]) for x in s.seats]
         if s.status == "over" and s.winners is not None:
             status = "won by " + " and ".join(names[w] for w in s.winners)
         elif s.status == "playing" and s.to_move is not None and s.to_move < len(names):
@@ -463,7 +468,7 @@ def moves(session: Session, game: str, as_name: str | None, token: str | None, a
         elif mover is None:
             click.echo("Nobody is to move.")
         else:
-            click.echo(f"It is not your turn ({view['seats'][mover]['name']} to move).")
+            click.echo(f"It is not your turn ({shown(view['seats'][mover]['name'])} to move).")
         return
     for i, turn in enumerate(legal, 1):
         click.echo(f"{i:3}. {turn}")

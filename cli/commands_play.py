@@ -15,6 +15,7 @@ from rich.text import Text
 from red7es.bots.base import BOT_NAMES
 from red7es.service.client import GameService, Rejected
 from red7es.service.connection import UNREACHABLE_ERRORS
+from red7es.service.names import MAX_NAME, shown, unshowable
 from red7es.service.store import new_game_id
 
 from .commands_game import given_name, seat_for, seat_specs, seat_view, split_bots, variant_from, variant_options
@@ -122,12 +123,12 @@ def play(
 
 
 def default_name() -> str:
-    """The login name, made a valid seat name (no spaces, at most 40 characters)."""
+    """The login name, made a valid seat name (no spaces or control characters, at most 40 characters)."""
     try:
         login = getpass.getuser()
     except (OSError, KeyError):
         login = ""
-    cleaned = "".join(ch for ch in login if not ch.isspace())[:40]
+    cleaned = "".join(ch for ch in login if not ch.isspace() and not unshowable(ch))[:MAX_NAME]
     return cleaned or "player"
 
 
@@ -149,10 +150,10 @@ def _loop(out: Console, service: GameService, game_id: str, name: str, token: st
             try:
                 answer = service.play(game_id, name, token, turn)
             except Rejected as exc:  # malformed text: say why and ask again
-                out.print(Text(f"Not allowed: {exc}", style="bold red"))
+                out.print(Text(f"Not allowed: {shown(str(exc))}", style="bold red"))
                 continue
             if not answer.applied:
-                out.print(Text(f"Not allowed: {answer.reason}", style="bold red"))
+                out.print(Text(f"Not allowed: {shown(str(answer.reason))}", style="bold red"))
                 continue
             # This turn, and the bots' replies the worker may already have folded in.
             cursor, events = _changes(service, game_id, mark, 0.001)
@@ -160,12 +161,12 @@ def _loop(out: Console, service: GameService, game_id: str, name: str, token: st
         # cursor is at least as new, so if it is not our turn the change that makes
         # it so is still ahead of the cursor and wait_change will see it.
         view = seat_view(service, game_id, name)
-        shown = view.get("to_move") == view["seat"] or view["status"] == "over"
-        if shown:
+        to_show = view.get("to_move") == view["seat"] or view["status"] == "over"
+        if to_show:
             cursor, later = _changes(service, game_id, cursor, 0.001)  # what led to this view
             events += later
         _say(out, _own_draw_named(events, before, view), names)
-        if shown:
+        if to_show:
             render_view(out, view, you=view["seat"])
     return True
 

@@ -21,6 +21,7 @@ from rich.text import Text
 
 from red7es.service.codec import seat_data
 from red7es.service.connection import UNREACHABLE_ERRORS
+from red7es.service.names import shown
 from red7es.service.tokens import public_key
 from red7es.wording import cannot_write, counted
 
@@ -185,7 +186,7 @@ class _ProgressReporter:
         self.task = bar.add_task("starting", total=None)
 
     def paired(self, paired: RoundPaired) -> None:
-        byes = ", ".join(self.names[e] for e in paired.byes)
+        byes = ", ".join(shown(self.names[e]) for e in paired.byes)
         self.bar.console.print(
             f"Round {paired.round} paired: {len(paired.tables)} table(s)" + (f", bye: {byes}" if byes else "")
         )
@@ -206,12 +207,13 @@ class _ProgressReporter:
         was taken with it (a join that was refused or timed out leaves one behind too).
         """
         play = red7_line("play", "--game", game, "--as", person, url=self.url)
+        who = shown(person)
         if person not in joined:  # open (`red7 join` also settles a token left by an earlier try)
-            return f"{person} plays game {game}: {red7_line('join', game, person, url=self.url)} && {play}"
+            return f"{who} plays game {game}: {red7_line('join', game, person, url=self.url)} && {play}"
         key = joined[person]
         if token is not None and (key is None or key == public_key(token)):  # held here: joining again would fail
-            return f"{person} plays game {game}: {play}"
-        return f"{person} plays game {game} (joined elsewhere: play where its token is): {play}"
+            return f"{who} plays game {game}: {play}"
+        return f"{who} plays game {game} (joined elsewhere: play where its token is): {play}"
 
 
 @tournament.command()
@@ -349,7 +351,7 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
         return
     out = console()
     status = "finished" if state.finished else f"{len(state.results)} of {counted(total_games(spec), 'game')} played"
-    out.print(Text(f"{spec.name} ({spec.format}, {status})", style="bold"))
+    out.print(Text(f"{shown(spec.name)} ({spec.format}, {status})", style="bold"))
     table = Table(box=None, pad_edge=False)
     swiss = spec.format == SWISS
     headers = ["#", "entrant", "games", "wins", "points", "round wins", "byes"]
@@ -358,7 +360,7 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
     for h in headers:
         table.add_column(h, justify="left" if h == "entrant" else "right")
     for r in rows:
-        table.add_row(str(r.rank), r.name, *r.figures(swiss))
+        table.add_row(str(r.rank), shown(r.name), *r.figures(swiss))
     out.print(table)
 
 
@@ -615,20 +617,23 @@ def show(session: Session, name: str, as_json: bool) -> None:
         )
         return
     out = console()
-    out.print(Text(spec.name if spec.name == spec.tournament else f"{spec.name} [{spec.tournament}]", style="bold"))
+    title = shown(spec.name)
+    out.print(Text(title if spec.name == spec.tournament else f"{title} [{spec.tournament}]", style="bold"))
     out.print(
         f"{spec.format}, {len(spec.entrants)} entrants, {counted(spec.rounds, 'round')}, {spec.variant.describe()}; "
         f"{len(state.results)} of {counted(total_games(spec), 'game')} played"
         + ("; finished" if state.finished else "")
     )
-    out.print("Entrants: " + ", ".join(e.name + (f" ({e.bot})" if e.is_bot else " (person)") for e in spec.entrants))
+    out.print(
+        "Entrants: " + ", ".join(shown(e.name) + (f" ({e.bot})" if e.is_bot else " (person)") for e in spec.entrants)
+    )
     for r in rounds:
         out.print(Text(f"Round {r['round']}", style="bold"))
         for t in r["tables"]:
-            result = f"won by {' and '.join(t['winners'])}" if t["winners"] else t["status"]
-            out.print(f"  {t['game']}: {', '.join(t['seats'])} — {result}")
+            result = f"won by {' and '.join(map(shown, t['winners']))}" if t["winners"] else t["status"]
+            out.print(f"  {t['game']}: {', '.join(map(shown, t['seats']))} — {result}")
         if r["byes"]:
-            out.print(f"  bye: {', '.join(r['byes'])}")
+            out.print(f"  bye: {', '.join(map(shown, r['byes']))}")
     if state.current_round < spec.rounds:
         first, last = state.current_round + 1, spec.rounds
         out.print(f"Round {last} not paired yet." if first == last else f"Rounds {first}-{last} not paired yet.")

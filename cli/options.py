@@ -22,6 +22,7 @@ from red7es.cards import CardError
 from red7es.service.client import ServiceError
 from red7es.service.codec import CorruptEvent
 from red7es.service.connection import UNREACHABLE_ERRORS, UnreachableError
+from red7es.service.names import escaped, shown, unshowable
 from red7es.service.records import RecordError
 from red7es.service.replay import ReplayError
 from red7es.service.store import NoSuchGame
@@ -119,6 +120,15 @@ class Red7Group(click.Group):
             return super().make_context(info_name, args, parent, **extra)
 
     def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return self._invoke(ctx)
+        except click.ClickException as exc:
+            # An error line can quote a seat name, or a reason a worker wrote for a turn
+            # another client sent: nothing in it may drive the terminal (red7es.service.names).
+            exc.message = shown(exc.message)  # type: ignore[misc]  # Final only in click's annotations
+            raise
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
@@ -240,7 +250,16 @@ def emit_json(data: Any) -> None:
 def red7_line(*words: str, url: str | None) -> str:
     """A ``red7`` command line for people to paste: every word shell-quoted (a seat may be
     named ``o'neil`` or ``$(x)``), and ``--url`` when one was typed (:func:`typed_url`)."""
-    return shlex.join(["red7", *words, *(("--url", url) if url else ())])
+    return " ".join(map(_quoted, ["red7", *words, *(("--url", url) if url else ())]))
+
+
+def _quoted(word: str) -> str:
+    """A word shell-quoted; one holding characters a terminal acts on (a seat name another
+    client chose) in ANSI-C quotes, ``$'\\x1bred'``: escaped on screen, itself once pasted
+    into bash or zsh."""
+    if not any(map(unshowable, word)):
+        return shlex.quote(word)
+    return "$'" + "".join(escaped(ch) if unshowable(ch) else "\\" + ch if ch in "\\'" else ch for ch in word) + "'"
 
 
 def typed_url() -> str | None:

@@ -1,7 +1,9 @@
 """How games look in a terminal: cards in their colours, the rule in words, who leads.
 
 Everything here renders the documented view and event shapes (docs/events.md), so
-what a player sees is built from what their seat may see, nothing else.  Colour is
+what a player sees is built from what their seat may see, nothing else.  Seat names,
+and any text another client chose (a refused turn's text and reason), are printed
+through :func:`~red7es.service.names.shown`, which escapes what a terminal would act on.  Colour is
 rich's business: it turns itself off when output is not a terminal or ``NO_COLOR``
 is set, leaving plain text.
 """
@@ -16,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from red7es.cards import Card, Color
+from red7es.service.names import shown
 
 __all__ = [
     "CARD_STYLES",
@@ -65,9 +68,9 @@ def rule_line(rule: str) -> Text:
 
 
 def _seat_label(seat: dict[str, Any], you: int | None) -> Text:
-    label = Text(seat["name"])
+    label = Text(shown(seat["name"]))
     if seat["kind"] == "bot":
-        label.append(f" [{seat['bot']}]", style="dim")
+        label.append(f" [{shown(str(seat['bot']))}]", style="dim")
     elif not seat.get("joined"):
         label.append(" (open)", style="dim")
     if you is not None and seat["seat"] == you:
@@ -80,7 +83,7 @@ def _leader_text(view: dict[str, Any]) -> Text:
     rule = Color.parse(view["rule"])
     if leader is None:
         return Text(f"Nobody leads under {rule.title}: no palette has a qualifying card.")
-    name = view["seats"][leader]["name"]
+    name = shown(view["seats"][leader]["name"])
     qualifying = view.get("qualifying", [])
     text = Text(f"{name} leads under {rule.title} with ")
     text.append_text(cards_text(qualifying))
@@ -174,7 +177,7 @@ def render_view(console: Console, view: dict[str, Any], *, you: int | None = Non
         return
     to_move = view.get("to_move")
     if to_move is not None:
-        name = view["seats"][to_move]["name"]
+        name = shown(view["seats"][to_move]["name"])
         line = Text("Your turn." if to_move == you else f"{name} to move.", style="bold")
         steps = view.get("turn_steps") or []
         if steps:
@@ -190,14 +193,14 @@ def _ordinal(n: int) -> str:
 
 def outcome_line(view: dict[str, Any]) -> str:
     outcome = view["outcome"]
-    names = [view["seats"][s]["name"] for s in outcome["winners"]]
+    names = [shown(view["seats"][s]["name"]) for s in outcome["winners"]]
     scoring = view["variant"].get("scoring")
     if len(names) > 1:
         head = f"Game over: shared win between {' and '.join(names)}"
     else:
         head = f"Game over: {names[0]} wins"
     if scoring:
-        scores = ", ".join(f"{s['name']} {outcome['scores'][s['seat']]}" for s in view["seats"])
+        scores = ", ".join(f"{shown(s['name'])} {outcome['scores'][s['seat']]}" for s in view["seats"])
         return f"{head} ({scores} points)."
     won = outcome["round_wins"][outcome["winners"][0]]
     return f"{head} ({won} round{'' if won == 1 else 's'} won)."
@@ -210,7 +213,7 @@ _REJECTED_SUBJECTS = {"corrupt": "a corrupt command", "repeat": "a repeated comm
 
 def _name(names: Sequence[str], seat: Any) -> str:
     if isinstance(seat, int) and 0 <= seat < len(names):
-        return names[seat]
+        return shown(names[seat])
     return f"seat {seat}"
 
 
@@ -220,11 +223,12 @@ def describe_event(event: dict[str, Any], names: Sequence[str]) -> Text | None:
     who = _name(names, event.get("seat"))
     if kind == "GameCreated":
         seats = ", ".join(
-            s["name"] + (f" ({s['bot']} bot)" if s["kind"] == "bot" else "") for s in event.get("seats", [])
+            shown(s["name"]) + (f" ({shown(str(s['bot']))} bot)" if s["kind"] == "bot" else "")
+            for s in event.get("seats", [])
         )
         return Text(f"Game created for {seats}.")
     if kind == "SeatJoined":
-        return Text(f"{event['name']} took a seat.")
+        return Text(f"{shown(event['name'])} took a seat.")
     if kind == "RoundDealt":
         text = Text(f"Round {event['round']} dealt; palettes ")
         text.append_text(cards_text(event["palettes"]))
@@ -260,9 +264,9 @@ def describe_event(event: dict[str, Any], names: Sequence[str]) -> Text | None:
         subject = _REJECTED_SUBJECTS.get(kind_of, f"{who}'s {kind_of}")
         text = Text(f"Rejected {subject}")
         if event.get("text"):
-            text.append(f" '{event['text']}'")
+            text.append(f" '{shown(str(event['text']))}'")
         if event.get("reason"):
-            text.append(f": {event['reason']}", style="bold")
+            text.append(f": {shown(str(event['reason']))}", style="bold")
         return text
     return None
 

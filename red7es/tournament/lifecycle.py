@@ -17,6 +17,7 @@ from ..bots.base import BotError, make_bot
 from ..deal import commitment, make_seed
 from ..service.codec import GENESIS
 from ..service.events import BOT, PERSON, SeatSpec
+from ..service.names import name_problem, unshowable
 from ..service.store import now_ms
 from ..variant import Variant
 from .codec import encode
@@ -47,8 +48,9 @@ def check_entrants(entrants: Sequence[SeatSpec], table_size: int) -> None:
         raise TournamentError(f"at most {MAX_ENTRANTS} entrants, got {len(entrants)}")
     names = [e.name for e in entrants]
     for e in entrants:
-        if not e.name or len(e.name) > 40 or any(ch.isspace() for ch in e.name):
-            raise TournamentError(f"entrant name {e.name!r} must be 1-40 characters without spaces")
+        problem = name_problem(e.name)
+        if problem is not None:
+            raise TournamentError(f"entrant name {e.name!r} {problem}")
         if e.kind not in (PERSON, BOT):
             raise TournamentError(f"entrant {e.name!r} must be a person or a bot")
         if e.kind == BOT:
@@ -88,8 +90,8 @@ def create_tournament(
     if not 1 <= rounds <= MAX_ROUNDS:
         raise TournamentError(f"rounds must be 1-{MAX_ROUNDS}, not {rounds}")
     title = (name or tournament).strip()
-    if not title or len(title) > 80 or "\n" in title:
-        raise TournamentError("a tournament name is 1-80 characters on one line")
+    if not title or len(title) > 80 or any(unshowable(ch) for ch in title):
+        raise TournamentError("a tournament name is 1-80 characters on one line, without control characters")
     secret = make_seed(seed)
     created = now_ms()
     event = TournamentCreated(tournament, title, tuple(entrants), variant, format, rounds, commitment(secret), created)

@@ -1083,6 +1083,83 @@ def test_a_bot_named_like_the_default_seat_name_says_where_that_name_came_from(t
     )
 
 
+UNSHOWABLE_NAMES = ["\x1b[31mred\x1b[0m", "evil\u202eoops", "zero\u200bwidth", "a\u2028b", "bell\x07"]
+
+
+@pytest.mark.parametrize("name", UNSHOWABLE_NAMES, ids=["esc", "bidi", "zwsp", "line-sep", "bel"])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("new", "-p", "{}", "-b", "random"),
+        ("new", "-p", "ann", "-b", "{}=random"),
+        ("play", "--name", "{}"),
+        ("play", "--name", "ann", "--bots", "{}=random"),
+        ("tournament", "create", "cup", "-p", "{}", "-b", "random"),
+        ("tournament", "create", "cup", "-b", "{}=greedy", "-b", "random"),
+    ],
+    ids=["new-p", "new-b", "play-name", "play-bots", "tournament-p", "tournament-b"],
+)
+def test_a_seat_name_with_control_or_format_characters_is_a_usage_error(
+    args: tuple[str, ...], name: str, tmp_path: Any
+) -> None:
+    """A name reaches every player's terminal: ESC could recolour or retitle it, U+202E reorder it."""
+    env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(tmp_path)}  # refused before Redis
+    result = CliRunner().invoke(cli, [a.format(name) for a in args], env=env, prog_name="red7")
+    line = fails(result, 2).strip().splitlines()[-1]
+    assert line.startswith(f"Error: seat name {name!r} must "), line
+    assert not any(ch in line for ch in "\x1b\u202e\u200b\u2028\x07"), "the error line shows the name escaped"
+
+
+def test_names_are_checked_by_one_rule() -> None:
+    from red7es.service.names import name_problem, shown
+
+    assert name_problem("alice") is None and name_problem("o'neil$(x)") is None and name_problem("é✓") is None
+    assert name_problem("a b") == name_problem("a\tb") == name_problem("") == "must be 1-40 characters without spaces"
+    assert name_problem("x" * 41) == "must be 1-40 characters without spaces"
+    assert all(name_problem(n) is not None for n in UNSHOWABLE_NAMES)
+    assert shown("\x1b[31mred\x1b[0m") == "\\x1b[31mred\\x1b[0m"
+    assert shown("evil\u202eoops\U000e0001") == "evil\\u202eoops\\U000e0001"
+    assert shown("alice é ✓") == "alice é ✓"
+
+
+def test_names_another_client_chose_are_shown_escaped(alice: Red7) -> None:
+    """A client other than red7 may still create a game with such names (the referee takes them):
+    every display escapes them, and rich markup in a name is text, not a style (``[/x]`` was a traceback)."""
+    from red7es.service.client import GameService
+    from red7es.service.events import BOT, PERSON, SeatSpec
+    from red7es.variant import Variant
+
+    odd, bidi, markup = "\x1b]0;pwned\x07\x1b[2J", "evil\u202eoops", "[/x][bold]b"
+    connection = redis.Redis.from_url(alice.url)
+    service = GameService(connection)
+    bots = service.create(
+        Variant(3), [SeatSpec(odd, BOT, "random"), SeatSpec(bidi, BOT, "random"), SeatSpec(markup, BOT, "random")]
+    ).game_id
+    people = new_id()
+    service.create(Variant(2), [SeatSpec(odd, PERSON), SeatSpec(bidi, BOT, "random")], game_id=people)
+    connection.close()
+    wait_for(lambda: alice.json("show", bots)["status"] == "over", "the bots to finish")
+    outputs = [
+        alice.ok("games").stdout,
+        alice.ok("show", bots).stdout,
+        alice.ok("watch", bots).stdout,
+        alice.ok("replay", bots).stdout,
+        alice("replay", bots, "--step", input="\n" * 400).stdout,
+        alice.ok("show", people).stdout,
+    ]
+    joined = alice.ok("join", people, odd).stdout
+    outputs += [joined, alice.ok("show", people, "--as", odd).stdout]
+    refused = one_line_error(alice("show", people, "--as", "zed"))
+    for out in [*outputs, refused]:
+        assert not any(ch in out for ch in "\x1b\x07\u202e"), out
+    assert "\\x1b]0;pwned\\x07\\x1b[2J" in outputs[0] and "evil\\u202eoops" in outputs[0]
+    assert "[/x][bold]b" in outputs[1]
+    assert refused == f"Error: no seat 'zed' in game {people} (seats: \\x1b]0;pwned\\x07\\x1b[2J, evil\\u202eoops)"
+    play = next(line for line in joined.splitlines() if line.startswith("Play it: ")).partition(": ")[2]
+    pasted = subprocess.run(["bash", "-c", f'printf "%s\\n" {play}'], capture_output=True, text=True).stdout
+    assert pasted.splitlines() == ["red7", "play", "--game", people, "--as", odd], "quoted $'...': pastes back"
+
+
 def test_move_with_two_canvas_options_is_refused_by_the_rules(alice: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="canvas2")
     first, second = view["hand"][:2]

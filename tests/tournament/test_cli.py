@@ -307,7 +307,7 @@ def test_audit_passes_then_fails_on_a_tampered_game(red7: TournamentRed7) -> Non
         (("create", "Bad_Id", "-b", "greedy", "-b", "random"), "is not a valid tournament id"),
         (("create", "x1", "-b", "greedy"), "needs at least 2 entrants"),
         (("create", "x2", "-b", "greedy", "-b", "nope"), "unknown bot 'nope'"),
-        (("create", "x4", "-p", "a b", "-b", "random"), "must be 1-40 characters without spaces"),
+        (("create", "x5", "--title", "a\x1b[2Jb", "-b", "greedy", "-b", "random"), "without control characters"),
         (("standings", "nope"), "no tournament 'nope' (list them with: red7 tournament list)"),
         (("run", "nope"), "no tournament 'nope'"),
         (("show", "nope"), "no tournament 'nope'"),
@@ -327,6 +327,8 @@ def test_duplicate_and_oversized_tournaments_are_refused(red7: TournamentRed7) -
     assert "play a Swiss tournament instead" in one_line_error(red7("create", new_id("c"), "-k", "3", *many))
     usage = red7("create", new_id("c"), "-b", "greedy", "-b", "random", "--format", "knockout")
     assert usage.exit_code == 2
+    spaced = red7("create", new_id("c"), "-p", "a b", "-b", "random")  # a name no seat may have: usage, as in new
+    assert spaced.exit_code == 2 and "Error: seat name 'a b' must be 1-40 characters without spaces" in spaced.stderr
     contradiction = red7("create", new_id("c"), "-k", "3", "-b", "greedy", "-b", "random", "--scoring", "--rounds", "2")
     assert contradiction.exit_code == 2 and "rounds is for the basic game" in contradiction.stderr
     both = red7("standings", t, "--csv", "-", "--json")  # one stdout cannot hold both
