@@ -9,6 +9,7 @@ import termios
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 from rich.text import Text
 
@@ -82,6 +83,8 @@ def play(
             "--as needs --game GAME: it picks your seat in a game you joined (a new game's is --name)"
         )
     new = game_id is None
+    if not new:
+        _refuse_new_game_options()
     if name is None:
         name = default_name()
         if new and name in map(given_name, split_bots(bots)):  # "given twice" would blame a name never typed
@@ -120,6 +123,26 @@ def play(
             raise
     if not over:  # q or Ctrl-D: a choice, not an interruption
         leave()
+
+
+NEW_GAME_OPTIONS = ("bots", "name", "scoring", "draw", "actions", "rounds", "target", "seed")
+
+
+def _refuse_new_game_options() -> None:
+    """With --game, the options that make a new game would be silently ignored: a usage
+    error naming them, as --as without --game is."""
+    ctx = click.get_current_context()
+    given = [
+        param.opts[0]
+        for param in ctx.command.params
+        if param.name in NEW_GAME_OPTIONS and ctx.get_parameter_source(param.name) is not ParameterSource.DEFAULT
+    ]
+    if given:
+        seat = "; your seat in it is --as NAME" if "--name" in given else ""
+        raise click.UsageError(
+            f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} for a new game: "
+            f"--game GAME plays a game that exists{seat}"
+        )
 
 
 def default_name() -> str:

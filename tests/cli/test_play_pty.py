@@ -11,11 +11,13 @@ from typing import Any
 import pexpect
 import pytest
 import redis
+from click.testing import CliRunner
 from support import Red7, WorkerPool, fails, wait_for
 
+from red7es.cli.main import cli
 from red7es.facts import CardDrawn, StepApplied
 from red7es.service.client import GameService
-from red7es.service.redis_server import RedisServer
+from red7es.service.redis_server import RedisServer, free_port
 from red7es.steps import StepKind
 
 from .conftest import RED7
@@ -319,3 +321,22 @@ def test_as_needs_a_game(alice: Red7) -> None:
     err = fails(alice("play", "--as", "bob", "--bots", "greedy", input=""), 2)
     assert "--as needs --game" in err
     assert alice.credentials() == {"games": {}}
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (
+            ("--bots", "random", "--scoring", "--seed", "x", "--name", "bob", "--target", "5", "--rounds", "3"),
+            "Error: --bots, --name, --scoring, --rounds, --target, --seed are for a new game: "
+            "--game GAME plays a game that exists; your seat in it is --as NAME",
+        ),
+        (("--draw", "--actions"), "Error: --draw, --actions are for a new game: --game GAME plays a game that exists"),
+        (("--rounds", "1"), "Error: --rounds is for a new game: --game GAME plays a game that exists"),
+    ],
+)
+def test_new_game_options_do_not_apply_with_game(tmp_path: Any, options: tuple[str, ...], named: str) -> None:
+    """They were silently ignored; like --as without --game, a usage error naming them (before Redis)."""
+    env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(tmp_path)}
+    result = CliRunner().invoke(cli, ["play", "--game", "g1", *options], env=env, prog_name="red7")
+    assert fails(result, 2).strip().splitlines()[-1] == named
