@@ -24,7 +24,6 @@ from red7es.service.codec import decode_log
 from red7es.service.events import SeatJoined
 from red7es.service.records import (
     FORMATS,
-    ImportRefused,
     Record,
     Unreadable,
     detect_format,
@@ -39,7 +38,7 @@ from red7es.service.store import valid_game_id
 from red7es.wording import counted
 
 from .commands_game import check_token
-from .options import STDIN, STDOUT, console, emit_json, json_option, pass_session, url_option
+from .options import STDIN, STDOUT, console, emit_json, error_line, json_option, pass_session, url_option
 from .render import describe_events, render_view
 from .session import Session
 
@@ -305,14 +304,20 @@ def import_(session: Session, file: str, fmt: str | None, as_json: bool) -> None
     """
     records = _read_all(file, fmt)
     done: list[AuditReport] = []
-    for record in records:
-        try:
+    try:
+        for record in records:
             done.append(import_record(session.connection, record))
-        except ImportRefused as exc:
-            before = f" ({len(done)} imported before it)" if done else ""
-            raise click.ClickException(f"{exc}{before}") from None
+    except Exception as exc:
+        line = error_line(exc)
+        if line is None:
+            raise
+        if done:  # they stay stored: whoever runs it again must know which
+            line += f" ({counted(len(done), 'game')} imported before it: {', '.join(str(r.game) for r in done)})"
+        if as_json:
+            emit_json({"file": file, "imported": [r.game for r in done], "error": line})
+        raise click.ClickException(line) from None
     if as_json:
-        emit_json({"file": file, "imported": [r.game for r in done]})
+        emit_json({"file": file, "imported": [r.game for r in done], "error": None})
         return
     for report in done:
         click.echo(f"Imported game {report.game} ({report.events} events; audit passed).")

@@ -38,6 +38,7 @@ __all__ = [
     "Seconds",
     "closed_pipe_ends_quietly",
     "console",
+    "error_line",
     "emit_json",
     "exit_on_ctrl_c",
     "json_option",
@@ -121,15 +122,6 @@ class Red7Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return self._invoke(ctx)
-        except click.ClickException as exc:
-            # An error line can quote a seat name, or a reason a worker wrote for a turn
-            # another client sent: nothing in it may drive the terminal (red7es.service.names).
-            exc.message = shown(exc.message)  # type: ignore[misc]  # Final only in click's annotations
-            raise
-
-    def _invoke(self, ctx: click.Context) -> Any:
-        try:
             return super().invoke(ctx)
         except BrokenPipeError:
             stop_writing()
@@ -138,25 +130,37 @@ class Red7Group(click.Group):
             # play and tournament run say what stays open first (exit_on_ctrl_c)
             click.echo("\nInterrupted.", err=True)
             raise SystemExit(130) from None
-        except NoSuchGame as exc:
-            raise click.ClickException(f"no game {exc.game_id!r} (list games with: red7 games)") from None
-        except _FRIENDLY as exc:
-            raise click.ClickException(str(exc)) from None
-        except UNREACHABLE_ERRORS as exc:
-            session = ctx.meta.get("red7.session")  # set by --url in the subcommand's context
-            where = session.endpoint.shown if session is not None and "endpoint" in session.__dict__ else "Redis"
-            raise click.ClickException(f"lost the connection to Redis at {where}: {str(exc).splitlines()[0]}") from None
-        except redis.exceptions.ResponseError as exc:
-            raise click.ClickException(f"Redis refused a command: {exc}") from None
-        except redis.exceptions.RedisError as exc:  # e.g. a reply that is not Redis protocol
-            raise click.ClickException(
-                f"Redis failed: {(str(exc).strip() or type(exc).__name__).splitlines()[0]}"
-            ) from None
-        except Exception as exc:  # last: only what the clauses above did not take
-            line = _tournament_error(exc)
-            if line is None:
+        except click.ClickException as exc:
+            # An error line can quote a seat name, or a reason a worker wrote for a turn
+            # another client sent: nothing in it may drive the terminal (red7es.service.names).
+            exc.message = shown(exc.message)  # type: ignore[misc]  # Final only in click's annotations
+            raise
+        except Exception as exc:
+            line = error_line(exc)
+            if line is None:  # not the service's to say in a line: a bug, with its traceback
                 raise
-            raise click.ClickException(line) from None
+            raise click.ClickException(shown(line)) from None
+
+
+def error_line(exc: Exception) -> str | None:
+    """The one line ``red7`` reports an error in (after ``Error:``), or None for an
+    error that is none of the service's: a bug, to be shown with its traceback."""
+    if isinstance(exc, click.ClickException):
+        return exc.format_message()
+    if isinstance(exc, NoSuchGame):
+        return f"no game {exc.game_id!r} (list games with: red7 games)"
+    if isinstance(exc, _FRIENDLY):
+        return str(exc)
+    if isinstance(exc, UNREACHABLE_ERRORS):
+        ctx = click.get_current_context(silent=True)
+        session = ctx.meta.get("red7.session") if ctx is not None else None  # set by --url in the command's context
+        where = session.endpoint.shown if session is not None and "endpoint" in session.__dict__ else "Redis"
+        return f"lost the connection to Redis at {where}: {str(exc).splitlines()[0]}"
+    if isinstance(exc, redis.exceptions.ResponseError):
+        return f"Redis refused a command: {exc}"
+    if isinstance(exc, redis.exceptions.RedisError):  # e.g. a reply that is not Redis protocol
+        return f"Redis failed: {(str(exc).strip() or type(exc).__name__).splitlines()[0]}"
+    return _tournament_error(exc)
 
 
 def url_option(fn: F) -> F:

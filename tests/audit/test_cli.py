@@ -309,6 +309,48 @@ def test_import_refuses_a_tampered_file(
     assert "line 1" in fails(run(env, "import", __file__, "--url", url, "--format", "jsonl"))
 
 
+def _forget(connection: redis.Redis, game: str) -> None:
+    """The game gone from Redis, as if it had never been stored there."""
+    connection.delete(*connection.keys(f"red7:{{{game}}}:*"))
+    connection.zrem("red7:games", game)
+
+
+def test_an_import_error_says_which_games_were_stored_before_it(
+    served: tuple[Games, str], env: dict[str, str], record: Record, tmp_path: Path
+) -> None:
+    """Any error after some records were stored says which (only a failed audit said how many),
+    and --json tells them too: {"file", "imported", "error"}."""
+    games, url = served
+    twice = tmp_path / "twice.jsonl"
+    write_all([record, record], twice)
+    line = "a game 'clirec' already exists: not importing over it (1 game imported before it: clirec)"
+    assert fails(run(env, "import", str(twice), "--url", url)) == f"Error: {line}"
+    _forget(games.connection, "clirec")
+    result = run(env, "import", str(twice), "--url", url, "--json")
+    assert result.exit_code == 1 and result.stderr == f"Error: {line}\n"
+    assert json.loads(result.stdout) == {"file": str(twice), "imported": ["clirec"], "error": line}
+
+    games.bots("imp2", Variant(2), ("random",))
+    first = games.record("imp2")
+    _forget(games.connection, "imp2")
+    _forget(games.connection, "clirec")
+    mixed = tmp_path / "mixed.msgpack"
+    write_all([first, flip_byte(record, 5, 12)], mixed)
+    line = fails(run(env, "import", str(mixed), "--url", url))
+    assert line.startswith("Error: refusing to import game clirec: FAIL clirec: event 5")
+    assert line.endswith(" (1 game imported before it: imp2)")
+    _forget(games.connection, "imp2")
+    result = run(env, "import", str(mixed), "--url", url, "--json")
+    assert result.exit_code == 1 and json.loads(result.stdout)["imported"] == ["imp2"]
+    _forget(games.connection, "imp2")
+    clean = tmp_path / "clean.jsonl"
+    write_all([first], clean)
+    done = run(env, "import", str(clean), "--url", url, "--json")
+    assert done.exit_code == 0 and json.loads(done.stdout) == {"file": str(clean), "imported": ["imp2"], "error": None}
+    nothing = run(env, "import", str(twice), "--url", "redis://127.0.0.1:1/0", "--json")  # fails at the first record
+    assert nothing.exit_code == 1 and json.loads(nothing.stdout)["imported"] == []
+
+
 # ---------------------------------------------------------------------------- audit
 
 
