@@ -33,12 +33,23 @@ from red7es.service.records import (
     write_all,
 )
 from red7es.service.records import export as export_record
-from red7es.service.replay import Replay, view_of
+from red7es.service.replay import Replay, ReplayError, view_of
 from red7es.service.store import valid_game_id
 from red7es.wording import counted
 
 from .commands_game import check_token
-from .options import STDIN, STDOUT, console, emit_json, error_line, json_option, pass_session, url_option
+from .options import (
+    STDIN,
+    STDOUT,
+    console,
+    emit_json,
+    error_line,
+    json_option,
+    pass_session,
+    red7_line,
+    typed_url,
+    url_option,
+)
 from .render import describe_events, render_view
 from .session import Session
 
@@ -101,6 +112,21 @@ def _pick(records: list[Record], game_id: str | None, source: str) -> Record:
 # ---------------------------------------------------------------------------- replay
 
 
+def format_option(fn: Any) -> Any:
+    """``--format`` of a record FILE that is read (replay, audit, import): the same option everywhere."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(FORMATS),
+        help="Record format of FILE (default: from its name, else from its first bytes).",
+    )(fn)
+
+
+def _format_for_files(fmt: str | None, source: str | None) -> None:
+    if fmt is not None and not (source is not None and is_file(source)):
+        raise click.UsageError("--format is for a record FILE")
+
+
 @click.command()
 @click.argument("source", metavar="GAME|FILE")
 @click.option("--at", "at", type=int, metavar="N", help="Right after event N (default: the last; -1 is the last).")
@@ -108,6 +134,12 @@ def _pick(records: list[Record], game_id: str | None, source: str) -> Record:
 @click.option("--token", help="The seat's token, for --as on a game that is not over.")
 @click.option("--step", is_flag=True, help="Walk turn by turn: Enter for the next turn, q to quit.")
 @click.option("--game", "game_id", metavar="GAME", help="Which game of a FILE that holds several.")
+@format_option
+@click.option(
+    "--allow-unverified",
+    is_flag=True,
+    help="Exit 0 even when the log does not verify (the warning is printed all the same).",
+)
 @json_option
 @url_option
 @pass_session
@@ -119,6 +151,8 @@ def replay(
     token: str | None,
     step: bool,
     game_id: str | None,
+    fmt: str | None,
+    allow_unverified: bool,
     as_json: bool,
 ) -> None:
     """Show a game as it was after any event, from its log alone.
@@ -127,6 +161,10 @@ def replay(
     With --as, the view is that seat's: its own hand and nothing hidden from it,
     even once the game is over (no token needed then; a running game needs the
     seat's token). --json prints the same view the service publishes.
+
+    A log that does not verify (an event missing, a broken hash chain, a fact the
+    rules do not give) is still shown, after a line on stderr saying why; the exit
+    code is then 1, unless --allow-unverified.
 
     \b
     Examples:
@@ -137,33 +175,59 @@ def replay(
         raise click.UsageError("--step walks in the terminal; it cannot be combined with --json")
     if step and source == STDIN:
         raise click.UsageError("--step reads Enter from stdin, so the record cannot come from there: give a FILE")
-    game = _load(session, source, game_id)
+    _format_for_files(fmt, source)
+    game = _load(session, source, game_id, fmt)
     seat = None if as_name is None else game.seat_of(as_name)
     if seat is not None and not game.over:
         _check_token(session, game, seat, token)
-    if step:
-        _step(game, at, seat)
-        return
-    index = game.point(at)
-    view = game.view(index, seat)
+    problem = game.problem()
+    unverified = None
+    if problem is not None:
+        audit_it = red7_line("audit", source, url=None if is_file(source) else typed_url())
+        unverified = f"this log does not verify ({problem}): run {audit_it}"
+    try:
+        if step:
+            _warn(unverified, allow_unverified)
+            _step(game, at, seat)
+        else:
+            view = game.view(at, seat)
+            _warn(unverified, allow_unverified)
+            _show_replay(game, game.point(at), view, seat, as_json)
+    except ReplayError as exc:
+        raise click.ClickException(str(exc) if unverified is None else f"{exc}; {unverified}") from None
+    if unverified is not None and not allow_unverified:
+        raise SystemExit(1)
+
+
+def _warn(unverified: str | None, allowed: bool) -> None:
+    """The one line for a log that does not verify: an error (exit 1 once shown) unless allowed."""
+    if unverified is not None:
+        click.echo(f"{'warning' if allowed else 'Error'}: {unverified}", err=True)
+
+
+def _show_replay(game: Replay, place: int, view: dict[str, Any], seat: int | None, as_json: bool) -> None:
     if as_json:
         emit_json(view)
         return
     out = console()
-    event = type(game.events[index]).__name__
+    event = type(game.events[place]).__name__
     out.print(
-        Text(f"Replay of game {game.game_id} after event {index} ({event}; events 0-{len(game) - 1})", style="dim")
+        Text(
+            f"Replay of game {game.game_id} after event {game.seqs[place]} ({event}; events {game.numbers()})",
+            style="dim",
+        )
     )
     render_view(out, view, you=seat)
 
 
-def _load(session: Session, source: str, game_id: str | None) -> Replay:
+def _load(session: Session, source: str, game_id: str | None, fmt: str | None) -> Replay:
     if is_file(source):
-        record = _pick(_read_all(source), game_id, _named(source))
-        return Replay(decode_log(e.raw for e in record.events))
-    if game_id is not None:
+        record = _pick(_read_all(source, fmt), game_id, _named(source))
+    elif game_id is not None:
         raise click.UsageError(f"--game picks a game of a FILE; {source} is a game in Redis already")
-    return Replay(session.service.log(source))
+    else:
+        record = export_record(session.service, source)  # one consistent read, with the store's version and head
+    return Replay(decode_log(e.raw for e in record.events), version=record.version, head=record.head)
 
 
 def _check_token(session: Session, game: Replay, seat: int, token: str | None) -> None:
@@ -189,7 +253,7 @@ def _step(game: Replay, at: int | None, seat: int | None) -> None:
             return
         for line in describe_events(game.visible_events(turn, seat), names):
             out.print(line)
-        out.print(Text(f"after event {turn.last} (events 0-{len(game) - 1})", style="dim"))
+        out.print(Text(f"after event {game.seqs[turn.last]} (events {game.numbers()})", style="dim"))
         render_view(out, view_of(table, turn.last + 1, seat), you=seat)
     out.print(Text("End of the log.", style="bold"))
 
@@ -286,7 +350,7 @@ def _write_stdout(records: list[Record], fmt: str | None) -> None:
 
 @click.command("import")
 @click.argument("file", metavar="FILE")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Record format (default: from FILE).")
+@format_option
 @json_option
 @url_option
 @pass_session
@@ -332,7 +396,7 @@ def import_(session: Session, file: str, fmt: str | None, as_json: bool) -> None
 @click.option(
     "--tournament", "tournament_id", metavar="T", help="Audit a whole tournament (as `red7 tournament audit T`)."
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Record format of FILE (default: from FILE).")
+@format_option
 @json_option
 @url_option
 @pass_session
@@ -363,8 +427,7 @@ def audit(
         return
     if bool(source) == all_games:
         raise click.UsageError("give one GAME or FILE, --all, or --tournament T")
-    if fmt is not None and not (source is not None and is_file(source)):
-        raise click.UsageError("--format is for a record FILE")
+    _format_for_files(fmt, source)
     if all_games:
         ids = _finished(session)
         reports = _run(ids, lambda game: audit_game(session.service, game), as_json)

@@ -523,15 +523,29 @@ def _raw_bytes(where: str, kind: str, index: int, value: Any, readable: bool) ->
 
 
 def _jsonl_entries(path: str, data: bytes) -> Iterator[_Located | RecordError]:
-    """Each non-blank line as JSON, or the error for a line that is not JSON."""
+    """Each non-blank line as JSON, or the error for a line that is not JSON.
+
+    A file whose first line is not JSON and does not even start like a JSON object
+    (a compact msgpack record named .jsonl, say) is not JSON Lines at all: the error
+    says so, rather than what the JSON decoder made of its bytes.
+    """
+    first = True
     for lineno, line in enumerate(data.split(b"\n"), 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except ValueError as exc:
-            yield RecordError(f"{path} line {lineno}: not JSON ({getattr(exc, 'msg', exc)})")
+            if first and not line.lstrip().startswith(b"{"):
+                yield RecordError(
+                    f"{path} line {lineno}: the file does not look like JSON Lines (its first line is no JSON "
+                    "object): if it is a compact msgpack record, give --format msgpack"
+                )
+            else:
+                yield RecordError(f"{path} line {lineno}: not JSON ({getattr(exc, 'msg', exc)})")
+            first = False
             continue
+        first = False
         yield functools.partial(_line, path, lineno), obj
 
 
@@ -653,7 +667,7 @@ def _accept(builder: _Builder | None, entry: _Located | RecordError, *, readable
     locate, obj = entry
     if type(obj) is not dict and builder is None:  # e.g. a text file read as msgpack
         raise RecordError(
-            f"{locate()}: not a red7es game record (it starts with no header, but a {type(obj).__name__})"
+            f"{locate()}: not a red7es game record (it starts with no header, but {_a(type(obj).__name__)})"
         )
     if type(obj) is not dict:
         raise RecordError(f"{locate()}: expected an object, found {type(obj).__name__}")
@@ -665,6 +679,11 @@ def _accept(builder: _Builder | None, entry: _Located | RecordError, *, readable
         raise RecordError(f"{locate()}: neither a header, a command nor an event")
     builder.add(locate, obj, readable)
     return builder
+
+
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article: ``an int``, ``a str``."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def _check_header(where: str, obj: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,12 @@ hand or the deck order, even once the game is over).
 
 Folding is cheap (a 500-event game folds in a few milliseconds), so a view at any
 point is built from scratch; ``--step`` folds incrementally instead.
+
+Events are numbered by their ``seq`` (docs/events.md), not by their place in the log:
+in a log an event was deleted from, event 21 is still event 21.  :meth:`Replay.problem`
+says why a log does not verify (a gap in the sequence numbers, a broken hash chain,
+the store's version or head, a fact the rules do not give): a replay shows what the
+log says, and ``red7 replay`` warns when that may not be what happened.
 """
 
 from __future__ import annotations
@@ -18,8 +24,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..facts import CardDrawn, GameOver, RoundDealt
-from .codec import Recorded
+from ..facts import FACT_TYPES, CardDrawn, GameOver, RoundDealt
+from .codec import GENESIS, Recorded
 from .events import CommandApplied, CommandRejected, GameCreated, LogEvent, SeatJoined
 from .table import Table, public_event
 
@@ -45,12 +51,24 @@ class Replay:
     >>> replay.view(at=40, seat=1)       # what seat 1 saw after event 40
     """
 
-    def __init__(self, events: Sequence[LogEvent | Recorded]) -> None:
+    def __init__(
+        self, events: Sequence[LogEvent | Recorded], *, version: int | None = None, head: str | None = None
+    ) -> None:
+        """``events`` decoded from the log (Recorded: with their seq numbers and hash chain,
+        which :meth:`problem` checks), and the store's ``version`` and ``head`` (hex) if known."""
+        recorded = [e for e in events if isinstance(e, Recorded)]
+        self.recorded: list[Recorded] = recorded if len(recorded) == len(events) else []
         self.events: list[LogEvent] = [e.event if isinstance(e, Recorded) else e for e in events]
         if not self.events or not isinstance(self.events[0], GameCreated):
             raise ReplayError("a game log starts with GameCreated")
         self.created: GameCreated = self.events[0]
         self.over = any(isinstance(e, GameOver) for e in self.events)
+        # Each event's number: its seq when the log carries them, else its place
+        self.seqs = [r.seq for r in self.recorded] or list(range(len(self.events)))
+        self._places: dict[int, int] = {}
+        for place, seq in enumerate(self.seqs):
+            self._places.setdefault(seq, place)
+        self.store = (version, head)
 
     def __len__(self) -> int:
         return len(self.events)
@@ -73,27 +91,96 @@ class Replay:
         raise ReplayError(f"no seat {name!r} in game {self.game_id} (seats: {', '.join(names)})")
 
     def point(self, at: int | None) -> int:
-        """The event number ``at`` (default: the last), checked; negative counts from the end."""
+        """Where event number ``at`` is in the log (default: the last event), checked;
+        a negative ``at`` counts from the end (-1 is the last)."""
         n = len(self.events)
         if at is None:
             return n - 1
-        index = at + n if at < 0 else at
-        if not 0 <= index < n:
-            raise ReplayError(f"there is no event {at}: game {self.game_id} has events 0 to {n - 1}")
-        return index
+        place = at + n if at < 0 else self._places.get(at, -1)
+        if not 0 <= place < n:
+            raise ReplayError(f"there is no event {at}: game {self.game_id} has events {self.numbers()}")
+        return place
+
+    def numbers(self) -> str:
+        """The event numbers the log holds, as ranges: ``0-48``, or ``0-19, 21-48`` in a log with a gap."""
+        runs: list[list[int]] = []
+        for seq in self.seqs:
+            if runs and seq == runs[-1][1] + 1:
+                runs[-1][1] = seq
+            else:
+                runs.append([seq, seq])
+        return ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in runs)
 
     def table(self, at: int | None = None) -> Table:
         """The table right after event ``at`` (default: the last event)."""
-        index = self.point(at)
+        return self._table(self.point(at))
+
+    def _table(self, place: int) -> Table:
         try:
-            return Table.rebuild(self.events[: index + 1], None)
+            return Table.rebuild(self.events[: place + 1], None)
         except (ValueError, IndexError) as exc:  # IllegalStep is a ValueError: the log breaks the rules
-            raise ReplayError(f"game {self.game_id} cannot be replayed past event {index}: {exc}") from None
+            raise ReplayError(f"game {self.game_id} cannot be replayed past event {self.seqs[place]}: {exc}") from None
 
     def view(self, at: int | None = None, seat: int | None = None) -> dict[str, Any]:
         """The public view, or ``seat``'s view, right after event ``at``."""
-        index = self.point(at)
-        return view_of(self.table(index), index + 1, seat)
+        place = self.point(at)
+        return view_of(self._table(place), self.seqs[place] + 1, seat)
+
+    def problem(self) -> str | None:
+        """Why this log does not verify, in a few words (the first thing found), or None.
+
+        What can be checked without the seed: sequence numbers 0, 1, 2, ... and the hash
+        chain (for a log of Recorded events), the store's version and head (if given),
+        and every fact the rules derive from the deals and steps the log records
+        (a PlayerOut, a RoundWon, GameOver: what ``red7 replay`` shows is the rules'
+        version of them, so a log that claims otherwise must be said to). ``red7 audit``
+        checks all of it and more (signatures, the deals from the seed).
+        """
+        return self._chain_problem() or self._fact_problem()
+
+    def _chain_problem(self) -> str | None:
+        head, previous = GENESIS, None
+        for place, r in enumerate(self.recorded):
+            if r.seq != place:
+                if previous is None:
+                    return f"its first event is event {r.seq}, not 0"
+                return f"event {previous} is followed by event {r.seq}"
+            if r.prev != head:
+                if previous is None:
+                    return "event 0 does not start the hash chain (its prev is not 32 zero bytes)"
+                return f"event {r.seq} does not follow event {previous} (its prev is not that event's hash)"
+            head, previous = r.hash, r.seq
+        version, stored_head = self.store
+        if version is not None and version != len(self.events):
+            return f"the log holds {len(self.events)} events, the store's version says {version}"
+        if stored_head and self.recorded and stored_head != self.recorded[-1].hash.hex():
+            return "the last event's hash is not the store's head"
+        return None
+
+    def _fact_problem(self) -> str | None:
+        from .audit import _difference, _show  # the audit's words for events
+
+        table = Table.rebuild(self.events[:1], None)
+        logged: list[int] = []  # where each fact of the log is
+        for place in range(1, len(self.events)):
+            event = self.events[place]
+            try:
+                table.fold(event)
+            except (ValueError, IndexError, KeyError, TypeError) as exc:  # IllegalStep is a ValueError
+                return f"event {self.seqs[place]} cannot be replayed: {exc}"
+            if isinstance(event, FACT_TYPES):
+                logged.append(place)
+        derived = table.game.log or []
+        for fact, place in zip(derived, logged, strict=False):
+            if fact != self.events[place]:
+                given, found = _difference(fact, self.events[place])
+                return f"event {self.seqs[place]} says {found}, the rules give {given}"
+        if len(derived) > len(logged):
+            return f"the log ends at event {self.seqs[-1]}, the rules give {_show(derived[len(logged)])} next"
+        if len(logged) > len(derived):
+            place = logged[len(derived)]
+            return f"event {self.seqs[place]} is a fact the rules do not give there"
+        return None
 
     def turns(self) -> list[TurnSpan]:
         """The log cut where the service answered a command: creation, then each command."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
@@ -14,7 +15,8 @@ import redis
 from click.testing import CliRunner, Result
 
 from red7es.cli.main import cli
-from red7es.service.codec import GENESIS, decode_event, encode_command
+from red7es.facts import GameOver
+from red7es.service.codec import GENESIS, decode_event, encode_command, encode_event
 from red7es.service.events import CreateCommand, SeatSpec
 from red7es.service.records import Record, read, read_all, write, write_all
 from red7es.service.redis_server import RedisServer
@@ -22,7 +24,7 @@ from red7es.service.replay import Replay
 from red7es.variant import Variant
 
 from .conftest import ADVANCED, Games
-from .tamper import flip_byte
+from .tamper import edit_event, events_of, flip_byte, raws_of, with_raws
 from .test_replay import CARD, hidden_from
 
 UNREACHABLE = "redis://127.0.0.1:1/0"
@@ -155,6 +157,99 @@ def test_replay_a_game_in_redis(served: tuple[Games, str], env: dict[str, str]) 
     assert result.exit_code == 0
     assert json.loads(result.output)["version"] == 11
     assert "no game 'nothing'" in fails(run(env, "replay", "nothing", "--url", url))
+
+
+def test_replay_counts_events_by_seq_and_says_a_log_with_a_gap_does_not_verify(
+    served: tuple[Games, str], env: dict[str, str]
+) -> None:
+    """After XDEL of event k, --at k+1 showed what is really event k+2, and nothing said the log was cut."""
+    games, url = served
+    games.bots("gap", Variant(3, scoring=True), ("random",))
+    events = games.service.log("gap")
+    k = next(i for i, r in enumerate(events) if i > 5 and type(r.event).__name__ == "CommandApplied")
+    before = [json.loads(run(env, "replay", "gap", "--url", url, "--at", str(n), "--json").stdout) for n in (k, k + 1)]
+    log = "red7:{gap}:log"
+    games.connection.xdel(log, games.connection.xrange(log)[k][0])
+    warning = f"this log does not verify (event {k - 1} is followed by event {k + 1}): run red7 audit gap --url {url}"
+    result = run(env, "replay", "gap", "--url", url, "--at", str(k + 1), "--json")
+    assert result.exit_code == 1 and result.stderr == f"Error: {warning}\n"
+    assert json.loads(result.stdout) == before[1], "event k+1 is still event k+1"
+    result = run(env, "replay", "gap", "--url", url, "--at", str(k + 1), "--allow-unverified")
+    assert result.exit_code == 0 and result.stderr == f"warning: {warning}\n"
+    assert f"after event {k + 1} (SeedRevealed" not in result.stdout and f"after event {k + 1} (" in result.stdout
+    n = len(events) - 1
+    assert f"events 0-{k - 1}, {k + 1}-{n})" in result.stdout
+    assert fails(run(env, "replay", "gap", "--url", url, "--at", str(k))) == (
+        f"Error: there is no event {k}: game gap has events 0-{k - 1}, {k + 1}-{n}; {warning}"
+    )
+    assert before[0]["version"] == k + 1
+
+
+def _replayed(env: dict[str, str], path: Path, *args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(cli, ["replay", str(path), *args], env=env, input=input)
+
+
+def test_replay_says_when_a_logged_fact_is_not_what_the_rules_give(
+    env: dict[str, str], record: Record, tmp_path: Path
+) -> None:
+    """A rechained record whose GameOver names another winner replayed the rules' winner without a word."""
+    events = events_of(record)
+    over = next(i for i, e in enumerate(events) if isinstance(e, GameOver))
+    winner = events[over].outcome.winners[0]
+    claimed = (winner + 1) % 3
+
+    def other_winner(event: GameOver) -> GameOver:
+        return dataclasses.replace(event, outcome=dataclasses.replace(event.outcome, winners=(claimed,)))
+
+    path = tmp_path / "winner.jsonl"
+    write(edit_event(record, over, other_winner), path)
+    result = _replayed(env, path)
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: this log does not verify (event {over} says GameOver winners[0] = {claimed}, the rules give "
+        f"GameOver winners[0] = {winner}): run red7 audit {path}\n"
+    )
+    assert f"Game over: {record.seats[winner].name} wins" in result.stdout, "what can be shown is shown"
+    allowed = _replayed(env, path, "--allow-unverified", "--json")
+    assert allowed.exit_code == 0 and allowed.stderr.startswith("warning: this log does not verify (")
+    assert json.loads(allowed.stdout)["outcome"]["winners"] == [winner]
+    write(record, path)
+    clean = _replayed(env, path)
+    assert clean.exit_code == 0 and clean.stderr == ""
+
+
+def test_replay_says_when_the_hash_chain_is_broken(env: dict[str, str], record: Record, tmp_path: Path) -> None:
+    k = len(record.events) // 2
+    raws = raws_of(record)
+    kept = decode_event(raws[k])
+    raws[k] = encode_event(kept.event, k, kept.prev, kept.at + 1)  # a valid event, but not the bytes chained
+    path = tmp_path / "chain.msgpack"
+    write(with_raws(record, raws), path)
+    result = _replayed(env, path, "--at", "3", "--step", input="q\n")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: this log does not verify (event {k + 1} does not follow event {k} (its prev is not that "
+        f"event's hash)): run red7 audit {path}\n"
+    )
+    assert "Round 1 dealt" in result.stdout
+
+
+def test_replay_takes_format_like_audit_and_import(env: dict[str, str], record: Record, tmp_path: Path) -> None:
+    """A compact msgpack record named .jsonl was "not JSON ('utf-16-le' codec can't decode ...)"."""
+    misnamed = tmp_path / "v1b.jsonl"
+    write(record, misnamed, "msgpack")
+    line = f"{misnamed} line 1: the file does not look like JSON Lines (its first line is no JSON object): "
+    line += "if it is a compact msgpack record, give --format msgpack"
+    for command in ("replay", "import"):
+        assert fails(run(env, command, str(misnamed))) == f"Error: {line}"
+    assert fails(run(env, "audit", str(misnamed))).startswith(f"FAIL (game unknown): record: unreadable: {line};")
+    result = run(env, "replay", str(misnamed), "--format", "msgpack", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["game"] == "clirec"
+    usage = run(env, "replay", "somegame", "--format", "msgpack")
+    assert usage.exit_code == 2 and "Error: --format is for a record FILE" in usage.output
+    helps = {c: run(env, c, "--help").output for c in ("replay", "audit", "import")}
+    option = "--format [jsonl|msgpack] Record format of FILE (default: from its name, else from its first bytes)."
+    assert all(option in " ".join(h.split()) for h in helps.values()), "one option, shared"
 
 
 # ---------------------------------------------------------------------------- export
@@ -385,7 +480,7 @@ def test_audit_a_malformed_file(env: dict[str, str], record_file: Path) -> None:
 def test_audit_a_file_that_is_no_record(env: dict[str, str], record_file: Path, tmp_path: Path) -> None:
     notes = tmp_path / "notes.txt"
     notes.write_text("1 2 3 these are notes\n")  # not JSON, so read as msgpack: the int 1 comes first
-    assert "not a red7es game record (it starts with no header, but a int)" in fails(run(env, "audit", str(notes)))
+    assert "not a red7es game record (it starts with no header, but an int)" in fails(run(env, "audit", str(notes)))
     copy = tmp_path / "game.record"
     copy.write_bytes(record_file.read_bytes())
     assert run(env, "audit", str(copy), "--format", "jsonl").exit_code == 0
