@@ -67,7 +67,7 @@ from .tokens import verify_turn
 if TYPE_CHECKING:
     from .client import GameService
 
-__all__ = ["CHECKS", "PASS", "FAIL", "INCOMPLETE", "AuditReport", "Divergence", "audit_game", "audit_record"]
+__all__ = ["CHECKS", "COUNTS", "PASS", "FAIL", "INCOMPLETE", "AuditReport", "Divergence", "audit_game", "audit_record"]
 
 PASS, FAIL, INCOMPLETE = "pass", "fail", "incomplete"
 
@@ -115,6 +115,19 @@ CHECKS: dict[str, str] = {
 # Which divergence is reported when several share an event number: the encoding first.
 _PRECEDENCE = {name: i for i, name in enumerate(CHECKS)}
 _SHOW = 160
+# The report's ``checked`` counts, every one always present (0 when none: docs/cli.md).
+COUNTS = (
+    "deals",
+    "steps",
+    "signatures",
+    "bot_turns",
+    "applied",
+    "rejected",
+    "rounds",
+    "outcome",
+    "commitment",
+    "pending_commands",
+)
 # What a matching event adds to the report's ``checked`` counts.
 _COUNTED: dict[type, str] = {
     StepApplied: "steps",
@@ -200,7 +213,7 @@ class AuditReport:
             "passed": self.passed,
             "events": self.events,
             "commands": self.commands,
-            "checked": dict(self.checked),
+            "checked": {**dict.fromkeys(COUNTS, 0), **self.checked},
             "divergence": None if self.divergence is None else self.divergence.to_dict(),
             "line": self.line(),
         }

@@ -607,3 +607,20 @@ def test_audit_errors(served: tuple[Games, str], env: dict[str, str]) -> None:
     assert run(env, "audit", "x", "--all").exit_code == 2
     assert "no game 'nothing'" in fails(run(env, "audit", "nothing", "--url", url))
     assert "cannot read" in fails(run(env, "audit", "missing.jsonl"))
+
+
+def test_audit_json_has_every_documented_count(env: dict[str, str], module_games: Games, tmp_path: Path) -> None:
+    """``checked`` left out the counts that were 0 (a game of bots had no ``signatures`` key)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+    example = json.loads(text.split("### `audit --json`", 1)[1].split("```json\n", 1)[1].split("```", 1)[0])
+    documented = list(example["checked"])
+    module_games.bots("countbots", Variant(2), ("random",))
+    path = tmp_path / "bots.jsonl"
+    write(module_games.record("countbots"), path)
+    report = json.loads(run(env, "audit", str(path), "--json").output)
+    assert sorted(report["checked"]) == sorted(documented)
+    assert report["checked"]["signatures"] == 0 and report["checked"]["pending_commands"] == 0
+    unreadable = tmp_path / "junk.jsonl"
+    unreadable.write_text('{"record": "red7es-game"}\n')
+    failed = json.loads(run(env, "audit", str(unreadable), "--json").output)
+    assert failed["checked"] == dict.fromkeys(documented, 0)
