@@ -186,15 +186,15 @@ def replay(
         audit_it = red7_line("audit", source, url=None if is_file(source) else typed_url())
         unverified = f"this log does not verify ({problem}): run {audit_it}"
     try:
-        if step:
-            _warn(unverified, allow_unverified)
-            _step(game, at, seat)
-        else:
-            view = game.view(at, seat)
-            _warn(unverified, allow_unverified)
-            _show_replay(game, game.point(at), view, seat, as_json)
+        place = game.point(at)
+        view = None if step else game.view(at, seat)
     except ReplayError as exc:
         raise click.ClickException(str(exc) if unverified is None else f"{exc}; {unverified}") from None
+    _warn(unverified, allow_unverified)
+    if view is None:
+        _step(game, at, seat)
+    else:
+        _show_replay(game, place, view, seat, as_json)
     if unverified is not None and not allow_unverified:
         raise SystemExit(1)
 
@@ -248,13 +248,18 @@ def _check_token(session: Session, game: Replay, seat: int, token: str | None) -
 def _step(game: Replay, at: int | None, seat: int | None) -> None:
     out = console()
     names = game.names
-    for n, (turn, table) in enumerate(game.walk(at)):
-        if n and not _next(out):
-            return
-        for line in describe_events(game.visible_events(turn, seat), names):
-            out.print(line)
-        out.print(Text(f"after event {game.seqs[turn.last]} (events {game.numbers()})", style="dim"))
-        render_view(out, view_of(table, turn.last + 1, seat), you=seat)
+    try:
+        for n, (turn, table) in enumerate(game.walk(at)):
+            if n and not _next(out):
+                return
+            for line in describe_events(game.visible_events(turn, seat), names):
+                out.print(line)
+            last = game.seqs[turn.last]
+            out.print(Text(f"after event {last} (events {game.numbers()})", style="dim"))
+            render_view(out, view_of(table, last + 1, seat), you=seat)
+    except ReplayError as exc:  # a log that does not verify, as the line before the walk said
+        out.print(Text(f"The walk stops here: {exc}.", style="bold"))
+        return
     out.print(Text("End of the log.", style="bold"))
 
 

@@ -206,8 +206,13 @@ class Replay:
         for turn in turns:
             if turn.last < begin:
                 continue
-            for event in self.events[folded + 1 : turn.last + 1]:
-                table.fold(event)
+            for place in range(folded + 1, turn.last + 1):
+                try:
+                    table.fold(self.events[place])
+                except (ValueError, IndexError) as exc:  # IllegalStep is a ValueError: the log breaks the rules
+                    raise ReplayError(
+                        f"game {self.game_id} cannot be replayed past event {self.seqs[place - 1]}: {exc}"
+                    ) from None
             folded = turn.last
             yield turn, table
 

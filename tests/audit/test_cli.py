@@ -234,6 +234,24 @@ def test_replay_says_when_the_hash_chain_is_broken(env: dict[str, str], record: 
     assert "Round 1 dealt" in result.stdout
 
 
+def test_replay_step_stops_where_a_damaged_log_cannot_be_folded(
+    env: dict[str, str], record: Record, tmp_path: Path
+) -> None:
+    """--step folded past a gap into a step the rules refuse: an IllegalStep traceback."""
+    raws = raws_of(record)
+    dealt = next(i for i, raw in enumerate(raws) if decode_event(raw).type == "RoundDealt")
+    del raws[dealt]
+    path = tmp_path / "nodeal.jsonl"
+    write(with_raws(record, raws, version=len(raws)), path)
+    result = _replayed(env, path, "--step", input="\n" * 1000)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert result.stderr == (
+        f"Error: this log does not verify (event {dealt - 1} is followed by event {dealt + 1}): run red7 audit {path}\n"
+    )
+    stop = re.search(r"The walk stops here: game clirec cannot be replayed past event (\d+): (.*)\.\n", result.stdout)
+    assert stop and int(stop[1]) > dealt and stop[2].endswith("but seat -1 is to move"), result.stdout
+
+
 def test_replay_takes_format_like_audit_and_import(env: dict[str, str], record: Record, tmp_path: Path) -> None:
     """A compact msgpack record named .jsonl was "not JSON ('utf-16-le' codec can't decode ...)"."""
     misnamed = tmp_path / "v1b.jsonl"
