@@ -137,10 +137,14 @@ def create(
         red7 tournament create cup -b greedy -b random -b g2=greedy -b ismcts:iterations=200 -n 3 --format swiss
     """
     from red7es.tournament import create_tournament
+    from red7es.tournament.lifecycle import count_problem
     from red7es.tournament.pairing import total_games
 
     entrants = seat_specs(people, bots)
     variant = variant_from(table_size, scoring, draw, actions, rounds, target)
+    problem = count_problem(len(entrants), table_size)
+    if problem is not None:  # like one seat or five for `new`: the options contradict the rules
+        raise click.UsageError(problem)
     created = create_tournament(
         session.connection, name, entrants, variant, fmt, rounds=rounds_count, seed=seed, name=title
     ).event

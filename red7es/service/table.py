@@ -40,6 +40,7 @@ from .events import (
     SeedRevealed,
     TurnCommand,
 )
+from .names import name_problem, shape_problem
 from .store import Keys
 from .tokens import verify_turn
 
@@ -53,15 +54,17 @@ class CreateRejected(ValueError):
 def validate_seats(variant: Variant, seats: tuple[SeatSpec, ...], *, new_game: bool = True) -> None:
     """Raise CreateRejected unless the seats fit the variant: names unique, bots known.
 
-    ``new_game`` holds bots to the limits of games created now (``make_bot``); an
+    ``new_game`` holds bots to the limits of games created now (``make_bot``) and names
+    to today's rule (no control characters, which other clients could still send); an
     audit re-executing an older create command passes False.
     """
     if len(seats) != variant.players:
         raise CreateRejected(f"{variant.players} players need {variant.players} seats, got {len(seats)}")
     names = [s.name for s in seats]
     for s in seats:
-        if not s.name or not s.name.strip() or len(s.name) > 40 or any(ch.isspace() for ch in s.name):
-            raise CreateRejected(f"seat name {s.name!r} must be 1-40 characters without spaces")
+        problem = name_problem(s.name) if new_game else shape_problem(s.name)
+        if problem is not None:
+            raise CreateRejected(f"seat name {s.name!r} {problem}")
         if s.kind not in (PERSON, BOT):
             raise CreateRejected(f"seat {s.name!r} must be a person or a bot")
         if s.kind == BOT:

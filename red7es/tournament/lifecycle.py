@@ -27,7 +27,16 @@ from .pairing import default_rounds
 from .state import TournamentState
 from .store import TournamentStore
 
-__all__ = ["MAX_CYCLE_GAMES", "MAX_ENTRANTS", "MAX_ROUNDS", "Created", "create_tournament", "load", "check_entrants"]
+__all__ = [
+    "MAX_CYCLE_GAMES",
+    "MAX_ENTRANTS",
+    "MAX_ROUNDS",
+    "Created",
+    "create_tournament",
+    "load",
+    "check_entrants",
+    "count_problem",
+]
 
 MAX_ENTRANTS = 64
 MAX_ROUNDS = 999
@@ -40,12 +49,20 @@ class Created:
     seed: bytes  # the secret seed (shown to whoever created it, never stored in the stream)
 
 
+def count_problem(entrants: int, table_size: int) -> str | None:
+    """What is wrong with this many entrants for tables of ``table_size``, or None."""
+    if entrants < table_size:
+        return f"a table of {table_size} needs at least {table_size} entrants, got {entrants}"
+    if entrants > MAX_ENTRANTS:
+        return f"at most {MAX_ENTRANTS} entrants, got {entrants}"
+    return None
+
+
 def check_entrants(entrants: Sequence[SeatSpec], table_size: int) -> None:
     """Raise TournamentError unless every entrant can take a seat in a game."""
-    if len(entrants) < table_size:
-        raise TournamentError(f"a table of {table_size} needs at least {table_size} entrants, got {len(entrants)}")
-    if len(entrants) > MAX_ENTRANTS:
-        raise TournamentError(f"at most {MAX_ENTRANTS} entrants, got {len(entrants)}")
+    problem = count_problem(len(entrants), table_size)
+    if problem is not None:
+        raise TournamentError(problem)
     names = [e.name for e in entrants]
     for e in entrants:
         problem = name_problem(e.name)

@@ -114,6 +114,7 @@ def test_each_create_failure_listed_is_the_worker_s(fake_redis: Any) -> None:
         ({**VARIANT, "players": 3}, seats, True),
         (VARIANT, [seats[0], {"name": "b", "kind": "bot", "bot": "nosuch"}], True),
         (VARIANT, [seats[0], seats[0]], True),
+        (VARIANT, [seats[0], {"name": "\x1b[31mred", "kind": "person", "bot": None}], True),
     ]
     assert len(listed) == len(creates)
     svc = GameService(fake_redis, wake=lambda game: None)

@@ -30,7 +30,7 @@ from red7es.service.events import (
 from red7es.service.folding import Folder, GameBroken
 from red7es.service.records import export
 from red7es.service.store import GameStore, Keys, NoSuchGame, ReservedId
-from red7es.service.table import Table
+from red7es.service.table import CreateRejected, Table, validate_seats
 from red7es.service.tokens import new_token, public_key, sign_turn, verify_turn
 from red7es.steps import Step
 from red7es.variant import Variant
@@ -143,6 +143,15 @@ def test_create_is_refused_client_side_for_bad_seats(svc: GameService) -> None:
     svc.create(Variant(2), [person("a"), person("b")], game_id="same", wait=None)
     with pytest.raises(ServiceError, match="already exists"):
         svc.create(Variant(2), [person("a"), person("b")], game_id="same", wait=None)
+
+
+def test_names_a_terminal_would_act_on_are_refused_for_new_games_only() -> None:
+    """Another client may send '\x1b[2J' (clear screen) as a name; games created before the
+    rule keep their names, so an audit re-executing their create still passes it."""
+    seats = (person("ann"), person("\x1b[2J"))
+    with pytest.raises(CreateRejected, match=r"must not hold control or format characters"):
+        validate_seats(Variant(2), seats)
+    validate_seats(Variant(2), seats, new_game=False)
 
 
 def test_a_game_without_its_seed_is_broken_not_stuck(svc: GameService, folder: Folder) -> None:

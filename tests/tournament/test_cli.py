@@ -305,7 +305,6 @@ def test_audit_passes_then_fails_on_a_tampered_game(red7: TournamentRed7) -> Non
     ("args", "message"),
     [
         (("create", "Bad_Id", "-b", "greedy", "-b", "random"), "is not a valid tournament id"),
-        (("create", "x1", "-b", "greedy"), "needs at least 2 entrants"),
         (("create", "x2", "-b", "greedy", "-b", "nope"), "unknown bot 'nope'"),
         (("create", "x5", "--title", "a\x1b[2Jb", "-b", "greedy", "-b", "random"), "without control characters"),
         (("standings", "nope"), "no tournament 'nope' (list them with: red7 tournament list)"),
@@ -331,6 +330,9 @@ def test_duplicate_and_oversized_tournaments_are_refused(red7: TournamentRed7) -
     assert spaced.exit_code == 2 and "Error: seat name 'a b' must be 1-40 characters without spaces" in spaced.stderr
     contradiction = red7("create", new_id("c"), "-k", "3", "-b", "greedy", "-b", "random", "--scoring", "--rounds", "2")
     assert contradiction.exit_code == 2 and "rounds is for the basic game" in contradiction.stderr
+    for few in (("-b", "greedy"), ("-k", "3", "-b", "greedy", "-b", "random")):  # like one seat in new
+        short = red7("create", new_id("c"), *few)
+        assert short.exit_code == 2 and "needs at least" in short.stderr and "Usage:" in short.stderr
     both = red7("standings", t, "--csv", "-", "--json")  # one stdout cannot hold both
     assert both.exit_code == 2 and "--csv - writes the standings to stdout" in both.stderr
 
