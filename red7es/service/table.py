@@ -186,9 +186,9 @@ class Table:
         if isinstance(event, CommandRejected):
             self._remember_rejection(event)
             if event.kind == "turn":
-                self.answered.add(event.id)
+                self._answered(event.id)
         elif isinstance(event, CommandApplied):
-            self.answered.add(event.id)
+            self._answered(event.id)
         elif isinstance(event, SeatJoined):
             self.keys[event.seat] = event.key
         elif isinstance(event, SeedRevealed):
@@ -257,11 +257,14 @@ class Table:
         return [SeatJoined(seat, name, key)]
 
     def _turn(self, command: TurnCommand, from_client: bool) -> list[LogEvent]:
-        repeat = self._repeat(command)
-        if repeat is not None:
-            return [repeat]
-        self.answered.add(command.id)
         reason = self._turn_refusal(command, from_client)
+        if reason is None:
+            # Only a copy that would take effect is a repeat: one refused anyway gets the
+            # refusal it always got, so older records re-execute as they were written.
+            repeat = self._repeat(command)
+            if repeat is not None:
+                return [repeat]
+        self._answered(command.id)
         if reason is None:
             try:
                 turn = Turn.parse(command.turn)
@@ -278,6 +281,13 @@ class Table:
             self.seed_revealed = self.game.seed.hex()  # as fold() would: the final view shows it
             events.append(SeedRevealed(self.seed_revealed))
         return events
+
+    def _answered(self, command_id: str) -> None:
+        """Remember a turn's id, unless it is a bot's: those are unique by their log
+        position, and a client's command under such an id is refused anyway (keeping it
+        would refuse the bot whose turn later falls at that position)."""
+        if not command_id.startswith(BOT_ID_PREFIX):
+            self.answered.add(command_id)
 
     def _repeat(self, command: TurnCommand) -> CommandRejected | None:
         """The answer to a copy of a turn already answered, added to the stream behind

@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 
 from red7es.service.audit import FAIL, PASS, audit_record
-from red7es.service.events import CommandApplied, CommandRejected, SeatSpec
-from red7es.service.store import Keys
+from red7es.service.codec import encode_command
+from red7es.service.events import BOT, CommandApplied, CommandRejected, SeatSpec, TurnCommand
+from red7es.service.store import Keys, now_ms
 from red7es.service.table import Table
 from red7es.variant import Variant
 
@@ -85,3 +86,66 @@ def test_the_seedless_audit_of_an_unfinished_game_finds_the_copy(games: Games, m
     assert report.result == FAIL
     assert report.divergence is not None
     assert (report.divergence.check, report.divergence.event) == ("repeat", applied[1])
+
+
+@pytest.mark.parametrize("when", ["out of turn", "after the end"])
+def test_a_copy_an_older_worker_refused_anyway_still_passes(
+    games: Games, monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    """Only a copy that would take effect is a repeat: one refused for another reason gets
+    that refusal, as older workers wrote it, so their records audit as before."""
+    svc = games.service
+    with monkeypatch.context() as old_worker:
+        old_worker.setattr(Table, "_repeat", lambda self, command: None)
+        created = svc.create(
+            Variant(2, rounds=3), [SeatSpec("ann"), SeatSpec("bob")], seed="r", join=["ann", "bob"], wait=None
+        )
+        tokens, n, copied = created.tokens, 0, False
+        while not copied:
+            games.settle(created.game_id)
+            view = svc.view(created.game_id)
+            name = view["seats"][view["to_move"]]["name"] if view["status"] != "over" else None
+            if (when == "out of turn" and n > 0 and name == "bob") or view["status"] == "over":
+                raw = next(raw for _, raw in svc.store.commands(created.game_id) if b"fold-0" in raw)
+                svc.redis.xadd(Keys(created.game_id).commands, {"c": raw})
+                svc.schedule(created.game_id)
+                copied = True
+            else:
+                assert name is not None
+                svc.submit(created.game_id, name, tokens[name], "fold", command_id=f"fold-{n}")
+                n += 1
+        while not games.over(created.game_id) or games.worker.folder.pending(created.game_id):
+            games.settle(created.game_id)
+            view = svc.view(created.game_id)
+            if view["status"] != "over":
+                name = view["seats"][view["to_move"]]["name"]
+                svc.submit(created.game_id, name, tokens[name], "fold", command_id=f"fold-{n}")
+                n += 1
+    record = games.record(created.game_id)
+    answers = [e for e in events_of(record) if isinstance(e, CommandRejected) and e.id == "fold-0"]
+    assert [e.kind for e in answers] == ["turn"]
+    report = audit_record(record)
+    assert report.result == PASS, report.line
+
+
+def test_a_client_command_under_a_bots_future_id_does_not_stop_the_bot(games: Games) -> None:
+    """Refused as reserved, its id must not count as answered: the bot whose turn later
+    falls at that log position is named so, and was refused for ever."""
+    svc = games.service
+    created = svc.create(Variant(2), [SeatSpec("ann"), SeatSpec("b", BOT, "random")], seed="x", join=["ann"], wait=None)
+    game = created.game_id
+    games.settle(game)
+    version = int(svc.store.meta(game)["version"])
+    for i in range(150):  # each is refused in the log: the bot's turns come after version + 150
+        forged = TurnCommand(f"bot-{version + 150 + i}", 0, "fold", BOT, "")
+        svc.redis.xadd(Keys(game).commands, {"c": encode_command(forged, now_ms())})
+    svc.schedule(game)
+    for _ in range(100):
+        games.settle(game)
+        view = svc.view(game)
+        if view["status"] == "over":
+            break
+        if view["to_move"] == 0:
+            svc.submit(game, "ann", created.tokens["ann"], svc.view(game, 0)["legal"][0])
+    assert games.over(game)
+    assert audit_record(games.record(game)).result == PASS
