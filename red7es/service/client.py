@@ -310,8 +310,9 @@ class GameService:
 
     def view(self, game_id: str, seat: int | None = None) -> dict[str, Any]:
         """The current public view, or the view of one seat (what it may see); BrokenGame for a broken game."""
-        self.check_not_broken(game_id)  # its last view would show it as still being played
-        raw = self.store.view(game_id, seat)
+        raw, broken = self.store.view_and_broken(game_id, seat)
+        if broken:
+            raise BrokenGame(game_id, broken)
         if raw is None:
             if not self.store.exists(game_id):
                 raise NoSuchGame(game_id)

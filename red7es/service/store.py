@@ -306,10 +306,17 @@ class GameStore:
 
     def view(self, game_id: str, seat: int | None = None) -> bytes | None:
         k = Keys(game_id)
-        value = self.redis.get(k.public_view if seat is None else k.view(seat))
-        if value is not None and not isinstance(value, bytes):
-            raise TypeError(f"view of game {game_id} is {type(value).__name__}, not bytes")
-        return value
+        return _view_bytes(game_id, self.redis.get(k.public_view if seat is None else k.view(seat)))
+
+    def view_and_broken(self, game_id: str, seat: int | None = None) -> tuple[bytes | None, str | None]:
+        """A view and why the game is broken (None if it is not), in one round trip: a
+        broken game's last view would show it as still being played."""
+        k = Keys(game_id)
+        pipe = self.redis.pipeline(transaction=False)  # one slot ({game}): fine on a cluster
+        pipe.get(k.public_view if seat is None else k.view(seat))
+        pipe.hget(k.meta, "broken")
+        value, broken = pipe.execute()
+        return _view_bytes(game_id, value), (text(broken) if broken else None)
 
     def changes(self, game_id: str, after: str = "0-0", block_ms: int | None = None) -> list[tuple[str, int, bytes]]:
         """Change notices after ``after``; with ``block_ms``, wait for one (no polling)."""
@@ -441,6 +448,12 @@ def _last_id(rows: Sequence[Any] | None) -> str:
 def text(value: Any) -> str:
     """A Redis reply as str (this connection answers bytes)."""
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _view_bytes(game_id: str, value: object) -> bytes | None:
+    if value is not None and not isinstance(value, bytes):
+        raise TypeError(f"view of game {game_id} is {type(value).__name__}, not bytes")
+    return value
 
 
 def entry_field(fields: Mapping[bytes | str, bytes | str] | None, name: bytes) -> bytes:
