@@ -125,6 +125,9 @@ class RedisServer:
         self.directory.mkdir(parents=True, exist_ok=True)
         if self.socket_path.exists():
             self.socket_path.unlink()
+        # A pidfile left by a server that died names a process that may since be another's:
+        # stop() must only ever find the pid of the server started here.
+        self.pidfile.unlink(missing_ok=True)
         self.process = subprocess.Popen(
             self.args(),
             stdin=subprocess.DEVNULL,
@@ -169,6 +172,8 @@ class RedisServer:
             return False
         try:
             return bool(self._quick_client(1).ping())
+        except redis.exceptions.BusyLoadingError:
+            return True  # up, still reading its append-only file: commands wait or say LOADING
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
             return False
 
@@ -197,7 +202,8 @@ class RedisServer:
             while pid and time.monotonic() < deadline and _alive(pid):
                 time.sleep(0.02)
             if pid and _alive(pid):
-                os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
 
     def kill(self) -> None:
         """Kill -9: what a crash looks like."""

@@ -124,6 +124,24 @@ def test_a_server_that_never_answers_is_stopped_not_left_behind(tmp_path: Path) 
     silent.write_text("#!/bin/sh\nexec sleep 60\n")
     silent.chmod(0o755)
     server = RedisServer(tmp_path / "redis", binary=str(silent))
+    server.directory.mkdir()
+    server.pidfile.write_text("1\n")  # left by a server that died: pid 1 is someone else's now
     with pytest.raises(ServerError, match="did not answer within 1s"):
         server.start(timeout=1)
     assert server.process is not None and server.process.poll() is not None, "the process was stopped"
+    assert not server.pidfile.exists(), "the stale pidfile was removed before the start, not trusted"
+
+
+def test_a_server_loading_its_data_counts_as_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large append-only file takes a while to load (PING answers LOADING): stopping it
+    as if it hung would make the store unstartable."""
+    import redis
+
+    class Loading:
+        def ping(self) -> bool:
+            raise redis.exceptions.BusyLoadingError("Redis is loading the dataset in memory")
+
+    server = RedisServer(tmp_path)
+    server.socket_path.touch()
+    monkeypatch.setattr(RedisServer, "_quick_client", lambda self, timeout: Loading())
+    assert server.ping()
