@@ -142,8 +142,8 @@ def client_for(url: str, **options: Any) -> redis.Redis:
     return redis.Redis.from_url(url, **options)
 
 
-_URL_PASSWORD = re.compile(r"^([a-z+]+://[^@/?#]*?:)[^@/?#]*@")
-_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*")
+_URL_PASSWORD = re.compile(r"^([a-z+]+://[^@/?#]*?:)[^@/?#]*@", re.IGNORECASE)
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
 
 
 def masked_url(url: str) -> str:

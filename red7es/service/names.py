@@ -22,9 +22,15 @@ MAX_NAME = 40
 _UNSHOWABLE = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 
+# Format characters that shape what is shown rather than hide or reorder it: the zero-width
+# joiner (inside emoji such as 👩‍💻) and non-joiner (Persian, the Indic scripts).
+_SHAPING = frozenset({"\u200c", "\u200d"})
+
+
 def unshowable(ch: str) -> bool:
-    """Whether a terminal would act on character ``ch`` rather than show it (Cc, Cf, Zl, Zp)."""
-    return unicodedata.category(ch) in _UNSHOWABLE
+    """Whether a terminal would act on character ``ch`` rather than show it (Cc, Cf, Zl, Zp,
+    but for the joiners that only shape the characters around them)."""
+    return unicodedata.category(ch) in _UNSHOWABLE and ch not in _SHAPING
 
 
 def name_problem(name: str) -> str | None:
