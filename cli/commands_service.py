@@ -20,6 +20,7 @@ from red7es.service.connection import (
     is_cluster_url,
     masked_url,
 )
+from red7es.service.names import shown
 
 from .options import emit_json, json_option, pass_session, url_option
 from .session import Session, live_workers, spawn_worker
@@ -237,7 +238,7 @@ def status(session: Session, worker_name: str | None, min_workers: int, rq_url: 
     }
     problems = []
     if worker_name is not None and worker_name not in workers:
-        problems.append(f"worker {worker_name} is not alive")
+        problems.append(f"worker {shown(worker_name)} is not alive")
     if len(workers) < min_workers:
         problems.append(f"{len(workers)} live worker(s), fewer than {min_workers}")
     if as_json:
@@ -245,7 +246,8 @@ def status(session: Session, worker_name: str | None, min_workers: int, rq_url: 
     else:
         where = "embedded Redis" if report["embedded"] else "Redis"
         click.echo(f"{where} {report['redis_version']} at {report['url']}")
-        click.echo(f"workers: {len(workers)} live" + (f" ({', '.join(workers)})" if workers else ""))
+        # worker names are whatever `red7 worker --name` (or a key in Redis) says
+        click.echo(f"workers: {len(workers)} live" + (f" ({', '.join(shown(w) for w in workers)})" if workers else ""))
         jobs = "unknown (RQ's Redis not given: --rq-url)" if queued is None else str(queued)
         click.echo(f"queued jobs: {jobs}; games: {report['games']} ({report['active_games']} not over)")
     if problems:

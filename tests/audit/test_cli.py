@@ -488,6 +488,19 @@ def test_audit_names_the_first_divergence(env: dict[str, str], record: Record, t
     assert set(report["divergence"]) == {"check", "event", "command", "expected", "found", "reason"}
 
 
+def test_a_fail_line_shows_what_the_record_holds_escaped(env: dict[str, str], record: Record, tmp_path: Path) -> None:
+    """A FAIL line quotes the record (here a rejection reason someone rewrote with a
+    terminal escape): quoted as JSON text, it never reaches the terminal raw."""
+    from red7es.service.events import CommandRejected
+
+    r = next(i for i, e in enumerate(events_of(record)) if isinstance(e, CommandRejected) and e.kind == "turn")
+    path = tmp_path / "escaped.jsonl"
+    write(edit_event(record, r, lambda e: dataclasses.replace(e, reason="\x1b]0;pwned\x07")), path)
+    result = run(env, "audit", str(path))
+    assert result.exit_code == 1 and result.output.startswith("FAIL clirec: ")
+    assert "\x1b" not in result.output and '"\\u001b]0;pwned\\u0007"' in result.output
+
+
 def test_audit_a_malformed_file(env: dict[str, str], record_file: Path) -> None:
     lines = record_file.read_text().splitlines()
     record_file.write_text("\n".join(lines[:3] + ["{oops"] + lines[3:]))

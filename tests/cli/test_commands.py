@@ -1401,6 +1401,16 @@ def test_status(alice: Red7) -> None:
     assert "is not alive" in one_line_error(alice("status", "--worker", "nobody"))
 
 
+def test_status_shows_worker_names_escaped(alice: Red7, private_redis: Any) -> None:
+    """A worker's name is whatever --name (or a key in Redis) says: shown, never acted on."""
+    server = private_redis()
+    with redis.Redis.from_url(server.url) as connection:
+        connection.set("red7:worker:w\x1b[2J", "x", px=60_000)
+    result = alice("status", "--url", server.url, "--worker", "x\x1b[31m")
+    assert "\x1b" not in result.output
+    assert "(w\\x1b[2J)" in result.output and "worker x\\x1b[31m is not alive" in result.output
+
+
 @pytest.mark.parametrize(
     ("url", "shown"),
     [
