@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import uuid
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import click
@@ -22,6 +23,7 @@ from red7es.service.tokens import TokenError, public_key
 from red7es.variant import Variant, VariantError
 
 from .options import Seconds, console, emit_json, json_option, pass_session, red7_line, typed_url, url_option
+from .outage import riding_out
 from .render import SAID_BY_FINAL_VIEW, cards_text, describe_events, render_view
 from .session import Session, live_workers
 
@@ -614,16 +616,23 @@ def watch(session: Session, game: str, as_name: str | None, token: str | None, t
     service = session.service
     name = seat_for(session, game, as_name, token)[0] if (as_name or token) else None
     out = console()
+
+    def read_view() -> dict[str, Any]:
+        return seat_view(service, game, name) if name else service.view(game)
+
     cursor = service.store.last_change_id(game)
-    view = seat_view(service, game, name) if name else service.view(game)
+    view = read_view()
     names = [s["name"] for s in view["seats"]]
     if not as_json:
         render_view(out, view, you=view.get("seat"))
     if view.get("status") == "over":
         return
+    limit = timeout or None  # how long to wait for Redis to come back: --timeout if given, else OUTAGE_LIMIT
     try:
         while True:
-            change = service.wait_change(game, cursor, timeout or 30.0)
+            # Redis restarted (or the network dropped): wait for it, then read on from the
+            # last change seen (a changes stream keeps its ids across a restart).
+            change = riding_out(session, partial(service.wait_change, game, cursor, timeout or 30.0), limit)
             if change is None:
                 if timeout:
                     click.echo(f"No change for {timeout:g}s; stopping.", err=True)
@@ -638,11 +647,11 @@ def watch(session: Session, game: str, as_name: str | None, token: str | None, t
                     out.print(line)
             if any(e.get("type") == "GameOver" for e in events):
                 if not as_json:
-                    final = seat_view(service, game, name) if name else service.view(game)
+                    final = riding_out(session, read_view, limit)
                     render_view(out, final, you=final.get("seat"))
                 return
             if not as_json and name and any(e.get("type") in ("CommandApplied", "RoundDealt") for e in events):
-                current = seat_view(service, game, name)
+                current = riding_out(session, read_view, limit)
                 if current.get("to_move") == current.get("seat"):
                     render_view(out, current, you=current.get("seat"))
     except KeyboardInterrupt:

@@ -21,6 +21,7 @@ from red7es.service.store import new_game_id
 
 from .commands_game import given_name, seat_for, seat_specs, seat_view, split_bots, variant_from, variant_options
 from .options import console, exit_on_ctrl_c, pass_session, red7_line, typed_url, url_option
+from .outage import wait_for_redis
 from .render import SAID_BY_FINAL_VIEW, describe_events, render_view
 from .session import Session
 
@@ -37,6 +38,8 @@ HELP = """Type the number of a legal turn, or the turn itself in notation:
   ?  this help    l  list legal turns again    q  quit (the game stays open)"""
 
 Events = list[dict[str, Any]]
+
+RESYNC_WAIT = 5.0  # seconds, after an outage, for a worker to answer a turn sent as Redis went away
 
 
 @click.command()
@@ -117,9 +120,9 @@ def play(
         else:
             seat, token = seat_for(session, game, as_name, None)
         try:
-            over = _loop(out, session.service, game, seat, token)
+            over = _loop(out, session, game, seat, token)
         except UNREACHABLE_ERRORS:
-            leave()  # Redis went away mid-game: the game is safe in it, say how to come back
+            leave()  # Redis stayed away too long (wait_for_redis): the game is safe in it, say how to come back
             raise
     if not over:  # q or Ctrl-D: a choice, not an interruption
         leave()
@@ -155,39 +158,60 @@ def default_name() -> str:
     return cleaned or "player"
 
 
-def _loop(out: Console, service: GameService, game_id: str, name: str, token: str) -> bool:
-    """Play until the game is over (True) or the player leaves with q or Ctrl-D (False)."""
+def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -> bool:
+    """Play until the game is over (True) or the player leaves with q or Ctrl-D (False).
+
+    Losing Redis is waited out (:func:`wait_for_redis`); once it is back, play tells what
+    happened since the last change seen and reads the seat's view again before asking.
+    """
+    service = session.service
     cursor = service.store.last_change_id(game_id)
     view = seat_view(service, game_id, name)
     names = [s["name"] for s in view["seats"]]
     render_view(out, view, you=view["seat"])
+    resync = False
     while view["status"] != "over":
         before = view
-        if view.get("to_move") != view["seat"]:
-            cursor, events = _changes(service, game_id, cursor, 30.0)
-        else:
-            turn = _ask(out, view)
-            if turn is None:
-                return False
-            mark = service.store.last_change_id(game_id)
-            try:
-                answer = service.play(game_id, name, token, turn)
-            except Rejected as exc:  # malformed text: say why and ask again
-                out.print(Text(f"Not allowed: {shown(str(exc))}", style="bold red"))
-                continue
-            if not answer.applied:
-                out.print(Text(f"Not allowed: {shown(str(answer.reason))}", style="bold red"))
-                continue
-            # This turn, and the bots' replies the worker may already have folded in.
-            cursor, events = _changes(service, game_id, mark, 0.001)
-        # Views and change notices are written together: a view read after the
-        # cursor is at least as new, so if it is not our turn the change that makes
-        # it so is still ahead of the cursor and wait_change will see it.
-        view = seat_view(service, game_id, name)
-        to_show = view.get("to_move") == view["seat"] or view["status"] == "over"
-        if to_show:
-            cursor, later = _changes(service, game_id, cursor, 0.001)  # what led to this view
-            events += later
+        try:
+            if resync:
+                # A turn sent as Redis went away may be stored: its answer first, so the view
+                # read below is not the one it changes. Then what happened since the last
+                # change seen (the changes stream keeps its ids across a restart).
+                service.answered(game_id, RESYNC_WAIT)
+                seen, events = _changes(service, game_id, cursor, 0.001)
+                resync = False
+            elif view.get("to_move") != view["seat"]:
+                seen, events = _changes(service, game_id, cursor, 30.0)
+            else:
+                turn = _ask(out, view)
+                if turn is None:
+                    return False
+                mark = service.store.last_change_id(game_id)
+                try:
+                    answer = service.play(game_id, name, token, turn)
+                except Rejected as exc:  # malformed text: say why and ask again
+                    out.print(Text(f"Not allowed: {shown(str(exc))}", style="bold red"))
+                    continue
+                if not answer.applied:
+                    out.print(Text(f"Not allowed: {shown(str(answer.reason))}", style="bold red"))
+                    continue
+                # This turn, and the bots' replies the worker may already have folded in.
+                seen, events = _changes(service, game_id, mark, 0.001)
+            # Views and change notices are written together: a view read after the
+            # cursor is at least as new, so if it is not our turn the change that makes
+            # it so is still ahead of the cursor and wait_change will see it.
+            view = seat_view(service, game_id, name)
+            to_show = view.get("to_move") == view["seat"] or view["status"] == "over"
+            if to_show:
+                seen, later = _changes(service, game_id, seen, 0.001)  # what led to this view
+                events += later
+        except UNREACHABLE_ERRORS as lost:
+            # Anything typed meanwhile is dropped by _ask before the next list is shown.
+            wait_for_redis(session, lost)  # or gives up: the caller says how to come back
+            resync = True
+            view = before
+            continue
+        cursor = seen  # moved on only once told: after an outage, the resync tells from here
         _say(out, _own_draw_named(events, before, view), names)
         if to_show:
             render_view(out, view, you=view["seat"])

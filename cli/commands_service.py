@@ -15,6 +15,7 @@ from red7es.service.client import QUEUE_NAME
 from red7es.service.connection import (
     UNREACHABLE_ERRORS,
     UnreachableError,
+    backoff,
     client_for,
     embedded_server,
     is_cluster_url,
@@ -88,13 +89,12 @@ def _client_when_reachable(url: str) -> redis.Redis:
     A plain client connects lazily, but the cluster client asks a node for the slot
     map as it is made; a worker started before its cluster must wait for that.
     """
-    delay = 0.5
-    while True:
+    for delay in backoff():
         try:
             return client_for(url, socket_connect_timeout=5, socket_timeout=None)
         except UNREACHABLE_ERRORS:
             time.sleep(delay)
-            delay = min(delay * 2, 5.0)
+    raise AssertionError("unreachable: backoff() never ends")  # pragma: no cover
 
 
 @click.command()

@@ -21,7 +21,7 @@ from rq.exceptions import StopRequested
 
 from red7es.bots.ismcts import MAX_TIME
 from red7es.service.client import QUEUE_NAME
-from red7es.service.connection import UNREACHABLE_ERRORS, is_cluster
+from red7es.service.connection import UNREACHABLE_ERRORS, backoff, is_cluster
 
 from .context import WorkerContext, use_context
 
@@ -133,7 +133,8 @@ def run_worker(
         rq_connection = connection
     context = WorkerContext(connection)
     context.max_idle = max_idle
-    delay = 0.5
+    delays = backoff()
+    delay = next(delays)
     given_name, rq_name = name, name
     outage = redis_down  # an outage is told once when it starts and once when it ends, not at every retry
     while True:
@@ -165,8 +166,9 @@ def run_worker(
         if context.stopping:
             return
         if time.monotonic() - started > 30:
-            delay = 0.5  # it had been working: this is a new outage, start the backoff over
+            delays = backoff()  # it had been working: this is a new outage, start the backoff over
+            delay = next(delays)
         time.sleep(delay)
-        delay = min(delay * 2, 5.0)
+        delay = next(delays)
         # RQ may still list the dead registration for minutes: register afresh
         rq_name = f"{given_name}-{uuid.uuid4().hex[:6]}" if given_name else None

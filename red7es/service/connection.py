@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -31,6 +32,7 @@ __all__ = [
     "UNREACHABLE_ERRORS",
     "Endpoint",
     "UnreachableError",
+    "backoff",
     "client_for",
     "data_dir",
     "embedded_server",
@@ -54,6 +56,18 @@ UNREACHABLE_ERRORS: tuple[type[Exception], ...] = (
 
 class UnreachableError(RuntimeError):
     """Redis could not be reached; the message names the URL tried."""
+
+
+def backoff(first: float = 0.5, most: float = 5.0) -> Iterator[float]:
+    """The pauses between tries while Redis is unreachable: ``first``, doubling, at most ``most``.
+
+    Workers, ``red7 serve``, ``watch`` and ``play`` wait for Redis with it; a fresh
+    iterator starts a new outage's backoff over.
+    """
+    delay = first
+    while True:
+        yield delay
+        delay = min(delay * 2, most)
 
 
 def data_dir() -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +32,18 @@ COLOUR = re.compile(r"\x1b\[(?:\d+;)*(?:3[0-7]|9[0-7]|38;5;\d+|38;2;\d+;\d+;\d+)
 ALL_CARDS = [c + str(n) for n in range(1, 8) for c in "ROYGBIV"]
 
 
-def spawn(home: Path, url: str, *args: str, no_color: bool = False) -> pexpect.spawn:
+def spawn(
+    home: Path, url: str, *args: str, no_color: bool = False, red7: tuple[str, ...] = (str(RED7),)
+) -> pexpect.spawn:
+    """``red7 ARGS --url URL`` on a terminal; ``red7`` is the command that runs it."""
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "REDIS_URL", "FORCE_COLOR")}
     env.update(RED7_HOME=str(home), TERM="xterm-256color", PYTHONUNBUFFERED="1")
     if no_color:
         env["NO_COLOR"] = "1"
-    return pexpect.spawn(str(RED7), [*args, "--url", url], env=env, encoding="utf-8", timeout=30, dimensions=(50, 120))
+    program, *words = red7
+    return pexpect.spawn(
+        program, [*words, *args, "--url", url], env=env, encoding="utf-8", timeout=30, dimensions=(50, 120)
+    )
 
 
 class Transcript:
@@ -215,13 +222,19 @@ def test_what_is_typed_while_others_move_is_not_played_later(tmp_path: Path, ser
     assert child.exitstatus == 0
 
 
-def test_redis_lost_mid_game_says_how_to_come_back(tmp_path: Path, private_redis: Any) -> None:
-    """The game is safe in Redis: the one-line error comes with the way back, as after Ctrl-C."""
+def test_redis_lost_too_long_mid_game_says_how_to_come_back(tmp_path: Path, private_redis: Any) -> None:
+    """play waits for a lost Redis up to OUTAGE_LIMIT (1.5 s here), then the one-line error comes
+    with the way back, as after Ctrl-C: the game is safe in Redis."""
     server = private_redis()
     (tmp_path / "workers").mkdir()
     pool = WorkerPool(server.url, tmp_path / "workers", name="lost")
     pool.start(1, wait=True)
-    child = spawn(tmp_path, server.url, "play", "--bots", "greedy", "--name", "ann", "--seed", "lost")
+    patched = (
+        "import sys, red7es.cli.outage as outage; outage.OUTAGE_LIMIT = 1.5; "
+        "from red7es.cli.main import main; sys.argv[0] = 'red7'; main()"
+    )
+    red7 = (sys.executable, "-c", patched)
+    child = spawn(tmp_path, server.url, "play", "--bots", "greedy", "--name", "ann", "--seed", "lost", red7=red7)
     t = Transcript(child)
     try:
         t.expect(r"New game ([0-9a-f]{8})")
@@ -229,6 +242,7 @@ def test_redis_lost_mid_game_says_how_to_come_back(tmp_path: Path, private_redis
         t.expect(PROMPT)
         server.stop()
         child.sendline("1")
+        t.expect(rf"Redis at {server.url} is unreachable; waiting for it")
         t.expect(rf"Left game {game}; it stays open: red7 play --game {game} --as ann --url {server.url}")
         t.expect(r"Error: lost the connection to Redis")
         t.expect(pexpect.EOF)
