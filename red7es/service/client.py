@@ -171,7 +171,8 @@ class GameService:
             raise ServiceError(str(exc)) from None
         command = CreateCommand(f"create-{game_id}", variant, seat_specs, commitment(secret), tuple(joins))
         mark = self.store.last_change_id(game_id) if wait else "0-0"  # only a wait reads from the mark
-        if not self.store.create(game_id, command.id, encode_command(command, now_ms()), secret, now_ms(), GENESIS):
+        at = now_ms()  # one clock reading: meta's created is the create command's at (GameCreated.created)
+        if not self.store.create(game_id, command.id, encode_command(command, at), secret, at, GENESIS):
             raise ServiceError(f"a game {game_id!r} already exists")
         self._keep(game_id, tokens)
         self.schedule(game_id)

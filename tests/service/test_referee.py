@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import logging
 import re
 from typing import Any
@@ -107,6 +108,20 @@ def test_create_writes_created_joins_and_deal(svc: GameService, folder: Folder) 
     for token in created.tokens.values():
         assert token.encode() not in stored and bytes.fromhex(token) not in stored
     assert all(created.tokens["ann"] not in str(r.event) for r in log)
+
+
+def test_the_game_s_created_time_is_one_clock_reading(
+    svc: GameService, folder: Folder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """meta.created and GameCreated.created (the create command's at) were two readings of
+    the clock, a millisecond apart now and then; docs/events.md says they are one."""
+    from red7es.service import client
+
+    monkeypatch.setattr(client, "now_ms", itertools.count(1_000).__next__)  # every reading a ms later
+    _new(svc, folder)
+    created = check_game(svc.store, "g1")[0].event
+    assert isinstance(created, GameCreated)
+    assert int(svc.store.meta("g1")["created"]) == created.created
 
 
 def _all_values(connection: Any) -> list[bytes]:
