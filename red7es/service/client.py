@@ -32,7 +32,6 @@ from .store import (
     entry_field,
     new_game_id,
     now_ms,
-    text,
     valid_game_id,
 )
 from .table import CreateRejected, validate_seats
@@ -326,7 +325,7 @@ class GameService:
         (its create command not folded yet) to get its first one."""
 
         def ready() -> bool:
-            if self.store.view(game_id) is not None or not self.store.exists(game_id) or self._broken(game_id):
+            if self.store.view(game_id) is not None or not self.store.exists(game_id) or self.store.broken(game_id):
                 return True
             self.schedule(game_id)
             return False
@@ -414,14 +413,9 @@ class GameService:
 
     def check_not_broken(self, game_id: str) -> None:
         """Raise :class:`BrokenGame` if the game is broken."""
-        reason = self._broken(game_id)
+        reason = self.store.broken(game_id)
         if reason:
             raise BrokenGame(game_id, reason)
-
-    def _broken(self, game_id: str) -> str | None:
-        """Why the game is broken (``meta.broken``), or None."""
-        reason = self.redis.hget(Keys(game_id).meta, "broken")
-        return text(reason) if reason else None
 
     @staticmethod
     def _public_events(game_id: str, payload: bytes) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ readable.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeGuard, TypeVar
 
@@ -35,6 +35,7 @@ __all__ = [
     "Field",
     "Recorded",
     "Upcaster",
+    "chain_problem",
     "event_hash",
     "flat",
     "pack_map",
@@ -113,6 +114,23 @@ def pack_map(data: dict[str, Any]) -> bytes:
 def event_hash(raw: bytes) -> bytes:
     """The chain hash of an encoded event: SHA-256 of its bytes."""
     return hashlib.sha256(raw).digest()
+
+
+def chain_problem(recorded: Sequence[Recorded]) -> str | None:
+    """Why a log's events are not numbered 0, 1, 2, ... and hash-chained (the first thing
+    found), or None. Events are named by their ``seq``, so a gap reads as one."""
+    head, previous = GENESIS, None
+    for place, r in enumerate(recorded):
+        if r.seq != place:
+            if previous is None:
+                return f"the log's first event is event {r.seq}, not 0"
+            return f"event {previous} is followed by event {r.seq}"
+        if r.prev != head:
+            if previous is None:
+                return "event 0 does not start the hash chain (its prev is not 32 zero bytes)"
+            return f"event {r.seq} does not follow event {previous} (its prev is not that event's hash)"
+        head, previous = r.hash, r.seq
+    return None
 
 
 def _unpack_map(raw: bytes, what: str) -> dict[str, Any]:

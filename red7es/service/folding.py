@@ -27,6 +27,7 @@ from .codec import (
     event_hash,
     pack_map,
 )
+from .envelope import chain_problem
 from .events import Command, CommandRejected, CreateCommand, LogEvent, TurnCommand
 from .store import AppendConflict, Batch, GameStore, now_ms
 from .table import CreateRejected, Table, public_event
@@ -285,12 +286,6 @@ def decide_command(table: Table, command: Command) -> list[LogEvent]:
 
 def _check_chain(recorded: list[Recorded]) -> None:
     """Raise CorruptEvent unless the events are numbered 0, 1, ... and hash-chained."""
-    head = GENESIS
-    for i, r in enumerate(recorded):
-        if r.seq != i:
-            raise CorruptEvent(f"event {i} has sequence number {r.seq}")
-        if r.prev != head and i == 0:
-            raise CorruptEvent("event 0 does not start the hash chain: its prev is not 32 zero bytes")
-        if r.prev != head:
-            raise CorruptEvent(f"event {i} does not follow event {i - 1}: its prev is not the hash of event {i - 1}")
-        head = r.hash
+    problem = chain_problem(recorded)
+    if problem is not None:
+        raise CorruptEvent(problem)

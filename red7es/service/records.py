@@ -37,7 +37,7 @@ import redis
 
 from .. import __version__
 from ..variant import Variant, VariantError
-from ..wording import cannot_write
+from ..wording import cannot_write, with_article
 from .codec import CorruptEvent, Recorded, decode_event, decode_log, event_hash, seat_data
 from .events import GameCreated, SeatSpec, SeedRevealed
 from .store import INDEX, Keys, NoSuchGame, entry_field, now_ms, text, valid_game_id
@@ -667,7 +667,7 @@ def _accept(builder: _Builder | None, entry: _Located | RecordError, *, readable
     locate, obj = entry
     if type(obj) is not dict and builder is None:  # e.g. a text file read as msgpack
         raise RecordError(
-            f"{locate()}: not a red7es game record (it starts with no header, but {_a(type(obj).__name__)})"
+            f"{locate()}: not a red7es game record (it starts with no header, but {with_article(type(obj).__name__)})"
         )
     if type(obj) is not dict:
         raise RecordError(f"{locate()}: expected an object, found {type(obj).__name__}")
@@ -679,11 +679,6 @@ def _accept(builder: _Builder | None, entry: _Located | RecordError, *, readable
         raise RecordError(f"{locate()}: neither a header, a command nor an event")
     builder.add(locate, obj, readable)
     return builder
-
-
-def _a(noun: str) -> str:
-    """``noun`` with its indefinite article: ``an int``, ``a str``."""
-    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def _check_header(where: str, obj: dict[str, Any]) -> dict[str, Any]:

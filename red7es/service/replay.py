@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..facts import FACT_TYPES, CardDrawn, GameOver, RoundDealt
-from .codec import GENESIS, Recorded
+from .codec import Recorded
+from .envelope import chain_problem
 from .events import CommandApplied, CommandRejected, GameCreated, LogEvent, SeatJoined
 from .table import Table, public_event
 
@@ -139,17 +140,9 @@ class Replay:
         return self._chain_problem() or self._fact_problem()
 
     def _chain_problem(self) -> str | None:
-        head, previous = GENESIS, None
-        for place, r in enumerate(self.recorded):
-            if r.seq != place:
-                if previous is None:
-                    return f"its first event is event {r.seq}, not 0"
-                return f"event {previous} is followed by event {r.seq}"
-            if r.prev != head:
-                if previous is None:
-                    return "event 0 does not start the hash chain (its prev is not 32 zero bytes)"
-                return f"event {r.seq} does not follow event {previous} (its prev is not that event's hash)"
-            head, previous = r.hash, r.seq
+        problem = chain_problem(self.recorded)
+        if problem is not None:
+            return problem
         version, stored_head = self.store
         if version is not None and version != len(self.events):
             return f"the log holds {len(self.events)} events, the store's version says {version}"

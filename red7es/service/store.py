@@ -308,6 +308,11 @@ class GameStore:
         k = Keys(game_id)
         return _view_bytes(game_id, self.redis.get(k.public_view if seat is None else k.view(seat)))
 
+    def broken(self, game_id: str) -> str | None:
+        """Why the game is broken (``meta.broken``), or None."""
+        reason = self.redis.hget(Keys(game_id).meta, "broken")
+        return text(reason) if reason else None
+
     def view_and_broken(self, game_id: str, seat: int | None = None) -> tuple[bytes | None, str | None]:
         """A view and why the game is broken (None if it is not), in one round trip: a
         broken game's last view would show it as still being played."""

@@ -617,7 +617,7 @@ def test_a_game_that_breaks_says_so_at_once(slow_service: Any) -> None:
     log = f"red7:{{{game}}}:log"
     connection.xdel(log, connection.xrange(log)[1][0])
     cold = WorkerContext(connection)  # has not got the game warm: rebuilds it from the log, and finds the gap
-    expected = f"Error: game {game} is broken: event 1 has sequence number 2"
+    expected = f"Error: game {game} is broken: event 0 is followed by event 2"
     started = time.monotonic()
     with _folding(cold, game):
         assert one_line_error(carol("move", game, turn, "--as", mover)) == expected
