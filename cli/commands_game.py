@@ -22,7 +22,17 @@ from red7es.service.store import TOURNAMENT_GAMES
 from red7es.service.tokens import TokenError, public_key
 from red7es.variant import Variant, VariantError
 
-from .options import Seconds, console, emit_json, json_option, pass_session, red7_line, typed_url, url_option
+from .options import (
+    Seconds,
+    console,
+    emit_json,
+    error_line,
+    json_option,
+    pass_session,
+    red7_line,
+    typed_url,
+    url_option,
+)
 from .outage import riding_out
 from .render import SAID_BY_FINAL_VIEW, cards_text, describe_events, render_view
 from .session import Session, live_workers
@@ -402,7 +412,7 @@ def games(session: Session, limit: int, as_json: bool) -> None:
         table.add_row(s.game_id, when, ", ".join(names), status, str(s.version))
     out = console()
     out.print(table)
-    total = session.service.store.count_games()
+    total = session.service.store.count_games() if len(summaries) == limit else len(summaries)  # full: maybe more
     if total > len(summaries):
         more = red7_line("games", "--limit", str(total), url=typed_url())
         out.print(Text(f"The newest {len(summaries)} of {total} games; all of them: {more}", style="dim"))
@@ -554,12 +564,13 @@ def move(
         answer = session.service.play(game, name, seat_token, text, command_id=command_id)
     except UNREACHABLE_ERRORS as exc:
         raise click.ClickException(
-            f"lost the connection to Redis ({str(exc).splitlines()[0]}): the turn may or may not be stored; "
+            f"{error_line(exc)}; the turn may or may not be stored; "
             f"send it again with its id, which takes effect once: {again}"
         ) from None
     except NoAnswer:
         workers = len(live_workers(session.connection))
-        why = f"all {workers} worker(s) are busy" if workers else "no worker is running (start one with: red7 worker)"
+        start = red7_line("worker", url=typed_url())
+        why = f"all {workers} worker(s) are busy" if workers else f"no worker is running (start one with: {start})"
         raise click.ClickException(
             f"no answer yet for game {game}: {why}; the turn is stored and will be answered, "
             f"so do not play another: ask for its answer with {again}"

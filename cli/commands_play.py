@@ -128,7 +128,8 @@ def play(
         leave()
 
 
-NEW_GAME_OPTIONS = ("bots", "name", "scoring", "draw", "actions", "rounds", "target", "seed")
+# What applies to a game that exists; every other option of play makes a new game.
+GAME_OPTIONS = ("game_id", "as_name", "url")
 
 
 def _refuse_new_game_options() -> None:
@@ -138,7 +139,7 @@ def _refuse_new_game_options() -> None:
     given = [
         param.opts[0]
         for param in ctx.command.params
-        if param.name in NEW_GAME_OPTIONS and ctx.get_parameter_source(param.name) is not ParameterSource.DEFAULT
+        if param.name not in GAME_OPTIONS and ctx.get_parameter_source(param.name) is not ParameterSource.DEFAULT
     ]
     if given:
         seat = "; your seat in it is --as NAME" if "--name" in given else ""

@@ -233,12 +233,12 @@ def status(session: Session, worker_name: str | None, min_workers: int, rq_url: 
         "redis_version": info.get("redis_version"),
         "workers": workers,
         "queued_jobs": queued,
-        "games": connection.zcard("red7:games"),
+        "games": session.service.store.count_games(),
         "active_games": connection.scard("red7:active"),
     }
     problems = []
     if worker_name is not None and worker_name not in workers:
-        problems.append(f"worker {shown(worker_name)} is not alive")
+        problems.append(f"worker {worker_name} is not alive")  # (escaped with the error line, if printed)
     if len(workers) < min_workers:
         problems.append(f"{len(workers)} live worker(s), fewer than {min_workers}")
     if as_json:

@@ -32,6 +32,7 @@ from .options import (
     Red7Group,
     console,
     emit_json,
+    error_line,
     exit_on_ctrl_c,
     json_option,
     pass_session,
@@ -277,10 +278,7 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
                 runner.reporter = _ProgressReporter(progress, names, session.credentials, url)
                 report = runner.run(wait=wait)
     except UNREACHABLE_ERRORS as exc:
-        raise click.ClickException(
-            f"lost the connection to Redis at {session.endpoint.shown}: {str(exc).splitlines()[0]}; "
-            f"nothing is lost, resume with: {resume}"
-        ) from None
+        raise click.ClickException(f"{error_line(exc)}; nothing is lost, resume with: {resume}") from None
     if as_json:
         emit_json(
             {
@@ -629,7 +627,8 @@ def show(session: Session, name: str, as_json: bool) -> None:
         + ("; finished" if state.finished else "")
     )
     out.print(
-        "Entrants: " + ", ".join(shown(e.name) + (f" ({e.bot})" if e.is_bot else " (person)") for e in spec.entrants)
+        "Entrants: "
+        + ", ".join(shown(e.name) + (f" ({shown(e.bot or '')})" if e.is_bot else " (person)") for e in spec.entrants)
     )
     for r in rounds:
         out.print(Text(f"Round {r['round']}", style="bold"))

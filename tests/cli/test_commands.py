@@ -831,7 +831,8 @@ def test_a_move_whose_answer_is_lost_says_how_to_ask_again(alice: Red7, monkeypa
     with monkeypatch.context() as outage:
         outage.setattr(GameService, "submit", stored_then_lost)
         line = one_line_error(alice("move", game, turn))
-    assert "lost the connection to Redis (Connection reset by peer): the turn may or may not be stored" in line
+    lost = f"lost the connection to Redis at {alice.url}: Connection reset by peer; the turn may or may not be stored"
+    assert lost in line
     again = shlex.split(line.partition("which takes effect once: ")[2])
     assert again[:3] == ["red7", "move", game] and again[4:6] == ["--as", "alice"] and again[6] == "--id"
     out = alice.ok(*again[1:]).stdout  # the stored turn's answer, not a second turn
