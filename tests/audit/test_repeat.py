@@ -12,7 +12,7 @@ import pytest
 
 from red7es.service.audit import FAIL, PASS, audit_record
 from red7es.service.codec import encode_command
-from red7es.service.events import BOT, CommandApplied, CommandRejected, SeatSpec, TurnCommand
+from red7es.service.events import BOT, PERSON, CommandApplied, CommandRejected, SeatSpec, SeedRevealed, TurnCommand
 from red7es.service.store import Keys, now_ms
 from red7es.service.table import Table
 from red7es.variant import Variant
@@ -57,7 +57,7 @@ def test_the_copy_is_refused_and_the_record_passes(games: Games) -> None:
     assert [type(e).__name__ for e in answers] == ["CommandApplied", "CommandRejected"]
     assert isinstance(answers[1], CommandRejected) and answers[1].kind == "repeat"
     report = audit_record(record)
-    assert report.result == PASS, report.line
+    assert report.result == PASS, report.line()
 
 
 def test_a_copy_applied_by_an_older_worker_fails_the_audit(games: Games, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -80,6 +80,8 @@ def test_the_seedless_audit_of_an_unfinished_game_finds_the_copy(games: Games, m
         old_worker.setattr(Table, "_repeat", lambda self, command: None)
         _play_with_a_copied_fold(games, "running", stop_at_round=3)
     record = games.record("running")
+    assert games.service.view("running")["status"] != "over"  # the seed is still secret
+    assert not any(isinstance(e, SeedRevealed) for e in events_of(record))
     applied = [i for i, e in enumerate(events_of(record)) if isinstance(e, CommandApplied) and e.id == "fold-0"]
     assert len(applied) == 2
     report = audit_record(record)
@@ -125,20 +127,25 @@ def test_a_copy_an_older_worker_refused_anyway_still_passes(
     answers = [e for e in events_of(record) if isinstance(e, CommandRejected) and e.id == "fold-0"]
     assert [e.kind for e in answers] == ["turn"]
     report = audit_record(record)
-    assert report.result == PASS, report.line
+    assert report.result == PASS, report.line()
 
 
-def test_a_client_command_under_a_bots_future_id_does_not_stop_the_bot(games: Games) -> None:
-    """Refused as reserved, its id must not count as answered: the bot whose turn later
-    falls at that log position is named so, and was refused for ever."""
+@pytest.mark.parametrize(
+    ("by", "reason"),
+    [(BOT, "only workers play for bots"), (PERSON, "command ids starting with bot- are reserved for bots' turns")],
+)
+def test_a_client_command_under_a_bots_future_id_does_not_stop_the_bot(games: Games, by: str, reason: str) -> None:
+    """Refused, its id must not count as answered: the bot whose turn later falls at that
+    log position is named so, and was refused for ever."""
     svc = games.service
     created = svc.create(Variant(2), [SeatSpec("ann"), SeatSpec("b", BOT, "random")], seed="x", join=["ann"], wait=None)
     game = created.game_id
     games.settle(game)
     version = int(svc.store.meta(game)["version"])
-    for i in range(150):  # each is refused in the log: the bot's turns come after version + 150
-        forged = TurnCommand(f"bot-{version + 150 + i}", 0, "fold", BOT, "")
-        svc.redis.xadd(Keys(game).commands, {"c": encode_command(forged, now_ms())})
+    forged = {f"bot-{version + 150 + i}" for i in range(150)}  # each refused in the log: bot turns come after
+    for command_id in sorted(forged):
+        command = TurnCommand(command_id, 0, "fold", by, "")
+        svc.redis.xadd(Keys(game).commands, {"c": encode_command(command, now_ms())})
     svc.schedule(game)
     for _ in range(100):
         games.settle(game)
@@ -148,4 +155,9 @@ def test_a_client_command_under_a_bots_future_id_does_not_stop_the_bot(games: Ga
         if view["to_move"] == 0:
             svc.submit(game, "ann", created.tokens["ann"], svc.view(game, 0)["legal"][0])
     assert games.over(game)
-    assert audit_record(games.record(game)).result == PASS
+    record = games.record(game)
+    events = events_of(record)
+    refused = [e for e in events if isinstance(e, CommandRejected) and e.id in forged]
+    assert len(refused) == 150 and {e.reason for e in refused} == {reason}
+    assert any(isinstance(e, CommandApplied) and e.id in forged for e in events), "a bot moved under a forged id"
+    assert audit_record(record).result == PASS

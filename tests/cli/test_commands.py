@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgpack
 import pytest
 import redis
 from click.testing import CliRunner
@@ -838,6 +839,9 @@ def test_a_move_whose_answer_is_lost_says_how_to_ask_again(alice: Red7, monkeypa
     out = alice.ok(*again[1:]).stdout  # the stored turn's answer, not a second turn
     assert "alice plays" in out or "alice discards" in out or "alice folds" in out
     assert alice("move", game, turn, "--id", again[7]).exit_code == 0, "the same id again has no further effect"
+    with redis.Redis.from_url(alice.url) as connection:
+        answers = [r.event for r in GameService(connection).log(game) if getattr(r.event, "id", None) == again[7]]
+    assert [type(e).__name__ for e in answers] == ["CommandApplied"]
 
 
 def test_move_with_a_turn_argument(alice: Red7) -> None:
@@ -1148,12 +1152,14 @@ def test_names_another_client_chose_are_shown_escaped(slow_service: Any, monkeyp
         worker.advance(bots)
         while worker.folder.pending(bots):  # the bots play to the end
             worker.advance(bots)
+    stepped = alice("replay", bots, "--step", input="\n" * 400)
+    assert stepped.exit_code == 0, stepped.output  # walked to the end, not stopped early
     outputs = [
         alice.ok("games").stdout,
         alice.ok("show", bots).stdout,
         alice.ok("watch", bots).stdout,
         alice.ok("replay", bots).stdout,
-        alice("replay", bots, "--step", input="\n" * 400).stdout,
+        stepped.stdout,
         alice.ok("show", people).stdout,
     ]
     with _folding(worker, people):
@@ -1162,7 +1168,8 @@ def test_names_another_client_chose_are_shown_escaped(slow_service: Any, monkeyp
     refused = one_line_error(alice("show", people, "--as", "zed"))
     for out in [*outputs, refused]:
         assert not any(ch in out for ch in "\x1b\x07\u202e"), out
-    assert "\\x1b]0;pwned\\x07\\x1b[2J" in outputs[0] and "evil\\u202eoops" in outputs[0]
+    assert "\\x1b]0;pwned\\x07\\x1b[2J" in outputs[0]
+    assert all("evil\\u202eoops" in out for out in outputs[:6]), "every display shows the name, escaped"
     assert "[/x][bold]b" in outputs[1]
     assert refused == f"Error: no seat 'zed' in game {people} (seats: \\x1b]0;pwned\\x07\\x1b[2J, evil\\u202eoops)"
     play = next(line for line in joined.splitlines() if line.startswith("Play it: ")).partition(": ")[2]
@@ -1253,9 +1260,11 @@ def test_watch_is_woken_when_the_game_breaks_and_says_why(alice: Red7, redis_ser
         service.schedule(game)
         wait_for(lambda: connection.hexists(keys.meta, "broken"), "a worker to find the log broken")
 
-    err = _watched(alice, redis_server, game, rogue_writer, code=1)
-    assert re.fullmatch(rf"Error: game {game} is broken: event \d+ is not valid msgpack \(\w+\)\n", err), err
-    connection.close()
+    with connection:
+        err = _watched(alice, redis_server, game, rogue_writer, code=1)
+        assert re.fullmatch(rf"Error: game {game} is broken: event \d+ is not valid msgpack \(\w+\)\n", err), err
+        [(_id, fields)] = connection.xrevrange(Keys(game).changes, count=1)
+        assert msgpack.unpackb(fields[b"p"])["broken"] in err, "the entry that woke it says why"
 
 
 def _blocked_readers(connection: redis.Redis) -> int:

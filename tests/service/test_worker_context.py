@@ -200,11 +200,29 @@ def test_a_long_decision_keeps_the_lease_and_the_heartbeat(fake_redis: Any, monk
     assert svc.store.lease_holder("deep") is None  # released once the slice is done
 
 
-def test_a_shift_outlasts_the_longest_bot_decision() -> None:
-    from red7es.bots.ismcts import MAX_TIME
-    from red7es.workers.worker import SHIFT_SECONDS, SHIFT_TIMEOUT
+def test_a_shift_outlasts_the_longest_bot_decision(fake_redis: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """RQ kills a job past its timeout: the shift job a worker queues for itself must allow
+    for a whole shift plus the longest decision a bot may take."""
+    from rq import Queue
 
-    assert SHIFT_TIMEOUT > SHIFT_SECONDS + MAX_TIME
+    from red7es.bots.ismcts import MAX_TIME
+    from red7es.workers.worker import SHIFT_SECONDS, Red7Worker
+
+    class Enqueued(Exception):
+        pass
+
+    queued: dict[str, Any] = {}
+
+    def enqueue(self: Queue, function: str, *args: Any, **kwargs: Any) -> None:
+        queued.update(kwargs, function=function)
+        raise Enqueued  # before RQ waits for the job
+
+    worker = Red7Worker([], connection=fake_redis, context=WorkerContext(fake_redis, owner="me"), name="w")
+    monkeypatch.setattr(Queue, "enqueue", enqueue)
+    with pytest.raises(Enqueued):
+        worker.dequeue_job_and_maintain_ttl(1)
+    assert queued["function"] == "red7es.workers.jobs.work_shift"
+    assert queued["job_timeout"] > SHIFT_SECONDS + MAX_TIME
 
 
 def test_a_shift_hands_back_the_games_it_has_no_time_left_for(fake_redis: Any) -> None:
