@@ -637,6 +637,8 @@ def watch(session: Session, game: str, as_name: str | None, token: str | None, t
     if not as_json:
         render_view(out, view, you=view.get("seat"))
     if view.get("status") == "over":
+        if as_json:  # no event will come: say so where it cannot be mistaken for one
+            click.echo(f"Game {game} is over: nothing to follow (red7 export {game} has its events).", err=True)
         return
     limit = timeout or None  # how long to wait for Redis to come back: --timeout if given, else OUTAGE_LIMIT
     try:

@@ -69,6 +69,15 @@ class NoAnswer(ServiceError):
     """No worker answered in time: none runs, or all are busy (a command stays stored)."""
 
 
+class UnreadableChange(ServiceError):
+    """An entry of a game's changes stream is not what a worker writes (written by hand,
+    or damaged): the entry and what is wrong with it, in one line.  The log and the views
+    are untouched; only the notice of that change cannot be read."""
+
+    def __init__(self, game_id: str, change_id: str, problem: str) -> None:
+        super().__init__(f"game {game_id}: change {change_id} on its changes stream cannot be read: {problem}")
+
+
 class BrokenGame(ServiceError):
     """The game is broken: a worker could not create it or cannot read its log, and it
     will not change again (``meta.broken`` says why; docs/events.md)."""
@@ -388,7 +397,7 @@ class GameService:
         last = after
         for change_id, _v, payload in rows:
             try:
-                events.extend(self._public_events(game_id, payload))
+                events.extend(self._public_events(game_id, change_id, payload))
             except BrokenGame:
                 if last == after:
                     raise
@@ -396,7 +405,7 @@ class GameService:
             last = change_id
         return last, events
 
-    def _rows(self, game_id: str, after: str, timeout: float) -> list[tuple[str, int, bytes]]:
+    def _rows(self, game_id: str, after: str, timeout: float) -> list[tuple[str, int | None, bytes]]:
         """The game's changes after ``after``, waiting up to ``timeout`` seconds for one.
 
         A worker that breaks a game writes a last changes entry that wakes this wait;
@@ -418,12 +427,20 @@ class GameService:
             raise BrokenGame(game_id, reason)
 
     @staticmethod
-    def _public_events(game_id: str, payload: bytes) -> list[dict[str, Any]]:
-        """The events of one changes entry; :class:`BrokenGame` for the entry that marks the game broken."""
-        change = msgpack.unpackb(payload, raw=False)
+    def _public_events(game_id: str, change_id: str, payload: bytes) -> list[dict[str, Any]]:
+        """The events of one changes entry; :class:`BrokenGame` for the entry that marks the
+        game broken, :class:`UnreadableChange` for one that is not a worker's (docs/events.md)."""
+        try:
+            change = msgpack.unpackb(payload, raw=False)
+        except Exception as exc:  # msgpack raises several unrelated types for bad bytes
+            raise UnreadableChange(game_id, change_id, f"not valid msgpack ({type(exc).__name__})") from None
+        if not isinstance(change, dict):
+            raise UnreadableChange(game_id, change_id, f"a {type(change).__name__}, not a map")
         if change.get("broken"):
             raise BrokenGame(game_id, str(change["broken"]))
-        events: list[dict[str, Any]] = change["events"]
+        events = change.get("events")
+        if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
+            raise UnreadableChange(game_id, change_id, "its events are not a list of maps")
         return events
 
     def log(self, game_id: str) -> list[Recorded]:
@@ -453,7 +470,7 @@ class GameService:
 
     # ------------------------------------------------------------------ helpers
 
-    def _changes(self, game_id: str, after: str, deadline: float) -> Iterator[tuple[str, int, bytes]]:
+    def _changes(self, game_id: str, after: str, deadline: float) -> Iterator[tuple[str, int | None, bytes]]:
         left = deadline - time.monotonic()
         if left <= 0:
             self.check_not_broken(game_id)  # broken before the wait began: no worker will answer
@@ -478,7 +495,7 @@ class GameService:
         while True:
             for change_id, _v, payload in self._changes(game_id, cursor, deadline):
                 cursor = change_id
-                yield self._public_events(game_id, payload)
+                yield self._public_events(game_id, change_id, payload)
 
     def _keep(self, game_id: str, tokens: dict[str, str]) -> None:
         if self.keep_token is not None:

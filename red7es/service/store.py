@@ -323,8 +323,12 @@ class GameStore:
         value, broken = pipe.execute()
         return _view_bytes(game_id, value), (text(broken) if broken else None)
 
-    def changes(self, game_id: str, after: str = "0-0", block_ms: int | None = None) -> list[tuple[str, int, bytes]]:
-        """Change notices after ``after``; with ``block_ms``, wait for one (no polling)."""
+    def changes(
+        self, game_id: str, after: str = "0-0", block_ms: int | None = None
+    ) -> list[tuple[str, int | None, bytes]]:
+        """Change notices after ``after`` as (id, version, payload); with ``block_ms``, wait
+        for one (no polling).  An entry written by hand may lack its fields: the version
+        then reads as None and the payload as no bytes, which the client refuses in one line."""
         k = Keys(game_id)
         if block_ms is None:
             start = "-" if after == "0-0" else f"({after}"
@@ -343,7 +347,7 @@ class GameStore:
                 rows = reply[0][1]
             else:
                 rows = []
-        return [(text(i), int(entry_field(fields, b"v")), entry_field(fields, b"p")) for i, fields in rows or []]
+        return [(text(i), _version_field(fields), entry_field(fields, b"p")) for i, fields in rows or []]
 
     def last_change_id(self, game_id: str) -> str:
         """The id of the game's latest change, ``"0-0"`` if it has none (or does not exist)."""
@@ -459,6 +463,12 @@ def _view_bytes(game_id: str, value: object) -> bytes | None:
     if value is not None and not isinstance(value, bytes):
         raise TypeError(f"view of game {game_id} is {type(value).__name__}, not bytes")
     return value
+
+
+def _version_field(fields: Mapping[bytes | str, bytes | str] | None) -> int | None:
+    """A changes entry's ``v`` as a number, None if it has none that reads as one."""
+    raw = entry_field(fields, b"v")
+    return int(raw) if raw.isdigit() else None
 
 
 def entry_field(fields: Mapping[bytes | str, bytes | str] | None, name: bytes) -> bytes:

@@ -1267,6 +1267,32 @@ def test_watch_is_woken_when_the_game_breaks_and_says_why(alice: Red7, redis_ser
         assert msgpack.unpackb(fields[b"p"])["broken"] in err, "the entry that woke it says why"
 
 
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"v": 9, "p": b"\xc1"}, r"not valid msgpack \(\w+\)"),
+        ({"v": 9, "p": msgpack.packb([1, 2])}, "a list, not a map"),
+        ({"v": 9, "p": msgpack.packb({"events": 3})}, "its events are not a list of maps"),
+        ({"x": b"no fields a worker writes"}, r"not valid msgpack \(\w+\)"),
+    ],
+    ids=["not-msgpack", "not-a-map", "events-not-a-list", "no-fields"],
+)
+def test_watch_refuses_a_changes_entry_no_worker_wrote(
+    alice: Red7, redis_server: Any, fields: dict[str, Any], problem: str
+) -> None:
+    """A hand-written changes entry was a ValueError or KeyError traceback: now one line, exit 1,
+    and the game itself (log, views) is untouched and plays on."""
+    game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="watchjunk")
+    connection = redis.Redis.from_url(redis_server.url)
+    entry: list[bytes] = []
+    with connection:
+        err = _watched(alice, redis_server, game, lambda: entry.append(connection.xadd(Keys(game).changes, fields)), code=1)
+    change = entry[0].decode()
+    assert re.fullmatch(rf"Error: game {game}: change {change} on its changes stream cannot be read: {problem}\n", err), err
+    alice.ok("move", game, "--fold")
+    assert "Game over: greedy wins" in alice.ok("show", game).stdout
+
+
 def _blocked_readers(connection: redis.Redis) -> int:
     return sum(1 for c in connection.client_list() if c.get("cmd") == "xread" and "b" in c.get("flags", ""))
 
@@ -1292,7 +1318,9 @@ def test_watch_timeout_must_be_a_finite_number_of_seconds(value: str, tmp_path: 
 def test_watch_a_finished_game_returns_at_once(alice: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="done")
     alice.ok("move", game, "--fold")
-    assert alice("watch", game, "--json").stdout == ""
+    quiet = alice("watch", game, "--json")
+    assert quiet.exit_code == 0 and quiet.stdout == "", "stdout holds events only, and none will come"
+    assert quiet.stderr == f"Game {game} is over: nothing to follow (red7 export {game} has its events).\n"
     out = alice.ok("watch", game).stdout
     assert "Game over: greedy wins" in out
     assert alice.ok("moves", game).stdout == f"The game is over: see red7 show {game}\n"
