@@ -123,6 +123,65 @@ def _batch_rules(value: Any) -> int:
     return value
 
 
+# A Create comes from a client, so its parts are read as docs/events.md gives them, not
+# converted: a "scoring": 1 or a join's seat "0" is refused, not stored as sent.
+_VARIANT_KINDS: dict[str, tuple[type, ...]] = {
+    "players": (int,),
+    "scoring": (bool,),
+    "draw": (bool,),
+    "actions": (bool,),
+    "rounds": (int,),
+    "target": (int, type(None)),
+}
+
+
+def _exactly(value: Any, kinds: tuple[type, ...], what: str) -> Any:
+    """``value`` if its type is exactly one of ``kinds`` (so a bool is not taken for an int)."""
+    if type(value) not in kinds:
+        names = " or ".join("nil" if kind is type(None) else kind.__name__ for kind in kinds)
+        raise TypeError(f"{what} must be {names}, not {type(value).__name__}")
+    return value
+
+
+def _command_variant(data: Any) -> Variant:
+    """A Create's ``variant``: exactly the six keys, each of its documented type."""
+    _exactly(data, (dict,), "variant")
+    missing = [key for key in _VARIANT_KINDS if key not in data]
+    unknown = sorted(repr(key) for key in data if key not in _VARIANT_KINDS)
+    if missing or unknown:
+        raise ValueError(f"variant must have exactly the keys {', '.join(_VARIANT_KINDS)}")
+    for key, kinds in _VARIANT_KINDS.items():
+        _exactly(data[key], kinds, f"variant.{key}")
+    return Variant.from_dict(data)
+
+
+def _command_seats(items: Any) -> tuple[SeatSpec, ...]:
+    """A Create's ``seats``: maps of ``name`` str, ``kind`` str and ``bot`` str or nil."""
+    _exactly(items, (list,), "seats")
+    seats = []
+    for i, d in enumerate(items):
+        _exactly(d, (dict,), f"seats[{i}]")
+        seats.append(
+            SeatSpec(
+                _exactly(d["name"], (str,), f"seats[{i}].name"),
+                _exactly(d["kind"], (str,), f"seats[{i}].kind"),
+                _exactly(d.get("bot"), (str, type(None)), f"seats[{i}].bot"),
+            )
+        )
+    return tuple(seats)
+
+
+def _command_joins(items: Any) -> tuple[tuple[int, str], ...]:
+    """A Create's ``joins``: ``[seat, key]`` pairs, an int and a str."""
+    _exactly(items, (list,), "joins")
+    joins = []
+    for i, pair in enumerate(items):
+        if type(pair) is not list or len(pair) != 2:
+            raise TypeError(f"joins[{i}] must be a list [seat, key]")
+        joins.append((_exactly(pair[0], (int,), f"joins[{i}][0]"), _exactly(pair[1], (str,), f"joins[{i}][1]")))
+    return tuple(joins)
+
+
 EVENT_TYPES: dict[str, EventType] = {
     "GameCreated": EventType(
         GameCreated,
@@ -207,10 +266,10 @@ COMMAND_TYPES: dict[str, EventType] = {
         },
         lambda d: CreateCommand(
             d["id"],
-            Variant.from_dict(d["variant"]),
-            tuple(parse_seat(s) for s in d["seats"]),
+            _command_variant(d["variant"]),
+            _command_seats(d["seats"]),
             d["commitment"],
-            tuple((int(s), str(k)) for s, k in d["joins"]),
+            _command_joins(d["joins"]),
         ),
         checks=(Field("id", str), Field("commitment", str)),
     ),

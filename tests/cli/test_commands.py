@@ -1285,10 +1285,15 @@ def test_watch_refuses_a_changes_entry_no_worker_wrote(
     game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="watchjunk")
     connection = redis.Redis.from_url(redis_server.url)
     entry: list[bytes] = []
+
+    def write() -> None:
+        entry.append(connection.xadd(Keys(game).changes, fields))
+
     with connection:
-        err = _watched(alice, redis_server, game, lambda: entry.append(connection.xadd(Keys(game).changes, fields)), code=1)
+        err = _watched(alice, redis_server, game, write, code=1)
     change = entry[0].decode()
-    assert re.fullmatch(rf"Error: game {game}: change {change} on its changes stream cannot be read: {problem}\n", err), err
+    expected = rf"Error: game {game}: change {change} on its changes stream cannot be read: {problem}\n"
+    assert re.fullmatch(expected, err), err
     alice.ok("move", game, "--fold")
     assert "Game over: greedy wins" in alice.ok("show", game).stdout
 

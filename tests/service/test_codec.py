@@ -263,6 +263,54 @@ def test_join_fields_of_the_wrong_type_are_corrupt() -> None:
             decode_command(raw)
 
 
+_CREATE = {
+    "id": "create-g",
+    "variant": {"players": 2, "scoring": False, "draw": False, "actions": False, "rounds": 1, "target": None},
+    "seats": [{"name": "ann", "kind": "person", "bot": None}, {"name": "g", "kind": "bot", "bot": "greedy"}],
+    "commitment": "ab" * 32,
+    "joins": [[0, "cd" * 32]],
+}
+
+
+def _create(**changes: Any) -> bytes:
+    data = {**_CREATE, **changes}
+    return msgpack.packb({"type": "Create", "version": 1, "at": 1, "data": data}, use_bin_type=True)
+
+
+def test_a_create_as_the_page_gives_it_is_read() -> None:
+    command, _at = decode_command(_create())
+    assert command.variant == Variant(2) and command.joins == ((0, "cd" * 32),)
+    assert [(s.name, s.kind, s.bot) for s in command.seats] == [("ann", "person", None), ("g", "bot", "greedy")]
+
+
+@pytest.mark.parametrize(
+    ("changes", "problem"),
+    [
+        ({"variant": {**_CREATE["variant"], "scoring": 1}}, "variant.scoring must be bool, not int"),
+        ({"variant": {**_CREATE["variant"], "actions": "yes"}}, "variant.actions must be bool, not str"),
+        ({"variant": {**_CREATE["variant"], "players": True}}, "variant.players must be int, not bool"),
+        ({"variant": {**_CREATE["variant"], "rounds": 1.0}}, "variant.rounds must be int, not float"),
+        ({"variant": {**_CREATE["variant"], "target": "40"}}, "variant.target must be int or nil, not str"),
+        ({"variant": {"players": 2}}, "variant must have exactly the keys players, scoring, draw, actions, rounds"),
+        ({"variant": {**_CREATE["variant"], "colour": True}}, "variant must have exactly the keys"),
+        ({"variant": [2]}, "variant must be dict, not list"),
+        ({"seats": {"ann": "person"}}, "seats must be list, not dict"),
+        ({"seats": ["ann", "bob"]}, r"seats\[0\] must be dict, not str"),
+        ({"seats": [{"name": 7, "kind": "person"}, _CREATE["seats"][1]]}, r"seats\[0\].name must be str, not int"),
+        ({"seats": [{"name": "ann", "kind": "person", "bot": 3}, _CREATE["seats"][1]]}, r"seats\[0\].bot must be str"),
+        ({"seats": [{"name": "ann"}, _CREATE["seats"][1]]}, "missing field 'kind'"),
+        ({"joins": [["0", "cd" * 32]]}, r"joins\[0\]\[0\] must be int, not str"),
+        ({"joins": [[0, b"\xcd" * 32]]}, r"joins\[0\]\[1\] must be str, not bytes"),
+        ({"joins": [[0]]}, r"joins\[0\] must be a list \[seat, key\]"),
+        ({"joins": {"0": "cd"}}, "joins must be list, not dict"),
+    ],
+)
+def test_a_create_is_read_as_typed_not_converted(changes: dict[str, Any], problem: str) -> None:
+    """``scoring: 1`` was stored as 1 and a join's seat ``"0"`` as 0: a Create is now read as the page types it."""
+    with pytest.raises(CorruptEvent, match=rf"^command \(Create\) is malformed: {problem}"):
+        decode_command(_create(**changes))
+
+
 def test_upcaster_brings_an_old_event_up_to_date(upcasters: dict[tuple[str, int], Any]) -> None:
     """A test-only v0 of SeatJoined named the key 'public_key' and had no name."""
     calls = []

@@ -109,28 +109,37 @@ def test_each_create_failure_listed_is_the_worker_s(fake_redis: Any) -> None:
     """The page's examples of a create that cannot start a game, made and folded: the same reasons."""
     listed = re.findall(r"^\* `(cannot create the game: [^`]*)`$", _section(EVENTS_MD, "### Creating a game"), re.M)
     seats = [{"name": "ann", "kind": "person", "bot": None}, {"name": "bob", "kind": "person", "bot": None}]
-    creates = [  # (variant, seats, commitment matches the seed), in the order of the list
-        ({**VARIANT, "players": 5}, seats, True),
-        ({**VARIANT, "target": 30}, seats, True),
-        (VARIANT, seats, False),
-        ({**VARIANT, "players": 3}, seats, True),
-        (VARIANT, [seats[0], {"name": "b", "kind": "bot", "bot": "nosuch"}], True),
-        (VARIANT, [seats[0], seats[0]], True),
-        (VARIANT, [seats[0], {"name": "\x1b[31mred", "kind": "person", "bot": None}], True),
+    creates: list[dict[str, Any]] = [  # the Create's data and whether its seed is the game's, in the list's order
+        {"variant": {**VARIANT, "players": 5}},
+        {"variant": {**VARIANT, "target": 30}},
+        {"variant": {**VARIANT, "scoring": 1}},
+        {"variant": VARIANT, "honest": False},
+        {"variant": VARIANT, "id": "create-another"},
+        {"variant": {**VARIANT, "players": 3}},
+        {"variant": VARIANT, "seats": [seats[0], {"name": "b", "kind": "bot", "bot": "nosuch"}]},
+        {"variant": VARIANT, "seats": [seats[0], seats[0]]},
+        {"variant": VARIANT, "seats": [seats[0], {"name": "\x1b[31mred", "kind": "person", "bot": None}]},
     ]
     assert len(listed) == len(creates)
     svc = GameService(fake_redis, wake=lambda game: None)
     folder = Folder(svc.store)
-    for i, ((variant, seated, honest), shown) in enumerate(zip(creates, listed, strict=True)):
+    for i, (create, shown) in enumerate(zip(creates, listed, strict=True)):
         game, seed = f"bad{i}", bytes([i]) * 32
-        commitment = hashlib.sha256(seed if honest else b"another seed").hexdigest()
-        data = {"id": f"create-{game}", "variant": variant, "seats": seated, "commitment": commitment, "joins": []}
+        commitment = hashlib.sha256(seed if create.get("honest", True) else b"another seed").hexdigest()
+        data = {
+            "id": create.get("id", f"create-{game}"),
+            "variant": create["variant"],
+            "seats": create.get("seats", seats),
+            "commitment": commitment,
+            "joins": [],
+        }
         raw = msgpack.packb({"type": "Create", "version": 1, "at": 1, "data": data})
-        assert svc.store.create(game, data["id"], raw, seed, 1, GENESIS)
+        assert svc.store.create(game, f"create-{game}", raw, seed, 1, GENESIS)
         with pytest.raises(GameBroken):
             folder.advance(game)
         stream_id = svc.store.commands(game)[0][0]
         expected = re.sub(r"command \d+-\d+ ", f"command {stream_id} ", shown)
+        expected = expected.replace("create-3f9a2c1b", f"create-{game}")  # the id example's game
         meta = svc.store.meta(game)
         assert (meta["broken"], meta["status"], meta["version"]) == (expected, "new", "0")
         [(_id, v, payload)] = svc.store.changes(game)
