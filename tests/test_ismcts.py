@@ -7,14 +7,13 @@ measures strength properly).
 
 from __future__ import annotations
 
-import inspect
 import random
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from red7es.bots.base import BotError, make_bot
+from red7es.bots.base import BotError, DecisionInterrupted, make_bot, spec_options
 from red7es.bots.greedy import GreedyBot
 from red7es.bots.ismcts import IsmctsBot, playout, playout_turn, round_rewards
 from red7es.bots.random_bot import RandomBot
@@ -197,6 +196,31 @@ def test_the_largest_budgets_are_accepted() -> None:
     assert isinstance(bot, IsmctsBot) and (bot.time_limit, bot.iterations, bot.c) == (3600.0, 1_000_000, 1e6)
 
 
+def test_an_interrupted_decision_is_given_up_not_cut_short() -> None:
+    """A worker that is stopping asks the search to end: no turn at all, rather than a
+    turn from fewer iterations than the budget promised."""
+    game = Game.new(2, seed="interrupted", record=False)
+    asked = []
+
+    def interrupted() -> bool:
+        asked.append(True)
+        return len(asked) >= 5
+
+    bot = make_bot("ismcts:iterations=1000", seed=3, interrupted=interrupted)
+    with pytest.raises(DecisionInterrupted, match=r"^ismcts gave up its decision after 5 iterations: asked to stop$"):
+        bot.choose(game.observation(game.turn))
+    calm = make_bot("ismcts:iterations=50", seed=3, interrupted=lambda: False)
+    assert calm.choose(game.observation(game.turn)) == make_bot("ismcts:iterations=50", seed=3).choose(
+        game.observation(game.turn)
+    )
+
+
+def test_interrupted_is_not_an_option_of_a_spec() -> None:
+    with pytest.raises(BotError, match=r"has no option 'interrupted'"):
+        make_bot("ismcts:interrupted=1")
+    assert isinstance(make_bot("greedy", interrupted=lambda: True), GreedyBot)  # quick bots need not ask
+
+
 def test_time_budget_is_respected() -> None:
     game = Game.new(2, seed="timed", record=False, scoring=True, draw=True, actions=True)
     bot = IsmctsBot(seed=0, time_limit=0.03)
@@ -269,6 +293,6 @@ def test_every_option_is_documented() -> None:
     docs = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text()
     table = docs.split("`ismcts` options:", 1)[1].split("\n\n", 2)[1]
     documented = [line.split("`")[1].split("=")[0] for line in table.splitlines()[2:]]
-    options = [p for p in inspect.signature(IsmctsBot.from_options).parameters if p != "seed"]
-    assert documented == options
+    options = spec_options(IsmctsBot.from_options)
+    assert documented == options == ["iterations", "time", "c", "belief"]
     assert make_bot("ismcts:" + ",".join(f"{o}=1" for o in options)).name == "ismcts"

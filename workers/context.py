@@ -41,7 +41,7 @@ class WorkerContext:
         self.inbox = Inbox(connection)
         self.service = GameService(connection, wake=self.inbox.post)
         self.store = self.service.store
-        self.folder = Folder(self.store)
+        self.folder = Folder(self.store, interrupted=lambda: self.stopping)
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}"
         self._stalled_since: dict[str, float] = {}
         self.last_sweep = 0.0

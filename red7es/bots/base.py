@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
+from collections.abc import Callable
 from typing import Protocol
 
 from ..game import Game
 from ..observation import Observation
 from ..steps import Turn
 
-__all__ = ["BOT_NAMES", "Bot", "BotError", "make_bot", "observation_for"]
+__all__ = ["BOT_NAMES", "Bot", "BotError", "DecisionInterrupted", "make_bot", "observation_for", "spec_options"]
 
 
 class BotError(ValueError):
     """Raised for an unknown bot name or bad bot options."""
+
+
+class DecisionInterrupted(Exception):
+    """A bot gave up a decision because it was asked to (its worker is stopping): no turn.
+
+    Nothing was decided, so nothing is written: the decision is made again, from the same
+    observation and seed, by whoever plays the bot next.
+    """
 
 
 class Bot(Protocol):
@@ -44,12 +54,31 @@ _BOTS = {
 BOT_NAMES: tuple[str, ...] = tuple(_BOTS)
 
 
-def make_bot(spec: str, seed: int = 0, *, new_game: bool = False) -> Bot:
+# Arguments of a bot's from_options that are not options of its spec.
+_NOT_OPTIONS = ("seed", "interrupted")
+
+
+@functools.cache
+def _arguments(from_options: Callable[..., object]) -> tuple[str, ...]:
+    """The arguments of a bot class's ``from_options`` (read once: a bot is made per decision)."""
+    return tuple(inspect.signature(from_options).parameters)
+
+
+def spec_options(from_options: Callable[..., object]) -> list[str]:
+    """The options a bot takes in a spec (``ismcts:iterations=500``): the arguments of its
+    class's ``from_options`` but the seed and make_bot's ``interrupted``."""
+    return [p for p in _arguments(from_options) if p not in _NOT_OPTIONS]
+
+
+def make_bot(spec: str, seed: int = 0, *, new_game: bool = False, interrupted: Callable[[], bool] | None = None) -> Bot:
     """Build a bot from ``name`` or ``name:option=value,...`` (``ismcts:iterations=500``).
 
     The same spec and seed always make a bot that plays the same way.  ``new_game``
     also holds it to the limits a bot of a game being created must keep (a bot's
     ``check_limits``): limits that come later must not stop older games or audits.
+    ``interrupted`` is handed to a bot that may think for long (its ``from_options``
+    takes it), which asks it as it searches and gives up with
+    :class:`DecisionInterrupted` once it says True; quick bots need not ask.
     """
     name, _, opts = spec.partition(":")
     name = name.strip().lower()
@@ -58,7 +87,7 @@ def make_bot(spec: str, seed: int = 0, *, new_game: bool = False) -> Bot:
         raise BotError(f"unknown bot {spec!r}: choose one of {', '.join(BOT_NAMES)}")
     module_name, _, class_name = target.partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
-    known = [p for p in inspect.signature(cls.from_options).parameters if p != "seed"]
+    known = spec_options(cls.from_options)
     options: dict[str, str] = {}
     for part in filter(None, (p.strip() for p in opts.split(","))):
         key, eq, value = part.partition("=")
@@ -73,7 +102,9 @@ def make_bot(spec: str, seed: int = 0, *, new_game: bool = False) -> Bot:
             raise BotError(f"bot option {key!r} is given twice in {spec!r}")
         options[key] = value.strip()
     try:
-        bot: Bot = cls.from_options(seed=seed, **options)
+        takes_it = interrupted is not None and "interrupted" in _arguments(cls.from_options)
+        extra = {"interrupted": interrupted} if takes_it else {}
+        bot: Bot = cls.from_options(seed=seed, **options, **extra)
         if new_game and hasattr(bot, "check_limits"):
             bot.check_limits()
     except (TypeError, ValueError) as exc:

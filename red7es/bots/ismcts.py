@@ -48,7 +48,7 @@ import hashlib
 import math
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
@@ -58,6 +58,7 @@ from ..observation import Dealer, Observation, determinize
 from ..rules import match_winners, palette_keys, qualifying_mask, rival_keys
 from ..steps import DRAW, END, FOLD, STEPS, Turn
 from ..variant import Variant
+from .base import DecisionInterrupted
 from .greedy import FOLD_VALUE, rules_held, turn_value, with_draw
 from .inference import card_weights
 
@@ -130,6 +131,7 @@ class IsmctsBot:
         time_limit: float | None = None,
         c: float = DEFAULT_C,
         belief: float = DEFAULT_BELIEF,
+        interrupted: Callable[[], bool] | None = None,
     ) -> None:
         if iterations is not None and iterations < 1:
             raise ValueError(f"iterations must be from 1 to {MAX_ITERATIONS:,}, not {iterations}")
@@ -145,6 +147,9 @@ class IsmctsBot:
         self.c = c
         self.belief = belief
         self.reads_history = belief > 0  # see red7es.bots.base.observation_for
+        # Asked after every iteration: True gives the decision up (DecisionInterrupted), so a
+        # worker asked to stop need not think on for up to MAX_TIME first.
+        self.interrupted = interrupted
         self.last_stats: SearchStats | None = None
 
     def check_limits(self) -> None:
@@ -169,14 +174,17 @@ class IsmctsBot:
         time: float | str | None = None,
         c: float | str | None = None,
         belief: float | str | None = None,
+        interrupted: Callable[[], bool] | None = None,
     ) -> IsmctsBot:
-        """Build from ``make_bot`` options, whose values arrive as strings."""
+        """Build from ``make_bot`` options, whose values arrive as strings (``interrupted`` is
+        make_bot's, not an option)."""
         return cls(
             seed=int(seed),
             iterations=None if iterations is None else _option("iterations", iterations, int),
             time_limit=None if time is None else _option("time", time, float),
             c=DEFAULT_C if c is None else _option("c", c, float),
             belief=DEFAULT_BELIEF if belief is None else _option("belief", belief, float),
+            interrupted=interrupted,
         )
 
     def choose(self, obs: Observation) -> Turn:
@@ -192,12 +200,15 @@ class IsmctsBot:
         # played at the caps: a worker must never think for ever on one turn.
         deadline = None if self.time_limit is None else start + min(self.time_limit, MAX_TIME)
         iterations = None if self.iterations is None else min(self.iterations, MAX_ITERATIONS)
+        interrupted = self.interrupted
         done = 0
         while iterations is None or done < iterations:
             search.iterate()
             done += 1
             if deadline is not None and time.perf_counter() >= deadline:
                 break
+            if interrupted is not None and interrupted():
+                raise DecisionInterrupted(f"ismcts gave up its decision after {done:,} iterations: asked to stop")
         self.last_stats = SearchStats(done, time.perf_counter() - start, search.size())
         return _turn(search.best())
 

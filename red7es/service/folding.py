@@ -13,8 +13,10 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..bots.base import DecisionInterrupted
 from ..facts import GameOver
 from .codec import (
     GENESIS,
@@ -64,10 +66,20 @@ class Progress:
 class Folder:
     """Advances games from their pending commands; one per worker process."""
 
-    def __init__(self, store: GameStore, *, cache_size: int = 2000, bot_batch: int = 32) -> None:
+    def __init__(
+        self,
+        store: GameStore,
+        *,
+        cache_size: int = 2000,
+        bot_batch: int = 32,
+        interrupted: Callable[[], bool] | None = None,
+    ) -> None:
         self.store = store
         self.cache_size = cache_size
         self.bot_batch = bot_batch
+        # Asked by bots that think long (``ismcts``): True while a worker is stopping, so its
+        # decision under way is given up, the turns decided before it written, the game handed on.
+        self.interrupted = interrupted
         self.tables: OrderedDict[str, Table] = OrderedDict()
 
     # ------------------------------------------------------------------ public
@@ -144,17 +156,24 @@ class Folder:
                 and len(bot_commands) < self.bot_batch
                 and (not bot_commands or time.monotonic() <= deadline)
             ):
-                command = table.bot_command(table.version + len(events))
+                try:
+                    command = table.bot_command(table.version + len(events), self.interrupted)
+                except DecisionInterrupted:
+                    progress.more = True  # a bot is still to move: whoever takes the game decides again
+                    break
                 produced = table.handle(command)
                 if isinstance(produced[0], CommandRejected):  # a bot must never be refused
                     raise RuntimeError(f"game {game_id}: bot turn refused: {produced[0].reason}")
                 events.extend(produced)
                 bot_commands.append(command)
-            self._flush(table, events, table.cursor, bot_commands)
+            if bot_commands:
+                self._flush(table, events, table.cursor, bot_commands)
+                progress.bot_moves += len(bot_commands)
+                progress.events += len(events)
+                progress.appends += 1
+            if progress.more:
+                return
             rows = None
-            progress.bot_moves += len(bot_commands)
-            progress.events += len(events)
-            progress.appends += 1
 
     def _table(self, game_id: str) -> tuple[Table | None, list[tuple[str, bytes]] | None]:
         """The warm table if it is still current, else rebuilt from the log.

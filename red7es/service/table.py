@@ -10,6 +10,7 @@ very same code.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -225,18 +226,21 @@ class Table:
             return self._join(command.seat, command.key, command.id)
         return self._turn(command, from_client)
 
-    def bot_command(self, position: int) -> TurnCommand:
+    def bot_command(self, position: int, interrupted: Callable[[], bool] | None = None) -> TurnCommand:
         """The turn the bot to move chooses, from its observation alone.
 
         ``position`` is the log version the command's facts will start at; it names
-        the command and seeds the bot, so the same game always plays the same.
+        the command and seeds the bot, so the same game always plays the same.  A bot
+        that thinks long asks ``interrupted`` as it goes and may give up with
+        :class:`~red7es.bots.base.DecisionInterrupted` (the table is unchanged).
         """
         seat = self.to_move
         if seat is None or not self.seats[seat].is_bot:
             raise ValueError("no bot is to move")
         if self.game.seed is None:
             raise ValueError("bots cannot play without the game's seed")
-        bot = make_bot(self.seats[seat].bot or "random", seed=bot_seed(self.game.seed, seat, position))
+        seed = bot_seed(self.game.seed, seat, position)
+        bot = make_bot(self.seats[seat].bot or "random", seed=seed, interrupted=interrupted)
         turn = bot.choose(observation_for(bot, self.game, seat))
         return TurnCommand(f"{BOT_ID_PREFIX}{position}", seat, str(turn), BOT, "")
 

@@ -150,6 +150,26 @@ def test_sigkill_a_worker_mid_game(workers: Any, real_redis: redis.Redis) -> Non
         _check_finished(svc, g, references[g])
 
 
+def test_sigterm_stops_a_worker_mid_decision_at_once(workers: Any, real_redis: redis.Redis) -> None:
+    """A worker asked to stop gave its bot the whole decision first: minutes here (a million
+    iterations), longer than Docker's 10 s grace.  Now it gives the decision up, writes
+    nothing for it, releases the game and hands it on, and exits."""
+    svc = GameService(real_redis)
+    [worker] = workers.start(1, wait=True)
+    thinker = [bot("deep", "ismcts:iterations=1000000"), bot("deeper", "ismcts:iterations=1000000")]
+    svc.create(Variant(2), thinker, seed="sigterm", game_id="deep", wait=60)
+    wait_for(lambda: _lease_pid(svc, ["deep"], {worker.pid}), "the worker to be deciding", timeout=30, every=0.01)
+    version = svc.store.meta("deep")["version"]
+    time.sleep(0.5)  # well into the decision
+    worker.send_signal(signal.SIGTERM)
+    worker.wait(10)
+    assert worker.returncode == 0, workers.logs()
+    assert svc.store.lease_holder("deep") is None, "released, not left to expire"
+    assert svc.store.meta("deep")["version"] == version and "broken" not in svc.store.meta("deep")
+    assert "Traceback" not in workers.logs()
+    assert "deep" in svc.store.active_games()  # the sweep and the next worker will decide it
+
+
 # ---------------------------------------------------------------------- Redis restarted
 
 

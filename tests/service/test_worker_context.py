@@ -19,7 +19,7 @@ from red7es.variant import Variant
 from red7es.workers import context as context_module
 from red7es.workers.context import WorkerContext
 
-from .helpers import all_bot_game, bot, check_game, offline_service, person
+from .helpers import all_bot_game, bot, check_game, events_of, offline_service, person
 
 
 def _posts(r: redis.Redis) -> list[str]:
@@ -65,6 +65,30 @@ def test_advance_hands_back_unfinished_work(fake_redis: Any, monkeypatch: pytest
         ctx.advance("g1")
     assert svc.store.meta("g1")["status"] == "over"
     check_game(svc.store, "g1")
+
+
+def test_a_stopping_worker_gives_up_a_long_decision_and_the_game_plays_the_same(fake_redis: Any) -> None:
+    """Asked to stop, a worker writes the bot turns decided so far, gives up the ismcts
+    decision under way and hands the game on; decided again, it is the same turn."""
+    seats = [bot("quick", "greedy"), bot("deep", "ismcts:iterations=60")]
+    svc = offline_service(fake_redis)
+    for game in ("g1", "reference"):
+        svc.create(Variant(2), seats, seed="stopping", game_id=game, wait=None)
+    ctx = WorkerContext(fake_redis, owner="me")
+    ctx.stopping = True
+    ctx.advance("g1")  # the create, and greedy's turn if it moves first: written
+    before = svc.store.meta("g1")
+    assert before["status"] == "playing" and before["to_move"] == "1" and before["version"] != "0"
+    fake_redis.delete(INBOX_KEY)
+    result = ctx.advance("g1")
+    after = svc.store.meta("g1")
+    assert result["bot_moves"] == 0 and after["version"] == before["version"], "nothing decided, nothing written"
+    assert svc.store.lease_holder("g1") is None and _posts(fake_redis) == ["g1"], "released and handed on"
+    ctx.stopping = False
+    for game in ("g1", "reference"):
+        while svc.store.meta(game)["status"] != "over":
+            ctx.advance(game)
+    assert events_of(check_game(svc.store, "g1")) == events_of(check_game(svc.store, "reference"))
 
 
 class _SubmitDuringAppend(GameStore):
