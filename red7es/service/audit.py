@@ -46,6 +46,7 @@ from .codec import (
     seat_data,
     type_name,
 )
+from .event_text import event_difference, show_event
 from .events import (
     BOT,
     PERSON,
@@ -291,7 +292,9 @@ class _Audit:
                 if seedless is not None:
                     found.append(seedless)
         elif self.n:
-            found.append(_div("created", 0, None, "GameCreated", _show(created), "a game log starts with GameCreated"))
+            found.append(
+                _div("created", 0, None, "GameCreated", show_event(created), "a game log starts with GameCreated")
+            )
         else:
             found.append(_div("truncated", 0, None, "GameCreated", "an empty log", "the record holds no events"))
         first = min(found, key=self._rank) if found else None
@@ -476,7 +479,7 @@ class _Audit:
                         j + 1,
                         None,
                         "SeedRevealed",
-                        _show(self._event(j + 1)),
+                        show_event(self._event(j + 1)),
                         "a finished game reveals its seed",
                     ),
                 )
@@ -655,7 +658,7 @@ class _Audit:
                     "missing-event",
                     j,
                     k,
-                    _show(exp),
+                    show_event(exp),
                     "the end of the log",
                     f"the log ends before the answer to command {k} is complete",
                 )
@@ -679,7 +682,7 @@ class _Audit:
             reason = f"event {j} cannot be decoded"
         except CorruptEvent as exc:
             reason = str(exc)
-        return _div("decode", j, k, "a valid event" if exp is None else _show(exp), "undecodable bytes", reason)
+        return _div("decode", j, k, "a valid event" if exp is None else show_event(exp), "undecodable bytes", reason)
 
     def _count(self, event: LogEvent) -> None:
         counter = _COUNTED.get(type(event))
@@ -724,7 +727,7 @@ class _Audit:
         return self._order(k, expected, i, j)
 
     def _same_kind(self, k: int, exp: LogEvent, found: LogEvent, j: int) -> Divergence:
-        expected, got = _difference(exp, found)
+        expected, got = event_difference(exp, found)
         if isinstance(exp, RoundDealt):
             return _div("deal", j, k, expected, got, f"round {exp.round}'s deal is not the one the seed produces")
         if isinstance(exp, StepApplied) and isinstance(found, StepApplied):
@@ -769,13 +772,20 @@ class _Audit:
         following = expected[i + 1] if i + 1 < len(expected) else None
         if following is not None and found == following:
             if after == exp:
-                return _div("reordered", j, k, _show(exp), _show(found), f"events {j} and {j + 1} are swapped")
-            return _div("missing-event", j, k, _show(exp), _show(found), f"an event is missing at {j}")
+                return _div(
+                    "reordered", j, k, show_event(exp), show_event(found), f"events {j} and {j + 1} are swapped"
+                )
+            return _div("missing-event", j, k, show_event(exp), show_event(found), f"an event is missing at {j}")
         if after == exp:
             copy = j > 0 and found == self._event(j - 1)
             note = f" (a copy of event {j - 1})" if copy else ""
             return _div(
-                "extra-event", j, k, _show(exp), _show(found), f"event {j} is not produced by re-execution{note}"
+                "extra-event",
+                j,
+                k,
+                show_event(exp),
+                show_event(found),
+                f"event {j} is not produced by re-execution{note}",
             )
         return None
 
@@ -785,9 +795,21 @@ class _Audit:
         found = self._event(j)
         if isinstance(found, CommandApplied | CommandRejected):
             return _div(
-                "missing-event", j, k, _show(exp), _show(found), f"the answer to command {k} stops early at {j}"
+                "missing-event",
+                j,
+                k,
+                show_event(exp),
+                show_event(found),
+                f"the answer to command {k} stops early at {j}",
             )
-        return _div("event", j, k, _show(exp), _show(found), f"event {j} is not what re-executing command {k} produces")
+        return _div(
+            "event",
+            j,
+            k,
+            show_event(exp),
+            show_event(found),
+            f"event {j} is not what re-executing command {k} produces",
+        )
 
     def _orphan(self, pos: int) -> Divergence:
         found = self._event(pos)
@@ -797,7 +819,7 @@ class _Audit:
                 pos,
                 None,
                 "the end of the log",
-                _show(found),
+                show_event(found),
                 f"event {pos} is a copy of event {pos - 1}",
             )
         if isinstance(found, CommandApplied | CommandRejected):
@@ -806,11 +828,13 @@ class _Audit:
                 pos,
                 None,
                 "the end of the log",
-                _show(found),
+                show_event(found),
                 f"event {pos} answers command {found.id}, which is not among the commands folded "
                 f"(up to the cursor {self.record.cursor})",
             )
-        return _div("extra-event", pos, None, "the end of the log", _show(found), f"event {pos} answers no command")
+        return _div(
+            "extra-event", pos, None, "the end of the log", show_event(found), f"event {pos} answers no command"
+        )
 
     # ------------------------------------------------------------------ a game still running
 
@@ -836,7 +860,7 @@ class _Audit:
             try:
                 table.fold(event)
             except (ValueError, IndexError) as exc:
-                return _div("illegal-step", j, None, "a legal step", _show(event), str(exc))
+                return _div("illegal-step", j, None, "a legal step", show_event(event), str(exc))
             if isinstance(event, StepApplied):
                 self.counts["steps"] += 1
         return None
@@ -928,34 +952,3 @@ def _brief(value: Any) -> str:
     elif isinstance(value, tuple) and value and hasattr(value[0], "kind"):
         value = [seat_data(s) for s in value]
     return json.dumps(value, separators=(",", ":"), default=str)
-
-
-def _show(event: LogEvent | None) -> str:
-    """An event in one short line: its type and data."""
-    if event is None:
-        return "nothing"
-    return f"{type_name(event)} {json.dumps(EVENTS.data_of(event), separators=(',', ':'))}"
-
-
-def _difference(expected: LogEvent, found: LogEvent) -> tuple[str, str]:
-    """The first field where two events of one type differ, as two short texts."""
-    name = type_name(expected)
-    path = _first_difference(EVENTS.data_of(expected), EVENTS.data_of(found), "")
-    if path is None:
-        return _show(expected), _show(found)
-    where, a, b = path
-    return f"{name} {where} = {json.dumps(a)}", f"{name} {where} = {json.dumps(b)}"
-
-
-def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in [*a, *(k for k in b if k not in a)]:
-            if a.get(key) != b.get(key):
-                return _first_difference(a.get(key), b.get(key), f"{path}.{key}" if path else str(key))
-        return None
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for index, (x, y) in enumerate(zip(a, b, strict=True)):
-            if x != y:
-                return _first_difference(x, y, f"{path}[{index}]")
-        return None
-    return None if a == b else (path, a, b)

@@ -27,6 +27,7 @@ from typing import Any
 from ..facts import FACT_TYPES, CardDrawn, GameOver, RoundDealt
 from .codec import Recorded
 from .envelope import chain_problem
+from .event_text import event_difference, show_event
 from .events import CommandApplied, CommandRejected, GameCreated, LogEvent, SeatJoined
 from .table import Table, public_event
 
@@ -151,8 +152,6 @@ class Replay:
         return None
 
     def _fact_problem(self) -> str | None:
-        from .audit import _difference, _show  # the audit's words for events
-
         table = Table.rebuild(self.events[:1], None)
         logged: list[int] = []  # where each fact of the log is
         for place in range(1, len(self.events)):
@@ -166,10 +165,10 @@ class Replay:
         derived = table.game.log or []
         for fact, place in zip(derived, logged, strict=False):
             if fact != self.events[place]:
-                given, found = _difference(fact, self.events[place])
+                given, found = event_difference(fact, self.events[place])
                 return f"event {self.seqs[place]} says {found}, the rules give {given}"
         if len(derived) > len(logged):
-            return f"the log ends at event {self.seqs[-1]}, the rules give {_show(derived[len(logged)])} next"
+            return f"the log ends at event {self.seqs[-1]}, the rules give {show_event(derived[len(logged)])} next"
         if len(logged) > len(derived):
             place = logged[len(derived)]
             return f"event {self.seqs[place]} is a fact the rules do not give there"
