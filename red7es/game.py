@@ -32,9 +32,11 @@ __all__ = ["BATCH_RULES", "BATCH_RULES_VERSIONS", "Game", "GameOverError", "Ille
 # the way it was played when these rules tighten:
 #   1  the steps are applied one after another, as far as they are legal;
 #   2  as 1, but no step may follow one that draws a card nobody has seen, and an open
-#      turn must be the start of a legal turn (from commit 4c24a14, 3 December 2026).
-BATCH_RULES = 2
-BATCH_RULES_VERSIONS = (1, 2)
+#      turn must be the start of a legal turn (from commit 4c24a14, 3 December 2026);
+#   3  as 2, but steps may follow such a draw (RULES.md lets a batch go on): they are
+#      judged as if the drawn card were not yet in the hand (from 3 December 2026).
+BATCH_RULES = 3
+BATCH_RULES_VERSIONS = (1, 2, 3)
 
 # Step kinds as plain ints for the hot path.
 _P, _C, _DRAW, _7C, _7D, _ONE, _END, _FOLD = range(8)
@@ -431,14 +433,15 @@ class Game:
         is open (``"p:G3 ..."``).  Raises :class:`IllegalStep` saying why, and then
         the game is exactly as before.
 
-        Two rules keep a refused batch from costing or telling more than it should
-        (``batch_rules`` 2, see :data:`BATCH_RULES`; 1 re-executes older records):
+        A refused batch must not tell the player what a card they have not seen is
+        (``batch_rules`` 3, see :data:`BATCH_RULES`; 1 and 2 re-execute older records):
 
-        * no step may follow one that draws a card nobody has seen (a 3's draw):
-          whether such a step is legal depends on that card, so a refusal would tell
-          the player what the card is not.  The turn stops open there instead.  (A
-          3 not in the hand is refused the same way: the reason is part of the
-          record, so it stays as batch rules 2 first gave it.)
+        * a 3 may draw a card nobody has seen in the middle of a batch (RULES.md: the
+          batch goes on).  The steps after it are judged as if that card were not yet
+          in the hand, so whether they are refused, and why, does not depend on it
+          (a step that names it is refused as naming a card not in the hand).  Once
+          the batch is accepted, the card is the player's like any other.  Batch rules
+          2 refused any step after such a draw instead.
         * an open turn must be the start of some legal turn, so keeping a turn open
           never leaves a player whose only way on is to fold.
         """
@@ -450,19 +453,33 @@ class Game:
             return []
         codes = [int(step) for step in t.steps]
         legal = self.legal_turn_codes() if t.open and strict else None
+        seat = self.turn
         snap = self._save()
         start = len(self.log) if self.log is not None else 0
+        unseen = 0  # cards drawn unseen in this batch: out of the hand until it is judged
         try:
             for i, code in enumerate(codes):
-                if strict and i + 1 < len(codes) and self.draws_unseen(code):
+                draws_unseen = strict and i + 1 < len(codes) and self.draws_unseen(code)
+                if draws_unseen and batch_rules == 2:
                     done = " ".join(str(s) for s in t.steps[: i + 1])
                     raise IllegalStep(
                         f"{STEPS[code]} draws a card nobody has seen: stop the turn there ({done} ...) "
                         "and choose the rest once you see it"
                     )
+                if unseen and code == FOLD:
+                    self.hands[seat] |= unseen  # folding ends the turn (and may end the round) with them
+                    unseen = 0
+                drawn = self.deck[-1] if draws_unseen else None
                 self._step(code, True)
+                if drawn is not None:
+                    unseen |= 1 << drawn
+                    self.hands[seat] &= ~unseen
+            if legal is not None and unseen:  # past the draw: is there a way on that needs no unseen card?
+                legal = [(c, o) for c, o in self.legal_turn_codes() if c != (FOLD,)]
+                codes = []
             if legal is not None and not any(tuple(c[: len(codes)]) == tuple(codes) for c, _ in legal):
                 raise IllegalStep(f"after {' '.join(str(s) for s in t.steps)} you could not end the turn leading")
+            self.hands[seat] |= unseen
             if not t.open and not t.is_fold:
                 self._step(END, True)
         except IllegalStep:

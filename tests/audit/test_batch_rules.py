@@ -1,10 +1,11 @@
 """Records written before GameCreated carried ``batch_rules`` still audit as they were played.
 
 Batch rules 2 (from 4c24a14) refuse a step after a 3's unseen draw in the same command;
-rules 1, before, applied it when legal.  GameCreated version 1 (no ``batch_rules``) was
-written under both, so the codec reads it as 2 (the rules of the last red7es that wrote
-it: a game running across the upgrade keeps them) and the audit accepts a version-1
-record that re-executes exactly under either.  Version 2 names its rules: no fallback.
+rules 1, before, applied it when legal; rules 3, today's, apply it judged without the
+card.  GameCreated version 1 (no ``batch_rules``) was written under 1 and 2, so the codec
+reads it as 2 (the rules of the last red7es that wrote it: a game running across the
+upgrade keeps them) and the audit accepts a version-1 record that re-executes exactly
+under either.  Version 2 names its rules: no fallback.
 """
 
 from __future__ import annotations
@@ -87,16 +88,41 @@ def _answers(record: Record) -> list[Any]:
     return [e for e in events_of(record) if isinstance(e, CommandApplied | CommandRejected)]
 
 
-def test_batch_rules_two_refuse_what_rules_one_apply() -> None:
+def test_batch_rules_two_refuse_what_rules_one_and_three_apply() -> None:
     seed, _mover, batch = _batch_across_an_unseen_draw()
-    assert BATCH_RULES == 2
+    assert BATCH_RULES == 3
     with pytest.raises(IllegalStep, match="draws a card nobody has seen"):
-        Game.new(ACTIONS, seed=seed).apply(batch)
-    game = Game.new(ACTIONS, seed=seed)
-    game.apply(batch, batch_rules=1)
-    assert game.turn != -1 and not game.current_turn_steps
+        Game.new(ACTIONS, seed=seed).apply(batch, batch_rules=2)
+    for rules in (1, 3):
+        game = Game.new(ACTIONS, seed=seed)
+        game.apply(batch, batch_rules=rules)
+        assert game.turn != -1 and not game.current_turn_steps
     with pytest.raises(ValueError, match="batch rules are one of versions"):
-        game.apply("fold", batch_rules=3)
+        game.apply("fold", batch_rules=4)
+
+
+def test_a_game_created_today_is_refereed_under_batch_rules_3_and_says_so(games: Games) -> None:
+    """The batch that older games refused is applied, the record names rules 3, and it audits."""
+    seed, mover, batch = _batch_across_an_unseen_draw()
+    created = games.service.create(
+        ACTIONS, (SeatSpec("alice"), SeatSpec("bob")), seed=seed, join=["alice", "bob"], game_id="new", wait=None
+    )
+    games.settle("new")
+    games.service.submit("new", mover, created.tokens[mover], batch)
+    games.settle("new")
+    record = games.record("new")
+    first: dict[str, Any] = msgpack.unpackb(record.events[0].raw)
+    assert first["version"] == 2 and first["data"]["batch_rules"] == 3
+    answer = _answers(record)[-1]
+    assert isinstance(answer, CommandApplied) and answer.turn == batch
+    while games.service.view("new")["status"] != "over":
+        name = ("alice", "bob")[games.service.view("new")["to_move"]]
+        games.service.submit("new", name, created.tokens[name], "fold")
+        games.settle("new")
+    assert audit_record(games.record("new")).result == PASS
+    forged = edit_event(games.record("new"), 0, lambda created: dataclasses.replace(created, batch_rules=2))
+    report = audit_record(forged)
+    assert report.result == FAIL and "nobody has seen" in report.line(), report.line()
 
 
 @pytest.mark.parametrize("rules", [1, 2])

@@ -217,25 +217,49 @@ def test_three_legal_turns_continue_when_the_top_card_is_known():
     assert "p:R3 c:B2" in turns_text(turns)
 
 
-def test_no_step_may_follow_an_unseen_draw_in_the_same_batch():
-    """A refusal must not tell what the drawn card is not: the same refusal whatever it is."""
-    for guess in ("G6", "Y1"):  # the top card, and another
+def test_a_batch_goes_on_past_an_unseen_draw_with_the_cards_held_before_it():
+    """RULES.md: several steps may be sent together; a 3's draw does not end the batch."""
+    game = three()
+    facts = game.apply("p:R3 c:B2")
+    assert drawn(facts) == [(0, "G6", "3")]
+    assert game.turn == 1 and names(game.hand(0)) == ["G6"]  # the drawn card is the player's once accepted
+    game = three()
+    game.apply("p:R3 fold")  # fold is always legal
+    assert game.outcome is not None and game.outcome.winners == (1,)
+
+
+def test_a_step_after_an_unseen_draw_is_judged_without_the_drawn_card():
+    """A refusal must not tell what the drawn card is: the same refusal whether it is the top card or not."""
+    for guess in ("G6", "Y1"):  # the top card, and another card the player has not seen
+        for batch in (f"p:R3 c:{guess}", f"p:R3 p:{guess}", f"p:R3 c:{guess} ..."):
+            game = three()
+            with pytest.raises(IllegalStep) as refused:
+                game.apply(batch)
+            assert str(refused.value) == f"{guess} is not in your hand", batch
+            assert names(game.hand(0)) == ["R3", "B2"] and texts(game.deck_cards) == ["G6", "Y1"]
+
+
+def test_batch_rules_two_refuse_any_step_after_an_unseen_draw():
+    """Games created under batch rules 2 keep them: the same refusal whatever the card."""
+    for guess in ("G6", "Y1", "B2"):
         game = three()
         with pytest.raises(IllegalStep) as refused:
-            game.apply(f"p:R3 c:{guess}")
+            game.apply(f"p:R3 c:{guess}", batch_rules=2)
         assert str(refused.value) == (
             "p:R3 draws a card nobody has seen: stop the turn there (p:R3 ...) and choose the rest once you see it"
         )
         assert names(game.hand(0)) == ["R3", "B2"] and texts(game.deck_cards) == ["G6", "Y1"]
 
 
-def test_a_batch_after_a_three_not_in_the_hand_is_refused_as_one_after_an_unseen_draw():
+def test_under_batch_rules_two_a_three_not_in_the_hand_is_refused_as_one_after_an_unseen_draw():
     """The reason is part of the record: batch rules 2 keep the one they first gave (the 3 is not looked at)."""
     game = three()
     with pytest.raises(IllegalStep, match=r"^p:Y3 draws a card nobody has seen"):
-        game.apply("p:Y3 c:B2")
+        game.apply("p:Y3 c:B2", batch_rules=2)
     with pytest.raises(IllegalStep, match=r"^Y3 is not in your hand"):
-        game.apply("p:Y3 ...")
+        game.apply("p:Y3 c:B2")  # batch rules 3 look at the 3 itself
+    with pytest.raises(IllegalStep, match=r"^Y3 is not in your hand"):
+        game.apply("p:Y3 ...", batch_rules=2)
     assert names(game.hand(0)) == ["R3", "B2"] and texts(game.deck_cards) == ["G6", "Y1"]
 
 
@@ -248,6 +272,14 @@ def test_batch_rules_one_apply_steps_after_an_unseen_draw():
     with pytest.raises(IllegalStep, match=r"^Y1 is not in your hand"):
         game.apply("p:R3 c:Y1", batch_rules=1)
     assert names(game.hand(0)) == ["R3", "B2"]
+
+
+def test_an_open_turn_past_an_unseen_draw_needs_a_way_on_without_the_drawn_card():
+    game = three()
+    game.apply("p:R3 c:B2 ...")  # blue: V1 R3 are two colours against O2's one, so it may end
+    assert game.turn == 0 and names(game.hand(0)) == ["G6"]
+    game.apply("end")
+    assert game.turn == 1
 
 
 def test_steps_may_follow_a_draw_everyone_saw():

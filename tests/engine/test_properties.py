@@ -140,3 +140,45 @@ def test_a_rejected_turn_leaves_the_game_unchanged(variant, seed):
 
     play(variant, seed, check)
     assert rejected > 0
+
+
+def _judged(game: Game, batch: str) -> str:
+    """How ``batch`` is judged on a copy of ``game``: "applied", or the refusal's reason."""
+    try:
+        game.copy(record=False).apply(batch)
+    except IllegalStep as exc:
+        return str(exc)
+    return "applied"
+
+
+@settings(max_examples=80, deadline=None)
+@given(players=st.integers(2, 4), draw=st.booleans(), scoring=st.booleans(), seed=seeds)
+def test_a_batch_past_an_unseen_draw_is_judged_the_same_whatever_the_card(players, draw, scoring, seed):
+    """Batch rules 3: what follows a 3's draw of a card nobody has seen is judged without it, so
+    a refusal never tells the player what the card is (nor is an acceptance different)."""
+    variant = Variant(players, scoring=scoring, draw=draw, actions=True)
+    rng = random.Random(seed ^ 0xD3A)
+    compared = 0
+
+    def check(game: Game) -> None:
+        nonlocal compared
+        if game.outcome is not None or compared >= 40 or game.current_turn_steps:
+            return
+        hand = game.hands[game.turn]
+        threes = [t for t in game.legal_turns() if t.open and len(t.steps) == 1]
+        hidden = [i for i, card in enumerate(game.deck[:-1]) if not game.known >> card & 1]
+        if not threes or not hidden:
+            return
+        other = game.copy(record=False)  # the same position with another unseen card on top
+        i = rng.choice(hidden)
+        other.deck[i], other.deck[-1] = other.deck[-1], other.deck[i]
+        cards = [str(STEPS[c].card) for c in STEPS if c >> 6 == 1]  # every card, as c: names it
+        rests = [f"c:{x}" for x in cards] + [f"c:{x} draw" for x in cards[::7]] + [f"p:{x}" for x in cards[::5]]
+        rests += ["fold", "draw", f"c:{cards[rng.randrange(49)]} ...", "end"]
+        for three in threes:
+            for rest in rng.sample(rests, 12):
+                batch = f"{three.steps[0]} {rest}"
+                assert _judged(game, batch) == _judged(other, batch), (batch, hand)
+                compared += 1
+
+    play(variant, seed, check)
