@@ -474,11 +474,13 @@ class Game:
                 if drawn is not None:
                     unseen |= 1 << drawn
                     self.hands[seat] &= ~unseen
-            if legal is not None and unseen:  # past the draw: is there a way on that needs no unseen card?
-                legal = [(c, o) for c, o in self.legal_turn_codes() if c != (FOLD,)]
-                codes = []
-            if legal is not None and not any(tuple(c[: len(codes)]) == tuple(codes) for c, _ in legal):
-                raise IllegalStep(f"after {' '.join(str(s) for s in t.steps)} you could not end the turn leading")
+            if legal is not None:
+                if unseen:  # past the draw: a way on from here that needs no unseen card
+                    way_on = any(c != (FOLD,) for c, _ in self.legal_turn_codes())
+                else:
+                    way_on = any(tuple(c[: len(codes)]) == tuple(codes) for c, _ in legal)
+                if not way_on:
+                    raise IllegalStep(f"after {' '.join(str(s) for s in t.steps)} you could not end the turn leading")
             self.hands[seat] |= unseen
             if not t.open and not t.is_fold:
                 self._step(END, True)

@@ -280,6 +280,10 @@ def test_an_open_turn_past_an_unseen_draw_needs_a_way_on_without_the_drawn_card(
     assert game.turn == 0 and names(game.hand(0)) == ["G6"]
     game.apply("end")
     assert game.turn == 1
+    game = position(hands=[["R3", "G4"], ["I7"]], palettes=[["V1"], ["O2"]], deck=["G6", "Y1"], actions=True)
+    with pytest.raises(IllegalStep, match=r"^after p:R3 c:G4 you could not end the turn leading$"):
+        game.apply("p:R3 c:G4 ...")  # green: only O2 is even, and nothing may follow the discard
+    assert names(game.hand(0)) == ["G4", "R3"] and texts(game.deck_cards) == ["G6", "Y1"]
 
 
 def test_steps_may_follow_a_draw_everyone_saw():
