@@ -393,6 +393,42 @@ def test_decision_one_counts_itself_so_a_smaller_palette_cannot_be_targeted():
     game.push("end")
 
 
+def test_one_may_take_an_opponents_only_palette_card_which_then_cannot_lead():
+    # Seat 0's palette is empty, so after R1 it holds one card: seat 1's single O6 is a
+    # palette as large, and the 1 must take it.  Seat 1 is left with an empty palette.
+    game = position(hands=[["R1", "G4"], ["B6", "I4"]], palettes=[[], ["O6"]], deck=["Y1"], actions=True)
+    assert {str(t) for t in game.legal_turns() if str(t).startswith("p:R1")} == {"p:R1 1:O6"}
+    game.push("p:R1")
+    assert steps_text(game.legal_steps()) == ["1:O6", "fold"]
+    game.pop()
+    game.apply("p:R1 1:O6")
+    assert names(game.palette(0)) == ["R1"] and game.palette(1) == ()
+    assert texts(game.deck_cards) == ["O6", "Y1"]
+    for seat in (0, 1):
+        assert game.observation(seat).deck_known == ((0, Card.parse("O6")),)
+    # Seat 1's empty palette cannot lead under any rule: a discard alone never ends its turn.
+    assert game.turn == 1 and game.leader() == 0
+    assert turns_text(game.legal_turns()) == {"p:B6", "p:I4", "p:B6 c:I4", "p:I4 c:B6", "fold"}
+    with pytest.raises(IllegalStep, match=r"^you would not lead under Indigo$"):
+        game.apply("c:I4")
+
+
+def test_decision_one_played_on_an_empty_palette_counts_itself_as_one_card():
+    # After R1 seat 0's palette holds one card, the 1 itself: seat 1's single O6 and seat
+    # 2's Y4 B2 are both large enough to be taken from.
+    game = position(hands=[["R1"], ["G7"], ["G5"]], palettes=[[], ["O6"], ["Y4", "B2"]], rule="violet", actions=True)
+    game.push("p:R1")
+    assert steps_text(game.legal_steps()) == ["1:B2", "1:Y4", "1:O6", "fold"]
+    game.push("1:O6")  # allowed, but B2 still leads under Violet
+    with pytest.raises(IllegalStep, match=r"^you would not lead under Violet$"):
+        game.push("end")
+    game.pop()
+    game.pop()
+    game.apply("p:R1 1:B2")
+    assert names(game.palette(0)) == ["R1"] and names(game.palette(2)) == ["Y4"]
+    assert texts(game.deck_cards) == ["B2"]
+
+
 def test_one_with_no_palette_big_enough_has_no_action():
     game = position(hands=[["R1"], ["Y5"]], palettes=[["V3", "I2"], ["O7"]], rule="violet", actions=True)
     game.apply("p:R1")
