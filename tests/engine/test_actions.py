@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from red7es import Card, Color, IllegalStep, Turn
+from red7es import Card, Color, IllegalStep, PlayerOut, RoundWon, Turn
 
-from .helpers import drawn, names, position, steps_text, texts, turns_text
+from .helpers import drawn, facts_of, names, position, steps_text, texts, turns_text
 
 # ---------------------------------------------------------------- 7
 
@@ -47,6 +47,21 @@ def test_seven_with_no_other_palette_card_has_no_action():
     game = position(hands=[["R7", "B3"], ["G4"]], palettes=[[], ["O6"]], actions=True)
     game.apply("p:R7")
     assert game.turn == 1
+
+
+def test_seven_played_as_the_last_card_in_hand_must_still_move_another_palette_card():
+    game = position(hands=[["R7"], ["G4"]], palettes=[["V2", "I1"], ["O6"]], actions=True)
+    game.push("p:R7")
+    assert game.hand(0) == ()
+    assert steps_text(game.legal_steps()) == ["7c:I1", "7d:I1", "7c:V2", "7d:V2", "fold"]
+    with pytest.raises(IllegalStep, match="the R7's action comes first"):
+        game.push("end")
+    game.pop()
+    with pytest.raises(IllegalStep, match="the R7's action comes first"):
+        game.apply("p:R7")
+    assert turns_text(game.legal_turns()) == {"p:R7 7c:I1", "p:R7 7d:I1", "p:R7 7c:V2", "p:R7 7d:V2", "fold"}
+    game.apply("p:R7 7d:V2")
+    assert names(game.palette(0)) == ["R7", "I1"] and texts(game.deck_cards) == ["V2"]
 
 
 def test_seven_to_canvas_makes_the_card_the_rule():
@@ -306,6 +321,26 @@ def test_open_turn_keeps_the_same_player_to_move():
     assert game.turn == 0
     assert [str(s) for s in game.current_turn_steps] == ["p:R3"]
     assert "fold" in turns_text(game.legal_turns())
+
+
+def test_three_played_as_the_last_card_in_hand_draws_so_the_hand_is_not_empty():
+    game = position(hands=[["R3"], ["I4", "Y2"]], palettes=[["V1"], ["O2"]], deck=["G6", "Y1"], actions=True)
+    facts = game.apply("p:R3")
+    assert drawn(facts) == [(0, "G6", "3")]
+    assert names(game.hand(0)) == ["G6"]
+    facts = game.apply("p:I4")  # Red: I4 beats R3
+    assert game.turn == 0 and game.alive == [True, True]
+    assert not facts_of(facts, PlayerOut)
+
+
+def test_three_played_as_the_last_card_with_an_empty_deck_draws_nothing():
+    game = position(hands=[["R3"], ["I4", "Y2"]], palettes=[["V1"], ["O2"]], deck=[], actions=True)
+    facts = game.apply("p:R3")
+    assert drawn(facts) == []
+    assert game.hand(0) == ()
+    facts = game.apply("p:I4")
+    assert facts_of(facts, PlayerOut) == [PlayerOut(0, "empty-hand")]
+    assert facts_of(facts, RoundWon)[0].seat == 1
 
 
 def test_three_without_the_actions_variant_does_nothing():
