@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from red7es import Card, Color, IllegalStep, Turn
+from red7es import Card, Color, IllegalStep, PlayerOut, RoundWon, Turn
 
-from .helpers import drawn, names, position, steps_text, texts, turns_text
+from .helpers import drawn, facts_of, names, position, steps_text, texts, turns_text
 
 # ---------------------------------------------------------------- 7
 
@@ -47,6 +47,21 @@ def test_seven_with_no_other_palette_card_has_no_action():
     game = position(hands=[["R7", "B3"], ["G4"]], palettes=[[], ["O6"]], actions=True)
     game.apply("p:R7")
     assert game.turn == 1
+
+
+def test_seven_played_as_the_last_card_in_hand_must_still_move_another_palette_card():
+    game = position(hands=[["R7"], ["G4"]], palettes=[["V2", "I1"], ["O6"]], actions=True)
+    game.push("p:R7")
+    assert game.hand(0) == ()
+    assert steps_text(game.legal_steps()) == ["7c:I1", "7d:I1", "7c:V2", "7d:V2", "fold"]
+    with pytest.raises(IllegalStep, match="the R7's action comes first"):
+        game.push("end")
+    game.pop()
+    with pytest.raises(IllegalStep, match="the R7's action comes first"):
+        game.apply("p:R7")
+    assert turns_text(game.legal_turns()) == {"p:R7 7c:I1", "p:R7 7d:I1", "p:R7 7c:V2", "p:R7 7d:V2", "fold"}
+    game.apply("p:R7 7d:V2")
+    assert names(game.palette(0)) == ["R7", "I1"] and texts(game.deck_cards) == ["V2"]
 
 
 def test_seven_to_canvas_makes_the_card_the_rule():
@@ -312,6 +327,26 @@ def test_open_turn_keeps_the_same_player_to_move():
     assert "fold" in turns_text(game.legal_turns())
 
 
+def test_three_played_as_the_last_card_in_hand_draws_so_the_hand_is_not_empty():
+    game = position(hands=[["R3"], ["I4", "Y2"]], palettes=[["V1"], ["O2"]], deck=["G6", "Y1"], actions=True)
+    facts = game.apply("p:R3")
+    assert drawn(facts) == [(0, "G6", "3")]
+    assert names(game.hand(0)) == ["G6"]
+    facts = game.apply("p:I4")  # Red: I4 beats R3
+    assert game.turn == 0 and game.alive == [True, True]
+    assert not facts_of(facts, PlayerOut)
+
+
+def test_three_played_as_the_last_card_with_an_empty_deck_draws_nothing():
+    game = position(hands=[["R3"], ["I4", "Y2"]], palettes=[["V1"], ["O2"]], deck=[], actions=True)
+    facts = game.apply("p:R3")
+    assert drawn(facts) == []
+    assert game.hand(0) == ()
+    facts = game.apply("p:I4")
+    assert facts_of(facts, PlayerOut) == [PlayerOut(0, "empty-hand")]
+    assert facts_of(facts, RoundWon)[0].seat == 1
+
+
 def test_three_without_the_actions_variant_does_nothing():
     game = three(actions=False)
     facts = game.apply("p:R3")
@@ -395,6 +430,42 @@ def test_decision_one_counts_itself_so_a_smaller_palette_cannot_be_targeted():
         game.push("1:R7")
     game.push("1:O3")
     game.push("end")
+
+
+def test_one_may_take_an_opponents_only_palette_card_which_then_cannot_lead():
+    # Seat 0's palette is empty, so after R1 it holds one card: seat 1's single O6 is a
+    # palette as large, and the 1 must take it.  Seat 1 is left with an empty palette.
+    game = position(hands=[["R1", "G4"], ["B6", "I4"]], palettes=[[], ["O6"]], deck=["Y1"], actions=True)
+    assert {str(t) for t in game.legal_turns() if str(t).startswith("p:R1")} == {"p:R1 1:O6"}
+    game.push("p:R1")
+    assert steps_text(game.legal_steps()) == ["1:O6", "fold"]
+    game.pop()
+    game.apply("p:R1 1:O6")
+    assert names(game.palette(0)) == ["R1"] and game.palette(1) == ()
+    assert texts(game.deck_cards) == ["O6", "Y1"]
+    for seat in (0, 1):
+        assert game.observation(seat).deck_known == ((0, Card.parse("O6")),)
+    # Seat 1's empty palette cannot lead under any rule: a discard alone never ends its turn.
+    assert game.turn == 1 and game.leader() == 0
+    assert turns_text(game.legal_turns()) == {"p:B6", "p:I4", "p:B6 c:I4", "p:I4 c:B6", "fold"}
+    with pytest.raises(IllegalStep, match=r"^you would not lead under Indigo$"):
+        game.apply("c:I4")
+
+
+def test_decision_one_played_on_an_empty_palette_counts_itself_as_one_card():
+    # After R1 seat 0's palette holds one card, the 1 itself: seat 1's single O6 and seat
+    # 2's Y4 B2 are both large enough to be taken from.
+    game = position(hands=[["R1"], ["G7"], ["G5"]], palettes=[[], ["O6"], ["Y4", "B2"]], rule="violet", actions=True)
+    game.push("p:R1")
+    assert steps_text(game.legal_steps()) == ["1:B2", "1:Y4", "1:O6", "fold"]
+    game.push("1:O6")  # allowed, but B2 still leads under Violet
+    with pytest.raises(IllegalStep, match=r"^you would not lead under Violet$"):
+        game.push("end")
+    game.pop()
+    game.pop()
+    game.apply("p:R1 1:B2")
+    assert names(game.palette(0)) == ["R1"] and names(game.palette(2)) == ["Y4"]
+    assert texts(game.deck_cards) == ["B2"]
 
 
 def test_one_with_no_palette_big_enough_has_no_action():

@@ -8,8 +8,10 @@ import struct
 import pytest
 
 import red7es.deal
-from red7es import Color, Game, RoundDealt, Variant, VariantError, commitment, deck_order, make_seed
+from red7es import Color, Game, RoundDealt, RoundWon, Variant, VariantError, commitment, deck_order, make_seed
 from red7es.deal import SeedError
+
+from .helpers import facts_of, position
 
 SEEDS = [f"setup-{i}" for i in range(40)]
 
@@ -50,6 +52,77 @@ def test_first_player_is_the_seat_after_the_highest_palette_card(players, seed):
     highest = starters.index(max(starters))
     assert game.turn == (highest + 1) % players
     assert dealt(game).first == game.turn
+
+
+def strength(card) -> tuple[int, int]:
+    """RULES.md, *Cards*: the higher number beats; on equal numbers the stronger colour (R first)."""
+    text = str(card)
+    return int(text[1]), -"ROYGBIV".index(text[0])
+
+
+def seat_after_highest(palettes) -> int:
+    highest = max(range(len(palettes)), key=lambda seat: strength(palettes[seat]))
+    return (highest + 1) % len(palettes)
+
+
+def second_deal(game: Game) -> RoundDealt:
+    """Fold until round 1 is over; the RoundDealt fact of round 2."""
+    while game.round == 1:
+        game.apply("fold")
+    deals = facts_of(game.log, RoundDealt)
+    assert [d.round for d in deals] == [1, 2]
+    return deals[1]
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+@pytest.mark.parametrize("seed", SEEDS[:10])
+def test_later_rounds_start_with_the_seat_after_the_highest_palette_card(players, seed):
+    """RULES.md, Setup 3 holds for every round, not only the first: the round winner does not start."""
+    game = Game.new(players, seed=seed, rounds=2)
+    deal = second_deal(game)
+    assert deal.first == seat_after_highest(deal.palettes)
+    assert game.turn == deal.first
+
+
+@pytest.mark.parametrize(
+    ("players", "seed", "starters", "first", "winner"),
+    [
+        (2, "r2-a", ["I1", "B5"], 0, 0),  # the round winner starts only because B5 is seat 1's
+        (2, "r2-d", ["B5", "Y5"], 0, 0),  # equal numbers: Y5 is the stronger colour
+        (3, "r2-b", ["O1", "O6", "G1"], 2, 2),
+        (4, "r2-b", ["O1", "O6", "G1", "I2"], 2, 3),  # not the round winner, nor the seat after it
+        (4, "r2-d", ["B5", "Y5", "G1", "O5"], 0, 2),  # the seat after the last seat is seat 0
+    ],
+)
+def test_round_two_first_player_examples(players, seed, starters, first, winner):
+    game = Game.new(players, seed=seed, rounds=2)
+    deal = second_deal(game)
+    assert [str(c) for c in deal.palettes] == starters
+    assert facts_of(game.log, RoundWon)[0].seat == winner
+    assert (deal.first, game.turn) == (first, first)
+
+
+@pytest.mark.parametrize("players", [3, 4])
+def test_advanced_scoring_next_round_starts_after_the_highest_palette_card_of_the_new_deal(players):
+    # Seat 2 wins round 1 and takes I6 (Red); R7 O7 Y7 were scored before.  Round 2 is
+    # dealt from the 45 cards left: G6 is the highest palette card, seat 0's, so seat 1
+    # starts - not the round winner (2) nor the seat after it.
+    game = position(
+        hands=[["Y2"], ["Y3"], ["Y4"], ["Y5"]][:players],
+        palettes=[["O2"], ["O3"], ["I6", "V1"], ["O4"]][:players],
+        scores=[["R7", "O7", "Y7"], *[[] for _ in range(players - 1)]],
+        out=[0, 3][: players - 2],
+        turn=1,
+        scoring=True,
+    )
+    game.apply("fold")
+    won = facts_of(game.log, RoundWon)[0]
+    assert (won.seat, [str(c) for c in won.cards]) == (2, ["I6"])
+    deal = facts_of(game.log, RoundDealt)[0]
+    assert deal.round == 2 and len(deal.deck) == 45 - 8 * players
+    assert [str(c) for c in deal.palettes] == ["G6", "B6", "V5", "B2"][:players]
+    assert deal.first == seat_after_highest(deal.palettes) == 1
+    assert game.turn == 1
 
 
 @pytest.mark.parametrize("players", [2, 3, 4])

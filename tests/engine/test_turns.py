@@ -91,6 +91,38 @@ def test_decision_end_while_not_leading_is_rejected_step_by_step_too():
     assert steps_text(game.legal_steps()) == ["c:G2", "c:R7", "fold"]
 
 
+@pytest.mark.parametrize(
+    ("discard", "rule"),
+    [
+        ("G4", "Green"),  # no live palette holds an even card
+        ("V2", "Violet"),  # no live palette holds a card below 4
+    ],
+)
+def test_nobody_leads_so_ending_the_turn_is_refused(discard, rule):
+    """RULES.md: "If nobody has a qualifying card, nobody leads" - so you do not lead either.
+
+    Seat 2 is out: its B6 and I1 no longer count.
+    """
+    game = position(
+        hands=[["G4", "V2", "Y7"], ["Y1"], ["B2"]],
+        palettes=[["R5", "O7"], ["Y5"], ["B6", "I1"]],
+        out=[2],
+    )
+    before = game._save()
+    turns = turns_text(game.legal_turns())
+    assert f"c:{discard}" not in turns and f"p:Y7 c:{discard}" not in turns
+    with pytest.raises(IllegalStep, match=f"^you would not lead under {rule}$"):
+        game.apply(f"c:{discard}")
+    with pytest.raises(IllegalStep, match=f"^you would not lead under {rule}$"):
+        game.apply(f"p:Y7 c:{discard}")  # Y7 is odd and not below 4: still nobody qualifies
+    assert game._save() == before and game.log == []
+    game.push(f"c:{discard}")
+    assert game.leader() is None
+    with pytest.raises(IllegalStep, match=f"^you would not lead under {rule}$"):
+        game.push("end")
+    assert steps_text(game.legal_steps()) == ["fold"]
+
+
 def test_card_not_in_hand_is_rejected():
     game = two_players()
     with pytest.raises(IllegalStep, match="G4 is not in your hand"):
@@ -242,6 +274,36 @@ def test_last_player_standing_after_an_empty_hand_wins_the_round():
     facts = game.apply("p:R7")
     assert PlayerOut(1, "empty-hand") in facts
     assert facts_of(facts, RoundWon)[0].seat == 0
+
+
+def test_several_players_out_for_an_empty_hand_in_one_pass_in_seat_order_from_the_mover():
+    # Seat 2 plays; seats 3, 0 and 1 have no cards when their turns would begin, so they go
+    # out in that order (the pass wraps round after seat 3), and seat 2 is left to win.
+    game = position(hands=[[], [], ["R7"], []], palettes=[["V1"], ["O2"], ["B3"], ["Y4"]], turn=2)
+    facts = game.apply("p:R7")
+    assert facts_of(facts, PlayerOut) == [
+        PlayerOut(3, "empty-hand"),
+        PlayerOut(0, "empty-hand"),
+        PlayerOut(1, "empty-hand"),
+    ]
+    assert facts_of(facts, RoundWon) == [RoundWon(1, 2, Color.RED, ())]
+    assert facts.index(PlayerOut(1, "empty-hand")) < facts.index(RoundWon(1, 2, Color.RED, ()))
+    assert game.outcome is not None and game.outcome.winners == (2,)
+
+
+def test_players_out_for_an_empty_hand_then_a_fold_leaves_the_last_player_standing():
+    # Seat 0 plays its last card; seats 1 and 2 go out for an empty hand, seat 3 still has
+    # cards and takes its turn.  It folds: seat 0 is the last player standing and wins the
+    # round at once, though its own hand is empty.
+    game = position(hands=[["R7"], [], [], ["Y1", "Y2"]], palettes=[["V1"], ["O2"], ["B3"], ["Y4"]])
+    facts = game.apply("p:R7")
+    assert facts_of(facts, PlayerOut) == [PlayerOut(1, "empty-hand"), PlayerOut(2, "empty-hand")]
+    assert not facts_of(facts, RoundWon)
+    assert game.turn == 3 and game.in_round == (0, 3)
+    facts = game.apply("fold")
+    assert facts_of(facts, PlayerOut) == [PlayerOut(3, "fold")]
+    assert facts_of(facts, RoundWon) == [RoundWon(1, 0, Color.RED, ())]
+    assert game.outcome is not None and game.outcome.winners == (0,)
 
 
 def test_no_step_is_accepted_after_the_game_is_over():

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from red7es import Color, Game, GameOver, RoundDealt, RoundWon, Variant, VariantError
+from red7es import Card, Color, Game, GameOver, RoundDealt, RoundWon, Variant, VariantError
 from red7es.cards import cards_of_mask
 
-from .helpers import census, facts_of, names, position
+from .helpers import cards, census, facts_of, names, position
 
 
 def cards_in_play(game: Game) -> list[int]:
@@ -171,6 +171,39 @@ def test_game_ends_exactly_at_the_target_and_not_below(card, ends):
     assert bool(facts_of(facts, RoundDealt)) is not ends
 
 
+@pytest.mark.parametrize(
+    ("players", "pile", "card", "score", "ends"),
+    [
+        (3, ["R7", "O7", "Y7", "G7"], "B7", 35, True),
+        (3, ["R7", "O7", "Y7", "G7"], "B6", 34, False),
+        (4, ["R7", "O7", "Y7", "G2"], "B7", 30, True),
+        (4, ["R7", "O7", "Y7", "G2"], "B6", 29, False),
+    ],
+)
+def test_default_target_with_three_and_four_players_ends_the_game_exactly_there(players, pile, card, score, ends):
+    """RULES.md: the game ends when a score reaches the target, 35 with 3 players, 30 with 4."""
+    # Seats 2 and up are out; seat 1 folds and seat 0 takes its single highest card (Red).
+    game = position(
+        hands=[["Y2"], ["Y3"], ["Y4"], ["Y5"]][:players],
+        palettes=[[card, "V1"], ["O2"], ["O3"], ["O4"]][:players],
+        scores=[pile, *[[] for _ in range(players - 1)]],
+        out=range(2, players),
+        turn=1,
+        scoring=True,
+    )
+    facts = game.apply("fold")
+    assert game.score(0) == score
+    if ends:
+        assert game.outcome is not None
+        assert (game.outcome.reason, game.outcome.winners) == ("target", (0,))
+        assert facts_of(facts, GameOver)[0].outcome == game.outcome
+        assert not facts_of(facts, RoundDealt)
+    else:
+        assert game.outcome is None
+        assert [d.round for d in facts_of(facts, RoundDealt)] == [2]
+        assert all(len(game.hand(s)) == 7 for s in range(players))
+
+
 def test_target_option_ends_the_game_at_its_own_score():
     game = position(hands=[["Y2"], ["Y3"]], palettes=[["I6"], ["O2"]], turn=1, scoring=True, target=6)
     game.apply("fold")
@@ -212,6 +245,49 @@ def test_game_continues_when_exactly_8_per_player_remain():
     assert sorted(c for s in range(4) for c in game.hand(s) + game.palette(s)) == sorted(
         set(range(49)) - {c for s in range(4) for c in cards_of_mask(game.scores[s])}
     )
+
+
+def deck_limit(players, scored):
+    """Seat 0 folds and seat 1 wins the round, taking R7 (Red); seat 2, if any, is out.
+
+    ``scored`` cards (the lowest not otherwise placed) are already in seat 0's score pile,
+    so ``scored + 1`` cards have left the game when the round ends.  The target is more
+    points than the deck holds: only the deck can end the game.
+    """
+    hands = [["R5"], ["R4"], ["Y4"]][:players]
+    palettes = [["R6"], ["R7"], ["O6"]][:players]
+    placed = {c for cs in hands + palettes for c in cards(cs)}
+    pile = [Card(c) for c in range(49) if Card(c) not in placed][:scored]
+    return position(
+        hands=hands,
+        palettes=palettes,
+        scores=[pile, *[[] for _ in range(players - 1)]],
+        out=range(2, players),
+        scoring=True,
+        target=200,
+    )
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_with_two_and_three_players_the_game_goes_on_while_exactly_8_per_player_remain(players):
+    """RULES.md: the game ends "when too few cards remain to deal every player 7 + 1 cards"."""
+    game = deck_limit(players, 49 - 8 * players - 1)
+    game.apply("fold")
+    assert names(facts_of(game.log, RoundWon)[0].cards) == ["R7"]
+    assert 49 - game.removed.bit_count() == 8 * players
+    assert game.outcome is None
+    dealt = facts_of(game.log, RoundDealt)[-1]
+    assert dealt.round == 2 and dealt.deck == ()
+    assert all(len(game.hand(s)) == 7 and len(game.palette(s)) == 1 for s in range(players))
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_with_two_and_three_players_the_game_ends_one_card_below_8_per_player(players):
+    game = deck_limit(players, 49 - 8 * players)
+    facts = game.apply("fold")
+    assert 49 - game.removed.bit_count() == 8 * players - 1
+    assert game.outcome is not None and game.outcome.reason == "deck"
+    assert not facts_of(facts, RoundDealt)
 
 
 def test_highest_score_wins_even_against_the_last_round_winner():
