@@ -163,8 +163,9 @@ def replay(
     seat's token). --json prints the same view the service publishes.
 
     A log that does not verify (an event missing, a broken hash chain, a fact the
-    rules do not give) is still shown, after a line on stderr saying why; the exit
-    code is then 1, unless --allow-unverified.
+    rules do not give) is still shown as far as it can be folded (at most up to the
+    last event that folds), after a line on stderr saying why; the exit code is then
+    1, unless --allow-unverified.
 
     \b
     Examples:
@@ -186,15 +187,17 @@ def replay(
         audit_it = red7_line("audit", source, url=None if is_file(source) else typed_url())
         unverified = f"this log does not verify ({problem}): run {audit_it}"
     try:
-        place = game.point(at)
-        view = None if step else game.view(at, seat)
+        # A damaged log is shown as far as it can be folded: up to event `at`, or to the last event before it that folds
+        place, table, stopped = (game.point(at), None, None) if step else game.fold(at)
     except ReplayError as exc:
         raise click.ClickException(str(exc) if unverified is None else f"{exc}; {unverified}") from None
+    if stopped is not None:
+        unverified = stopped if unverified is None else f"{stopped}; {unverified}"
     _warn(unverified, allow_unverified)
-    if view is None:
+    if table is None:
         _step(game, at, seat)
     else:
-        _show_replay(game, place, view, seat, as_json)
+        _show_replay(game, place, view_of(table, game.seqs[place] + 1, seat), seat, as_json)
     if unverified is not None and not allow_unverified:
         raise SystemExit(1)
 

@@ -34,7 +34,7 @@ rq_url_option = click.option(
 
 
 @click.command()
-@click.option("--burst", is_flag=True, help="Stop when the queue is empty.")
+@click.option("--burst", is_flag=True, help="Serve one shift (10 s of games), then stop.")
 @click.option("--max-idle", type=int, metavar="SECONDS", help="Stop after this many idle seconds.")
 @click.option("--name", help="Worker name (default: random).")
 @click.option("--verbose", "-v", is_flag=True, help="Log every job.")

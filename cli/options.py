@@ -19,7 +19,7 @@ from rich.console import Console
 
 from red7es.bots.base import BotError
 from red7es.cards import CardError
-from red7es.service.client import ServiceError
+from red7es.service.client import NoWorker, ServiceError
 from red7es.service.codec import CorruptEvent
 from red7es.service.connection import UNREACHABLE_ERRORS, UnreachableError
 from red7es.service.names import escaped, shown, unshowable
@@ -147,8 +147,11 @@ def error_line(exc: Exception) -> str | None:
     error that is none of the service's: a bug, to be shown with its traceback."""
     if isinstance(exc, click.ClickException):
         return exc.format_message()
+    # The commands a line gives to paste reach the same Redis: with the --url typed, if one was
     if isinstance(exc, NoSuchGame):
-        return f"no game {exc.game_id!r} (list games with: red7 games)"
+        return f"no game {exc.game_id!r} (list games with: {red7_line('games', url=typed_url())})"
+    if isinstance(exc, NoWorker):
+        return exc.starting(red7_line("worker", url=typed_url()))
     if isinstance(exc, _FRIENDLY):
         return str(exc)
     if isinstance(exc, UNREACHABLE_ERRORS):
@@ -161,6 +164,9 @@ def error_line(exc: Exception) -> str | None:
     if isinstance(exc, redis.exceptions.RedisError):  # e.g. a reply that is not Redis protocol
         return f"Redis failed: {(str(exc).strip() or type(exc).__name__).splitlines()[0]}"
     return _tournament_error(exc)
+
+
+TYPED_URL = "red7.typed_url"
 
 
 def url_option(fn: F) -> F:
@@ -177,6 +183,7 @@ def url_option(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(ctx: click.Context, url: str | None, *args: Any, **kwargs: Any) -> Any:
         ctx.obj = ctx.meta["red7.session"] = Session(url)
+        ctx.meta[TYPED_URL] = typed_url()  # for the command lines of its error, said once its context is gone
         return ctx.invoke(fn, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
@@ -272,5 +279,8 @@ def typed_url() -> str | None:
     ctx = click.get_current_context(silent=True)
     if ctx is None:
         return None
+    if "url" not in ctx.params:  # the group, saying a command's error: what the command found (meta is shared)
+        typed: str | None = ctx.meta.get(TYPED_URL)
+        return typed
     url: str | None = ctx.params.get("url")
     return url if ctx.get_parameter_source("url") is ParameterSource.COMMANDLINE else None

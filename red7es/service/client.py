@@ -42,6 +42,7 @@ __all__ = [
     "ServiceError",
     "Rejected",
     "NoAnswer",
+    "NoWorker",
     "BrokenGame",
     "JoinRefused",
     "CreatedGame",
@@ -65,7 +66,25 @@ class Rejected(ServiceError):
     """The worker refused a command; the message is its reason."""
 
 
-class NoAnswer(ServiceError):
+class NoWorker(ServiceError):
+    """Nothing only a worker writes has come: the message asks whether one runs and ends
+    ``(start one with: red7 worker)``.  A front end that knows a better command to paste
+    (one with the ``--url`` typed) says it with :meth:`starting`."""
+
+    def __init__(self, question: str) -> None:
+        super().__init__(self._line(question, "red7 worker"))
+        self.question = question
+
+    def starting(self, start: str) -> str:
+        """The message, with ``start`` as the command that starts a worker."""
+        return self._line(self.question, start)
+
+    @staticmethod
+    def _line(question: str, start: str) -> str:
+        return f"{question} (start one with: {start})"
+
+
+class NoAnswer(NoWorker):
     """No worker answered in time: none runs, or all are busy (a command stays stored)."""
 
 
@@ -325,7 +344,7 @@ class GameService:
         if raw is None:
             if not self.store.exists(game_id):
                 raise NoSuchGame(game_id)
-            raise ServiceError(f"game {game_id} has no view yet: is a worker running? (start one with: red7 worker)")
+            raise NoWorker(f"game {game_id} has no view yet: is a worker running?")
         view: dict[str, Any] = msgpack.unpackb(raw, raw=False)
         return view
 
@@ -474,7 +493,7 @@ class GameService:
         left = deadline - time.monotonic()
         if left <= 0:
             self.check_not_broken(game_id)  # broken before the wait began: no worker will answer
-            raise NoAnswer(f"no answer from a worker for game {game_id}: is one running? (start one with: red7 worker)")
+            raise NoAnswer(f"no answer from a worker for game {game_id}: is one running?")
         if self.on_slow is not None:
             # Wait a little first; if nothing comes, let the caller make sure a worker runs.
             rows = self._rows(game_id, after, min(left, SLOW_AFTER))

@@ -34,6 +34,11 @@ from .table import Table, public_event
 __all__ = ["Replay", "ReplayError", "TurnSpan"]
 
 
+# What folding an event the rules refuse raises (IllegalStep is a ValueError), or one
+# whose fields are not what they should be: a damaged log, never a traceback
+UNFOLDABLE = (ValueError, IndexError, KeyError, TypeError)
+
+
 class ReplayError(ValueError):
     """A log that cannot be replayed, or a point or seat that does not exist."""
 
@@ -118,10 +123,38 @@ class Replay:
         return self._table(self.point(at))
 
     def _table(self, place: int) -> Table:
+        _, table, stopped = self._fold(place)
+        if stopped is not None:
+            raise ReplayError(stopped)
+        return table
+
+    def fold(self, at: int | None = None) -> tuple[int, Table, str | None]:
+        """The table right after event ``at`` (default: the last event) or, in a damaged log
+        that cannot be folded that far, right after the last event that can be: that
+        event's place, the table, and why folding stopped there (None when it did not)."""
+        return self._fold(self.point(at))
+
+    def _fold(self, place: int) -> tuple[int, Table, str | None]:
+        table = self._created()
+        for next_place in range(1, place + 1):
+            try:
+                table.fold(self.events[next_place])
+            except UNFOLDABLE as exc:
+                # The failed fold may have changed the table half-way: fold the events before it again
+                last = next_place - 1
+                return last, self._created(self.events[1 : last + 1]), self._stuck(last, exc)
+        return place, table, None
+
+    def _created(self, more: Sequence[LogEvent] = ()) -> Table:
+        """The table of event 0 (then ``more``, which are known to fold)."""
         try:
-            return Table.rebuild(self.events[: place + 1], None)
-        except (ValueError, IndexError) as exc:  # IllegalStep is a ValueError: the log breaks the rules
-            raise ReplayError(f"game {self.game_id} cannot be replayed past event {self.seqs[place]}: {exc}") from None
+            return Table.rebuild([self.created, *more], None)
+        except UNFOLDABLE as exc:
+            raise ReplayError(f"game {self.game_id} cannot be replayed: event 0: {exc}") from None
+
+    def _stuck(self, last: int, exc: Exception) -> str:
+        """Why the log cannot be folded past the event at place ``last``."""
+        return f"game {self.game_id} cannot be replayed past event {self.seqs[last]}: {exc}"
 
     def view(self, at: int | None = None, seat: int | None = None) -> dict[str, Any]:
         """The public view, or ``seat``'s view, right after event ``at``."""
@@ -152,13 +185,13 @@ class Replay:
         return None
 
     def _fact_problem(self) -> str | None:
-        table = Table.rebuild(self.events[:1], None)
+        table = self._created()
         logged: list[int] = []  # where each fact of the log is
         for place in range(1, len(self.events)):
             event = self.events[place]
             try:
                 table.fold(event)
-            except (ValueError, IndexError, KeyError, TypeError) as exc:  # IllegalStep is a ValueError
+            except UNFOLDABLE as exc:
                 return f"event {self.seqs[place]} cannot be replayed: {exc}"
             if isinstance(event, FACT_TYPES):
                 logged.append(place)
@@ -193,7 +226,7 @@ class Replay:
         """Turn by turn from the turn holding event ``at`` (default: creation), folding as it goes."""
         turns = self.turns()
         begin = 0 if at is None else self.point(at)
-        table = Table.rebuild(self.events[:1], None)
+        table = self._created()
         folded = 0
         for turn in turns:
             if turn.last < begin:
@@ -201,10 +234,8 @@ class Replay:
             for place in range(folded + 1, turn.last + 1):
                 try:
                     table.fold(self.events[place])
-                except (ValueError, IndexError) as exc:  # IllegalStep is a ValueError: the log breaks the rules
-                    raise ReplayError(
-                        f"game {self.game_id} cannot be replayed past event {self.seqs[place - 1]}: {exc}"
-                    ) from None
+                except UNFOLDABLE as exc:
+                    raise ReplayError(self._stuck(place - 1, exc)) from None
             folded = turn.last
             yield turn, table
 

@@ -21,6 +21,7 @@ from red7es.service.events import CreateCommand, SeatSpec
 from red7es.service.records import Record, read, read_all, write, write_all
 from red7es.service.redis_server import RedisServer
 from red7es.service.replay import Replay
+from red7es.service.table import Table
 from red7es.variant import Variant
 
 from .conftest import ADVANCED, Games
@@ -250,6 +251,55 @@ def test_replay_step_stops_where_a_damaged_log_cannot_be_folded(
     )
     stop = re.search(r"The walk stops here: game clirec cannot be replayed past event (\d+): (.*)\.\n", result.stdout)
     assert stop and int(stop[1]) > dealt and stop[2].endswith("but seat -1 is to move"), result.stdout
+
+
+def _unfoldable_without(events: list[Any], gone: int) -> bool:
+    """Whether the event after ``gone`` cannot be folded once ``gone`` is deleted."""
+    try:
+        Table.rebuild(events[:gone] + events[gone + 1 : gone + 2], None)
+    except ValueError:
+        return True
+    return False
+
+
+def test_replay_shows_a_damaged_log_up_to_the_last_event_it_can_fold(
+    env: dict[str, str], record: Record, tmp_path: Path
+) -> None:
+    """With a step deleted, replay printed no view and exited 1 even with --allow-unverified, and said it could not
+    go "past event N" for the event asked for (the last), not for the event where folding stopped."""
+    events = events_of(record)
+    gone = next(i for i, e in enumerate(events) if type(e).__name__ == "StepApplied" and _unfoldable_without(events, i))
+    raws = raws_of(record)
+    del raws[gone]
+    path = tmp_path / "nostep.jsonl"
+    write(with_raws(record, raws, version=len(raws)), path)
+    last = gone - 1  # the event before the gap: the one after it cannot be folded without the deleted step
+    line = (
+        f"game clirec cannot be replayed past event {last}: "
+        f"{_fold_error(events[:gone] + events[gone + 1 : gone + 2])}; this log does not verify "
+        f"(event {last} is followed by event {gone + 1}): run red7 audit {path}"
+    )
+    full = len(events) - 1
+    for at in ([], ["--at", str(full)], ["--at", str(gone + 3)]):
+        result = _replayed(env, path, *at)
+        assert result.exit_code == 1 and result.stderr == f"Error: {line}\n", at
+        header = f"Replay of game clirec after event {last} ({type(events[last]).__name__}; "
+        assert result.stdout.startswith(f"{header}events 0-{last}, {gone + 1}-{full})\n"), result.stdout
+        assert len(result.stdout.splitlines()) > 3, "the view is shown"
+    allowed = _replayed(env, path, "--allow-unverified", "--json")
+    assert allowed.exit_code == 0 and allowed.stderr == f"warning: {line}\n"
+    before = json.loads(_replayed(env, path, "--at", str(last), "--json").stdout)
+    assert json.loads(allowed.stdout) == before and before["version"] == last + 1
+    earlier = _replayed(env, path, "--at", str(last - 1))
+    assert earlier.exit_code == 1 and "cannot be replayed" not in earlier.stderr, "no stop before it is reached"
+
+
+def _fold_error(events: list[Any]) -> str:
+    try:
+        Table.rebuild(events, None)
+    except ValueError as exc:
+        return str(exc)
+    raise AssertionError("these events fold")
 
 
 def test_replay_takes_format_like_audit_and_import(env: dict[str, str], record: Record, tmp_path: Path) -> None:

@@ -579,6 +579,24 @@ def test_printed_commands_paste_into_a_shell(alice: Red7, bob: Red7) -> None:
     assert held == ["red7", "play", "--game", game, "--as", odd, "--url", bob.url]
 
 
+def test_hints_to_paste_repeat_a_typed_url(slow_service: Any) -> None:
+    """'start one with: red7 worker' and 'list games with: red7 games' dropped the --url typed: pasted,
+    they went to another Redis (the embedded one, or $REDIS_URL's)."""
+    user, _worker = slow_service
+    carol = user("carol")
+    game, url = new_id(), carol.url
+    start = f"(start one with: red7 worker --url {url})"
+    line = one_line_error(carol("new", "-p", "carol", "-b", "random", "--id", game, "--url", url))
+    assert line == f"Error: no answer from a worker for game {game}: is one running? {start}"
+    assert one_line_error(carol("show", game, "--url", url)) == (
+        f"Error: game {game} has no view yet: is a worker running? {start}"
+    )
+    line = one_line_error(carol("show", "nosuch", "--url", url))
+    assert line == f"Error: no game 'nosuch' (list games with: red7 games --url {url})"
+    line = one_line_error(carol("show", "nosuch"))  # --url from $REDIS_URL is not repeated
+    assert line == "Error: no game 'nosuch' (list games with: red7 games)"
+
+
 def test_join_json(alice: Red7, bob: Red7) -> None:
     game = create(alice, "-p", "alice", "-p", "bob")["game"]
     data = bob.json("join", game, "bob")

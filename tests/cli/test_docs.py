@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from support import Red7, new_id, wait_for
 
 from red7es.cli.main import cli
+from red7es.workers.worker import SHIFT_SECONDS
 
 pytestmark = pytest.mark.integration
 
@@ -105,3 +106,23 @@ def test_seeds_are_read_as_the_page_says(alice: Red7) -> None:
             alice.ok("new", "-p", "carol", "-b", "random", "--no-join", "--seed", given, "--json").stdout
         )
         assert created["commitment"] == hashlib.sha256(seed).hexdigest(), given
+
+
+@pytest.mark.parametrize("command", ["new", "play", "move", "watch", "worker", "export"])
+def test_every_option_of_the_everyday_commands_is_on_the_page(command: str) -> None:
+    """export --unfinished, move --canvas/--fold/--open, worker --burst/--max-idle/--verbose,
+    new --rounds/--draw/--actions and watch's idle --timeout were only in --help."""
+    text = CLI_MD.read_text(encoding="utf-8")
+    for param in cli.commands[command].params:
+        names = [*param.opts, *param.secondary_opts]
+        if "--help" in names or not names[0].startswith("-"):
+            continue
+        assert any(re.search(rf"`[^`]*{re.escape(n)}(?![\w-])", text) for n in names), (command, names)
+
+
+def test_worker_burst_is_one_shift() -> None:
+    """--burst said 'Stop when the queue is empty'; a worker's next shift is always queued,
+    so it serves one shift and stops, as docs/cli.md says."""
+    result = CliRunner().invoke(cli, ["worker", "--help"], prog_name="red7")
+    assert f"--burst Serve one shift ({SHIFT_SECONDS:g} s of games), then stop." in " ".join(result.output.split())
+    assert f"shifts*\n  of {SHIFT_SECONDS:g} s" in CLI_MD.read_text(encoding="utf-8")

@@ -297,7 +297,7 @@ def test_play_a_game_you_do_not_hold(tmp_path: Path, service_url: str) -> None:
     finally:
         child.close(force=True)
     assert child.exitstatus == 1
-    assert output.strip() == "Error: no game 'nosuchgame' (list games with: red7 games)"
+    assert output.strip() == f"Error: no game 'nosuchgame' (list games with: red7 games --url {service_url})"
 
 
 def test_your_own_draws_are_named(tmp_path: Path, service_url: str) -> None:
