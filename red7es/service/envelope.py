@@ -26,6 +26,7 @@ import msgpack
 
 __all__ = [
     "GENESIS",
+    "MAX_COMMAND_SIZE",
     "MAX_SIZE",
     "UPCASTERS",
     "CommandCodec",
@@ -44,6 +45,11 @@ __all__ = [
 
 GENESIS = bytes(32)
 MAX_SIZE = 1 << 20  # no record is near this: anything larger is refused before msgpack reads it
+# A command is far smaller (a Create of four seats with their keys is about 1 KiB). Its
+# answer may quote it (a refused turn's text), and the answer must stay well within
+# MAX_SIZE, or the log would hold an event no reader accepts.
+MAX_COMMAND_SIZE = 1 << 14
+_QUOTED = 40  # characters of an unknown type's name quoted in a reason
 
 V = TypeVar("V")
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -133,12 +139,12 @@ def chain_problem(recorded: Sequence[Recorded]) -> str | None:
     return None
 
 
-def _unpack_map(raw: bytes, what: str) -> dict[str, Any]:
+def _unpack_map(raw: bytes, what: str, limit: int = MAX_SIZE) -> dict[str, Any]:
     """The msgpack map in ``raw``, refusing anything else before its fields are looked at."""
     if not isinstance(raw, bytes | bytearray | memoryview):
         raise CorruptEvent(f"{what} is not bytes")
-    if len(raw) > MAX_SIZE:
-        raise CorruptEvent(f"{what} is larger than {MAX_SIZE} bytes")
+    if len(raw) > limit:
+        raise CorruptEvent(f"{what} is larger than {limit} bytes")
     try:
         obj = msgpack.unpackb(raw, raw=False, strict_map_key=True)
     except Exception as exc:  # msgpack raises several unrelated exception types
@@ -197,7 +203,10 @@ class Codec(Generic[V]):
         """Refuse a map whose type this stream does not hold or that lacks an integer version or a data map."""
         name = obj.get("type")
         if not isinstance(name, str) or name not in self.types:
-            raise CorruptEvent(f"{what} has unknown type {name!r}")
+            shown = repr(name)
+            if len(shown) > _QUOTED:
+                shown = f"{shown[:_QUOTED]}… ({len(shown):,} characters)"
+            raise CorruptEvent(f"{what} has unknown type {shown}")
         if not _is_int(obj.get("version")) or not isinstance(obj.get("data"), dict):
             raise CorruptEvent(f"{what} ({name}) lacks a version or data")
 
@@ -274,7 +283,7 @@ class CommandCodec(Codec[V]):
 
     def decode(self, raw: bytes, what: str) -> tuple[V, int]:
         """Decode a command; returns (command, at)."""
-        obj = _unpack_map(raw, what)
+        obj = _unpack_map(raw, what, MAX_COMMAND_SIZE)
         at = obj.get("at")
         if not _is_int(at):
             raise CorruptEvent(f"{what} has no timestamp")

@@ -29,7 +29,7 @@ from .codec import (
     event_hash,
     pack_map,
 )
-from .envelope import chain_problem
+from .envelope import MAX_SIZE, chain_problem
 from .events import Command, CommandRejected, CreateCommand, LogEvent, TurnCommand
 from .store import AppendConflict, Batch, GameStore, now_ms
 from .table import CreateRejected, Table, public_event
@@ -237,6 +237,8 @@ class Folder:
         head = table.head
         for i, event in enumerate(events):
             raw = encode_event(event, table.version + i, head, at)
+            if len(raw) > MAX_SIZE:  # commands are capped far below: never write what no reader accepts
+                raise RuntimeError(f"game {table.game_id}: event {table.version + i} would be {len(raw):,} bytes")
             encoded.append(raw)
             head = event_hash(raw)
         views = table.packed_views(table.version + len(events))

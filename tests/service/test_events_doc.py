@@ -72,6 +72,7 @@ def test_each_corrupt_command_in_the_table_gets_the_reason_it_shows(fake_redis: 
     fold(folder, "g1")
     turn = {"id": "t", "seat": 0, "turn": "fold", "by": "person", "sig": ""}
     sent = [  # in the order of the table's rows
+        _packed({**turn, "turn": "p:R7 " * 4000}),
         b"\xc1 not msgpack",
         msgpack.packb([1, 2]),
         msgpack.packb({"type": b"Turn", "version": 1, "at": 1, "data": turn}),
