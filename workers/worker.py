@@ -16,7 +16,7 @@ import uuid
 from typing import Any
 
 import redis
-from rq import Queue, SimpleWorker
+from rq import Queue, SimpleWorker, Worker
 from rq.exceptions import StopRequested
 
 from red7es.bots.ismcts import MAX_TIME
@@ -109,6 +109,12 @@ class Red7Worker(SimpleWorker):
         super().teardown()  # type: ignore[no-untyped-call]  # rq leaves it unannotated
 
 
+def _registered(connection: redis.Redis, name: str) -> bool:
+    """Whether RQ lists a live worker named ``name`` (RQ's own test in ``register_birth``)."""
+    key = f"{Worker.redis_worker_namespace_prefix}{name}"
+    return bool(connection.exists(key)) and not connection.hexists(key, "death")
+
+
 def run_worker(
     connection: redis.Redis,
     rq_connection: redis.Redis | None = None,
@@ -140,6 +146,14 @@ def run_worker(
     while True:
         started = time.monotonic()
         try:
+            if rq_name and _registered(rq_connection, rq_name):
+                # A worker killed without stopping (kill -9, a container's OOM) stays registered
+                # with RQ for up to an hour, and RQ refuses a second worker of that name: a
+                # restart under the same --name (docker-compose gives the hostname) would fail
+                # for that long. Clients and healthchecks know it by its heartbeat's name.
+                fresh = f"{given_name}-{uuid.uuid4().hex[:6]}"
+                log.warning("RQ still lists a worker named %s: registering with RQ as %s", rq_name, fresh)
+                rq_name = fresh
             # inside the try: RQ's Worker() already talks to Redis (CLIENT SETNAME)
             worker = Red7Worker(
                 [Queue(QUEUE_NAME, connection=rq_connection)],
