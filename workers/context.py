@@ -16,7 +16,7 @@ import redis
 from rq.timeouts import JobTimeoutException
 
 from red7es.service.client import GameService
-from red7es.service.connection import UNREACHABLE_ERRORS
+from red7es.service.connection import UNREACHABLE_ERRORS, WAITED_OUT_ERRORS, unavailable
 from red7es.service.folding import Folder, GameBroken, has_work
 from red7es.service.inbox import Inbox
 from red7es.service.store import NoSuchGame
@@ -44,6 +44,7 @@ class WorkerContext:
         self.folder = Folder(self.store, interrupted=lambda: self.stopping)
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}"
         self._stalled_since: dict[str, float] = {}
+        self._unreadable: set[str] = set()  # games whose keys the sweep could not read (logged once)
         self.last_sweep = 0.0
         self.stopping = False  # set when the worker was asked to stop
         self.max_idle: float | None = None  # stop after this long without work
@@ -65,11 +66,11 @@ class WorkerContext:
                 break
             try:
                 served += self._serve(consumer, left)
-            except UNREACHABLE_ERRORS as exc:
-                # The games' Redis is gone (RQ's may not be: --rq-url, a cluster): keep
-                # the shift and try again shortly, rather than fail it and get the next
-                # one at once.  A lease held meanwhile expires; the sweep recovers games.
-                log.warning("the games' Redis is unreachable (%s); retrying", str(exc).splitlines()[0])
+            except WAITED_OUT_ERRORS as exc:
+                # The games' Redis is gone or refusing writes (RQ's may not be: --rq-url, a
+                # cluster): keep the shift and try again shortly, rather than fail it and get
+                # the next one at once.  A lease held meanwhile expires; the sweep recovers games.
+                log.warning("the games' Redis is %s; retrying", unavailable(exc))
                 time.sleep(min(1.0, max(0.0, end - time.monotonic())))
             if self.max_idle is not None and time.monotonic() - self.last_work > self.max_idle:
                 log.info("no work for %.0f s: stopping", self.max_idle)
@@ -93,8 +94,8 @@ class WorkerContext:
                 break
             try:
                 self.advance(game_id)
-            except UNREACHABLE_ERRORS:
-                raise  # Redis is gone: the shift waits for it, the sweep recovers the games
+            except WAITED_OUT_ERRORS:
+                raise  # Redis is gone or refusing writes: the shift waits, the sweep recovers the games
             except JobTimeoutException:
                 raise  # RQ ends the job: not this game's failure
             except Exception:
@@ -156,7 +157,14 @@ class WorkerContext:
         woken = 0
         now = time.monotonic()
         active = self.store.active_games()
-        for game_id, (meta, lease, last_command) in zip(active, self.store.work_states(active), strict=True):
+        for game_id, state in zip(active, self.store.work_states(active), strict=True):
+            if isinstance(state, redis.ResponseError):
+                if game_id not in self._unreadable:  # said once, not at every sweep
+                    log.error("game %s cannot be swept: %s", game_id, str(state).splitlines()[0])
+                    self._unreadable.add(game_id)
+                continue
+            self._unreadable.discard(game_id)
+            meta, lease, last_command = state
             if not meta or meta.get("status") == "over":
                 self.store.finish(game_id)  # its worker died between the last append and tidying up
                 continue
@@ -177,6 +185,7 @@ class WorkerContext:
         for game_id in list(self._stalled_since):
             if game_id not in active:
                 del self._stalled_since[game_id]
+        self._unreadable &= set(active)
         return woken
 
 

@@ -21,7 +21,7 @@ from rq.exceptions import StopRequested
 
 from red7es.bots.ismcts import MAX_TIME
 from red7es.service.client import QUEUE_NAME
-from red7es.service.connection import UNREACHABLE_ERRORS, backoff, is_cluster
+from red7es.service.connection import WAITED_OUT_ERRORS, backoff, is_cluster, unavailable
 
 from .context import WorkerContext, use_context
 
@@ -104,7 +104,7 @@ class Red7Worker(SimpleWorker):
         try:
             self.shift_queue.delete(delete_jobs=True)
             self.context.store.redis.delete(f"{BEAT_PREFIX}{self.beat_name}")
-        except UNREACHABLE_ERRORS:
+        except WAITED_OUT_ERRORS:
             pass
         super().teardown()  # type: ignore[no-untyped-call]  # rq leaves it unannotated
 
@@ -170,12 +170,11 @@ def run_worker(
             worker.work(logging_level=logging_level, max_jobs=1 if burst else None)
             if burst or context.stopping:
                 return
-        except UNREACHABLE_ERRORS as exc:
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        except WAITED_OUT_ERRORS as exc:
             if outage:
-                log.debug("Redis still unreachable (%s); retrying in %.1fs", reason, delay)
+                log.debug("Redis still %s; retrying in %.1fs", unavailable(exc), delay)
             else:
-                log.warning("Redis unreachable (%s); waiting for it", reason)
+                log.warning("Redis %s; waiting for it", unavailable(exc))
                 outage = True
         if context.stopping:
             return

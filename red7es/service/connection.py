@@ -29,7 +29,10 @@ from .redis_server import RedisServer, ServerError, redis_binary
 
 __all__ = [
     "CLUSTER_SCHEMES",
+    "REFUSING_ERRORS",
     "UNREACHABLE_ERRORS",
+    "WAITED_OUT_ERRORS",
+    "unavailable",
     "Endpoint",
     "UnreachableError",
     "backoff",
@@ -52,6 +55,21 @@ UNREACHABLE_ERRORS: tuple[type[Exception], ...] = (
     redis.exceptions.TimeoutError,
     RedisClusterException,
 )
+
+
+# Redis is there but refuses writes for a while (maxmemory reached, a replica during a
+# failover): a worker waits these out as it waits out an outage, instead of exiting.
+REFUSING_ERRORS: tuple[type[Exception], ...] = (
+    redis.exceptions.OutOfMemoryError,
+    redis.exceptions.ReadOnlyError,
+)
+WAITED_OUT_ERRORS = UNREACHABLE_ERRORS + REFUSING_ERRORS
+
+
+def unavailable(exc: Exception) -> str:
+    """How a worker says why Redis cannot serve it: ``unreachable (…)`` or ``refusing writes (…)``."""
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"{'refusing writes' if isinstance(exc, REFUSING_ERRORS) else 'unreachable'} ({reason})"
 
 
 class UnreachableError(RuntimeError):

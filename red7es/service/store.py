@@ -372,17 +372,25 @@ class GameStore:
     def active_games(self) -> list[str]:
         return sorted(text(g) for g in self.redis.smembers(ACTIVE))
 
-    def work_states(self, game_ids: list[str]) -> list[tuple[dict[str, str], str | None, str]]:
-        """(meta, lease holder, last command id) of each game, in one round trip (for sweeps)."""
+    def work_states(self, game_ids: list[str]) -> list[tuple[dict[str, str], str | None, str] | redis.ResponseError]:
+        """(meta, lease holder, last command id) of each game, in one round trip (for sweeps).
+
+        A game whose keys cannot be read (one of the wrong type, written by hand) gives
+        the error instead of its state, so that it cannot hide every other game.
+        """
         pipe = self.redis.pipeline(transaction=False)
         for g in game_ids:
             k = Keys(g)
             pipe.hgetall(k.meta)
             pipe.get(k.lease)
             pipe.xrevrange(k.commands, max="+", min="-", count=1)
-        replies = pipe.execute()
-        states = []
+        replies = pipe.execute(raise_on_error=False)
+        states: list[tuple[dict[str, str], str | None, str] | redis.ResponseError] = []
         for i in range(0, len(replies), 3):
+            error = next((r for r in replies[i : i + 3] if isinstance(r, redis.ResponseError)), None)
+            if error is not None:
+                states.append(error)
+                continue
             meta = {text(a): text(b) for a, b in replies[i].items()}
             lease = text(replies[i + 1]) if replies[i + 1] else None
             last = text(replies[i + 2][0][0]) if replies[i + 2] else "0-0"

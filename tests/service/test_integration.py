@@ -170,6 +170,22 @@ def test_sigterm_stops_a_worker_mid_decision_at_once(workers: Any, real_redis: r
     assert "deep" in svc.store.active_games()  # the sweep and the next worker will decide it
 
 
+def test_workers_wait_out_redis_refusing_writes_at_its_maxmemory(private_redis: Any, worker_factory: Any) -> None:
+    """A Redis at its maxmemory refuses writes (OOM): every worker used to exit for good."""
+    server: RedisServer = private_redis()
+    client = redis.Redis.from_url(server.url)
+    pool = worker_factory(server.url)
+    [worker] = pool.start(1, wait=True)
+    client.config_set("maxmemory", 1)  # below what is used: every write is refused
+    time.sleep(3)
+    client.config_set("maxmemory", 0)
+    assert worker.poll() is None, pool.logs()
+    svc = GameService(client)
+    svc.create(Variant(2), [bot("a"), bot("b")], seed="oom", game_id="after", wait=60)
+    _wait_all_over(svc, ["after"], 60, pool.logs)
+    assert "refusing writes" in pool.logs()
+
+
 # ---------------------------------------------------------------------- Redis restarted
 
 

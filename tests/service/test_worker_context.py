@@ -191,6 +191,45 @@ def test_an_outage_ends_when_the_games_redis_answers_not_only_rqs(caplog: pytest
     ]
 
 
+def test_a_game_whose_keys_cannot_be_read_does_not_stop_the_sweep_of_the_others(
+    fake_redis: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One game's lease key of the wrong type failed the sweep's pipeline, so no game was
+    recovered any more (a worker killed mid-game left its games for ever)."""
+    svc = offline_service(fake_redis)
+    for game in ("poisoned", "stalled"):
+        all_bot_game(svc, game)  # created, never folded: both have work and no lease
+    fake_redis.hset(Keys("poisoned").lease, "x", "y")  # a hash where a string belongs
+    fake_redis.delete(INBOX_KEY)
+    for game in ("poisoned", "stalled"):
+        svc.store.clear_nudge(game)
+    ctx = WorkerContext(fake_redis, owner="me")
+    with caplog.at_level(logging.ERROR, logger="red7es.workers.context"):
+        assert ctx.sweep() == 1
+        ctx.sweep()
+    assert _posts(fake_redis) == ["stalled"]
+    told = [r.getMessage() for r in caplog.records if r.name == "red7es.workers.context"]
+    assert len(told) == 1 and told[0].startswith("game poisoned cannot be swept: WRONGTYPE"), told
+
+
+def test_a_shift_waits_out_redis_refusing_writes(fake_redis: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Redis at its maxmemory refuses writes with an OutOfMemoryError: the worker exited for
+    good; like an outage, it is now waited out and the shift goes on."""
+    ctx = WorkerContext(fake_redis, owner="me")
+    served = []
+
+    def serve(consumer: str, left: float) -> int:
+        if not served:
+            served.append("refused")
+            raise redis.exceptions.OutOfMemoryError("command not allowed when used memory > 'maxmemory'.")
+        served.append("served")
+        return 0
+
+    monkeypatch.setattr(ctx, "_serve", serve)
+    ctx.shift(1.2, "me")
+    assert served[:2] == ["refused", "served"]
+
+
 def test_slow_bots_are_flushed_turn_by_turn_once_the_slice_is_spent(fake_redis: Any) -> None:
     """Bots move in batches of up to 32, but 32 slow decisions must not run in one slice:
     RQ would kill the job first and every decision would be lost and redone, for ever."""
