@@ -53,6 +53,6 @@ class Inbox:
         for _stream, entries in reply:
             for _id, fields in entries:
                 value = fields.get(b"g")
-                if value:
+                if value and value.isascii():  # game ids are a-z 0-9 -: bytes written by hand are no game
                     games.append(value.decode())
         return list(dict.fromkeys(games))  # each game once, first-posted first

@@ -535,6 +535,10 @@ def _jsonl_entries(path: str, data: bytes) -> Iterator[_Located | RecordError]:
             continue
         try:
             obj = json.loads(line)
+        except RecursionError:  # a hostile file: arrays nested thousands deep
+            yield RecordError(f"{path} line {lineno}: not JSON (nested too deeply)")
+            first = False
+            continue
         except ValueError as exc:
             if first and not line.lstrip().startswith(b"{"):
                 yield RecordError(

@@ -151,6 +151,13 @@ def test_a_line_that_is_not_json(finished: Record, tmp_path: Path) -> None:
     assert _error(path).startswith(f"{path} line 5: not JSON")
 
 
+def test_a_line_nested_too_deeply_is_not_json_rather_than_a_recursion_error(tmp_path: Path) -> None:
+    """``[[[[…]]]]`` 100,000 deep made the JSON decoder raise RecursionError: a traceback."""
+    path = tmp_path / "deep.jsonl"
+    path.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    assert _error(path) == f"{path} line 1: not JSON (nested too deeply)"
+
+
 def test_an_edited_readable_copy_is_refused(finished: Record, tmp_path: Path) -> None:
     path, lines = _lines(finished, tmp_path)
     n = next(i for i, line in enumerate(lines) if '"type":"RoundWon"' in line)

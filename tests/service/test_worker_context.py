@@ -166,6 +166,18 @@ def test_shift_serves_the_inbox(real_redis: redis.Redis) -> None:
         check_game(svc.store, g)
 
 
+def test_bytes_on_the_inbox_that_are_no_game_id_are_passed_over(real_redis: redis.Redis) -> None:
+    """A post of non-UTF-8 bytes failed the whole shift (UnicodeDecodeError), and the games
+    taken with it lost their wake-up."""
+    svc = offline_service(real_redis)
+    ctx = WorkerContext(real_redis, owner="me")
+    ctx.inbox.ensure_group()
+    svc.create(Variant(2), [bot("a"), bot("b")], seed="inbox", game_id="real", wait=None)
+    real_redis.xadd(INBOX_KEY, {"g": b"\xff\xfe"})
+    ctx.inbox.post("real")
+    assert ctx.inbox.take("me", block_ms=100) == ["real"]
+
+
 def test_an_outage_ends_when_the_games_redis_answers_not_only_rqs(caplog: pytest.LogCaptureFixture) -> None:
     """With RQ on its own Redis, RQ answering first must not be told as the games' Redis being back."""
     from red7es.workers.worker import run_worker
