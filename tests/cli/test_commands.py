@@ -782,6 +782,34 @@ def test_a_view_that_is_not_msgpack_hides_no_game_and_is_said_in_one_line(alice:
     alice.ok("move", game, "--fold")  # the game itself was never touched
 
 
+def test_a_meta_version_that_is_no_number_hides_no_game_and_is_said_in_one_line(alice: Red7) -> None:
+    """Was `ValueError: invalid literal for int()` from games, audit and export."""
+    other, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="unread-meta-other")
+    game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="unread-meta")
+    key = Keys(game).meta
+    line = f"game {game}: {key} cannot be read: its version is 'abc', not a whole number"
+    with _damaged(alice.url, key, b"abc", field="version"):
+        listed = {g["game"]: g for g in alice.json("games", "--limit", "100000")}
+        assert listed[other]["status"] == "playing" and listed[other]["unreadable"] is None
+        assert listed[game]["status"] == "unreadable" and listed[game]["unreadable"] == line
+        assert listed[game]["version"] is None
+        assert listed[game]["seats"][0]["name"] == "alice", "the view is read all the same"
+        row = next(r for r in alice.ok("games", "--limit", "100000").stdout.splitlines() if r.startswith(game))
+        assert row.split()[-2:] == ["unreadable", "?"]
+
+        result = alice("audit", game)
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        assert result.stdout == (
+            f"FAIL {game}: record: unreadable: {line}; expected a game as workers store it, "
+            "found a key that cannot be read\n"
+        )
+        report = json.loads(alice("audit", game, "--json").stdout)
+        assert report["result"] == "fail" and report["divergence"]["check"] == "unreadable"
+        assert report["divergence"]["reason"] == line
+        assert one_line_error(alice("export", game, "--unfinished", "-o", "-")) == f"Error: {line}"
+        assert one_line_error(alice("export", other, game, "--unfinished", "-o", "-")) == f"Error: {line}"
+
+
 def test_replay_game_is_for_files(alice: Red7) -> None:
     game = create(alice, "-p", "alice", "-b", "greedy")["game"]
     result = alice("replay", game, "--game", "other")

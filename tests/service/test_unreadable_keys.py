@@ -11,7 +11,9 @@ import msgpack
 import pytest
 import redis
 
+from red7es.service.audit import FAIL, audit_game
 from red7es.service.client import GameService, UnreadableKey, meta_int
+from red7es.service.records import export
 from red7es.service.store import Keys
 from red7es.workers.context import WorkerContext
 
@@ -74,6 +76,22 @@ def test_view_of_a_damaged_view_names_the_key(fake_redis: Any, seat: int | None)
         service.view("g", seat)
     assert re.fullmatch(rf"game g: {re.escape(key)} cannot be read: not valid msgpack \(\w+\)", str(caught.value))
     assert (caught.value.game_id, caught.value.key) == ("g", key)
+
+
+def test_export_and_audit_of_a_meta_version_that_is_no_number(real_redis: redis.Redis) -> None:
+    """export was a ValueError traceback; the audit of the game fails `unreadable` and
+    the other games are audited as before (what `red7 audit --all` relies on)."""
+    service = _played(real_redis, "good", "bad")
+    real_redis.hset(Keys("bad").meta, "version", "abc")
+    line = "game bad: red7:{bad}:meta cannot be read: its version is 'abc', not a whole number"
+    with pytest.raises(UnreadableKey, match=re.escape(line)):
+        export(service, "bad")
+    report = audit_game(service, "bad")
+    assert report.result == FAIL and report.game == "bad"
+    assert report.divergence is not None and report.divergence.check == "unreadable"
+    assert report.divergence.reason == line
+    assert line in report.line()
+    assert audit_game(service, "good").passed
 
 
 @pytest.mark.parametrize(
