@@ -386,9 +386,10 @@ def games(session: Session, limit: int, as_json: bool) -> None:
                     "version": s.version,
                     "to_move": s.to_move,
                     "created": s.created,
-                    "seats": [{"name": x["name"], "kind": x["kind"], "bot": x.get("bot")} for x in s.seats],
+                    "seats": [{"name": x["name"], "kind": x.get("kind"), "bot": x.get("bot")} for x in s.seats],
                     "winners": s.winners,
                     "variant": s.variant,
+                    "unreadable": s.unreadable,
                 }
                 for s in summaries
             ]
@@ -408,10 +409,15 @@ def games(session: Session, limit: int, as_json: bool) -> None:
             status = f"{names[s.to_move]} to move"
         else:
             status = s.status
-        when = datetime.datetime.fromtimestamp(s.created / 1000).strftime("%Y-%m-%d %H:%M")
-        table.add_row(s.game_id, when, ", ".join(names), status, str(s.version))
+        when = (
+            "?" if s.created is None else datetime.datetime.fromtimestamp(s.created / 1000).strftime("%Y-%m-%d %H:%M")
+        )
+        table.add_row(s.game_id, when, ", ".join(names), status, "?" if s.version is None else str(s.version))
     out = console()
     out.print(table)
+    for s in summaries:
+        if s.unreadable is not None:
+            out.print(Text(shown(s.unreadable), style="dim"))
     total = session.service.store.count_games() if len(summaries) == limit else len(summaries)  # full: maybe more
     if total > len(summaries):
         more = red7_line("games", "--limit", str(total), url=typed_url())

@@ -35,6 +35,7 @@ from ..game import BATCH_RULES, IllegalStep
 from ..steps import StepError
 from ..steps import Turn as TurnText
 from ..wording import counted
+from .client import UnreadableKey
 from .codec import (
     EVENT_TYPES,
     EVENTS,
@@ -74,7 +75,10 @@ PASS, FAIL, INCOMPLETE = "pass", "fail", "incomplete"
 
 CHECKS: dict[str, str] = {
     # the file (a record that cannot be read has nothing else to check)
-    "unreadable": "the record cannot be read from its file (docs/records.md): malformed, cut short or edited",
+    "unreadable": (
+        "the record cannot be read from its file (docs/records.md): malformed, cut short or edited; "
+        "or a key of the game in Redis holds what no worker writes"
+    ),
     # the encoding (checked before anything is re-executed)
     "decode": "an event's bytes are not a valid event",
     "seq": "sequence numbers do not run 0, 1, 2, ...: an event was deleted, duplicated or moved",
@@ -221,8 +225,20 @@ class AuditReport:
 
 
 def audit_game(service: GameService, game_id: str) -> AuditReport:
-    """Audit a game in Redis (through a consistent export of it)."""
-    return audit_record(export(service, game_id))
+    """Audit a game in Redis (through a consistent export of it).
+
+    A game with a key that cannot be read (its meta's version not a number: no worker
+    wrote it) fails check ``unreadable``, the key and why as the reason, as a record
+    its file does not hold readably does: ``--all`` goes on to the other games.
+    """
+    try:
+        record = export(service, game_id)
+    except UnreadableKey as exc:
+        problem = Divergence(
+            "unreadable", None, None, "a game as workers store it", "a key that cannot be read", str(exc)
+        )
+        return AuditReport(game_id, FAIL, 0, 0, {}, problem)
+    return audit_record(record)
 
 
 def audit_record(record: Record | Unreadable) -> AuditReport:

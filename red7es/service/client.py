@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import msgpack
 import redis
@@ -19,6 +19,7 @@ import redis
 from ..deal import SeedError, commitment, make_seed
 from ..steps import StepError, Turn
 from ..variant import Variant
+from ..wording import with_article
 from .codec import GENESIS, Recorded, decode_command, decode_log, encode_command
 from .events import CommandRejected, CreateCommand, JoinCommand, SeatJoined, SeatSpec, TurnCommand
 from .inbox import Inbox
@@ -44,12 +45,15 @@ __all__ = [
     "NoAnswer",
     "NoWorker",
     "BrokenGame",
+    "UnreadableKey",
     "JoinRefused",
     "CreatedGame",
     "Answer",
     "QUEUE_NAME",
     "GameSummary",
     "seat_index",
+    "read_view",
+    "meta_int",
 ]
 
 QUEUE_NAME = "red7"  # the RQ queue every red7es worker listens on
@@ -97,6 +101,18 @@ class UnreadableChange(ServiceError):
         super().__init__(f"game {game_id}: change {change_id} on its changes stream cannot be read: {problem}")
 
 
+class UnreadableKey(ServiceError):
+    """A key of a game that holds something no worker writes there (written by hand, or
+    damaged): the game, the key and what is wrong with it, in one line.  Nothing is
+    changed; only what that key says cannot be known (docs/events.md)."""
+
+    def __init__(self, game_id: str, key: str, problem: str) -> None:
+        super().__init__(f"game {game_id}: {key} cannot be read: {problem}")
+        self.game_id = game_id
+        self.key = key
+        self.problem = problem
+
+
 class BrokenGame(ServiceError):
     """The game is broken: a worker could not create it or cannot read its log, and it
     will not change again (``meta.broken`` says why; docs/events.md)."""
@@ -135,13 +151,14 @@ class Answer:
 @dataclass(frozen=True)
 class GameSummary:
     game_id: str
-    status: str
-    version: int
+    status: str  # new, playing, over, broken, or unreadable (see ``unreadable``)
+    version: int | None  # None only when the meta's version cannot be read
     to_move: int | None
-    created: int
+    created: int | None  # None only when the meta's created cannot be read
     seats: list[dict[str, Any]]
     variant: dict[str, Any]
     winners: list[int] | None
+    unreadable: str | None = None  # why a key of the game cannot be read (UnreadableKey's line)
 
 
 class GameService:
@@ -345,8 +362,7 @@ class GameService:
             if not self.store.exists(game_id):
                 raise NoSuchGame(game_id)
             raise NoWorker(f"game {game_id} has no view yet: is a worker running?")
-        view: dict[str, Any] = msgpack.unpackb(raw, raw=False)
-        return view
+        return read_view(game_id, raw, seat)
 
     def created_view(self, game_id: str, wait: float) -> dict[str, Any]:
         """The public view, waiting up to ``wait`` seconds for a game created a moment ago
@@ -449,12 +465,9 @@ class GameService:
     def _public_events(game_id: str, change_id: str, payload: bytes) -> list[dict[str, Any]]:
         """The events of one changes entry; :class:`BrokenGame` for the entry that marks the
         game broken, :class:`UnreadableChange` for one that is not a worker's (docs/events.md)."""
-        try:
-            change = msgpack.unpackb(payload, raw=False)
-        except Exception as exc:  # msgpack raises several unrelated types for bad bytes
-            raise UnreadableChange(game_id, change_id, f"not valid msgpack ({type(exc).__name__})") from None
-        if not isinstance(change, dict):
-            raise UnreadableChange(game_id, change_id, f"a {type(change).__name__}, not a map")
+        change = _unpacked_map(payload)
+        if isinstance(change, str):
+            raise UnreadableChange(game_id, change_id, change)
         if change.get("broken"):
             raise BrokenGame(game_id, str(change["broken"]))
         events = change.get("events")
@@ -468,24 +481,14 @@ class GameService:
         return decode_log(self.store.log(game_id))
 
     def games(self, limit: int = 50) -> list[GameSummary]:
+        """The newest ``limit`` games.  A game whose meta or view cannot be read is listed
+        too, with status ``unreadable`` and ``unreadable`` saying why: one damaged key
+        never hides the other games."""
         ids = self.store.games(limit)
-        summaries = []
-        for game_id, (meta, raw) in zip(ids, self.store.metas_and_views(ids), strict=True):
-            view: dict[str, Any] = msgpack.unpackb(raw, raw=False) if raw else {}
-            outcome = view.get("outcome")
-            summaries.append(
-                GameSummary(
-                    game_id,
-                    (meta.get("broken") and "broken") or meta.get("status", "?"),
-                    int(meta.get("version", 0)),
-                    int(meta["to_move"]) if meta.get("to_move") else None,
-                    int(meta.get("created", 0)),
-                    view.get("seats", []),
-                    view.get("variant", {}),
-                    outcome["winners"] if outcome else None,
-                )
-            )
-        return summaries
+        return [
+            _summary(game_id, meta, raw)
+            for game_id, (meta, raw) in zip(ids, self.store.metas_and_views(ids), strict=True)
+        ]
 
     # ------------------------------------------------------------------ helpers
 
@@ -528,6 +531,84 @@ class GameService:
                 if match(event):
                     return dict(event)
         raise AssertionError("unreachable: the batches end only by an error")  # pragma: no cover
+
+
+def _summary(game_id: str, meta: dict[str, str], raw: bytes | None) -> GameSummary:
+    """One game of :meth:`GameService.games`: what can be read of it, and the first
+    key that cannot be (its fields then read as unknown)."""
+    problems: list[str] = []
+
+    def number(name: str, default: int | None) -> int | None:
+        try:
+            return meta_int(game_id, meta, name, default)
+        except UnreadableKey as exc:
+            problems.append(str(exc))
+            return None
+
+    version, to_move, created = number("version", 0), number("to_move", None), number("created", 0)
+    view: dict[str, Any] = {}
+    if raw:
+        try:
+            view = read_view(game_id, raw)
+        except UnreadableKey as exc:
+            problems.append(str(exc))
+    outcome = view.get("outcome")
+    winners = outcome.get("winners") if isinstance(outcome, dict) else None
+    status = "broken" if meta.get("broken") else "unreadable" if problems else meta.get("status", "?")
+    return GameSummary(
+        game_id,
+        status,
+        version,
+        to_move,
+        created,
+        view.get("seats", []),
+        view.get("variant", {}),
+        winners,
+        problems[0] if problems else None,
+    )
+
+
+def _unpacked_map(raw: bytes) -> dict[str, Any] | str:
+    """msgpack bytes a worker wrote as a map, or what is wrong with them (a phrase)."""
+    try:
+        obj = msgpack.unpackb(raw, raw=False)
+    except Exception as exc:  # msgpack raises several unrelated types for bad bytes
+        return f"not valid msgpack ({type(exc).__name__})"
+    if not isinstance(obj, dict):
+        return f"{with_article(type(obj).__name__)}, not a map"
+    return obj
+
+
+def read_view(game_id: str, raw: bytes, seat: int | None = None) -> dict[str, Any]:
+    """A stored view (the public one, or seat ``seat``'s) as the map a worker wrote;
+    :class:`UnreadableKey` naming the key if it is not one (docs/events.md)."""
+    view = _unpacked_map(raw)
+    if isinstance(view, str):
+        problem = view
+    else:
+        seats = view.get("seats", [])
+        if isinstance(seats, list) and all(isinstance(s, dict) and isinstance(s.get("name"), str) for s in seats):
+            return view
+        problem = "its seats are not a list of maps with a name"
+    keys = Keys(game_id)
+    raise UnreadableKey(game_id, keys.public_view if seat is None else keys.view(seat), problem)
+
+
+@overload
+def meta_int(game_id: str, meta: Mapping[str, str], name: str, default: int) -> int: ...
+@overload
+def meta_int(game_id: str, meta: Mapping[str, str], name: str, default: None) -> int | None: ...
+def meta_int(game_id: str, meta: Mapping[str, str], name: str, default: int | None) -> int | None:
+    """Field ``name`` of a game's meta hash (``version``, ``to_move``, ``created``) as the
+    whole number a worker writes, ``default`` when it is absent or empty;
+    :class:`UnreadableKey` when it holds anything else (written by hand, or damaged)."""
+    value = meta.get(name, "")
+    if value == "":
+        return default
+    if not (value.isascii() and value.isdigit()):
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        raise UnreadableKey(game_id, Keys(game_id).meta, f"its {name} is {shown!r}, not a whole number")
+    return int(value)
 
 
 def seat_index(view: dict[str, Any], name: str) -> int:

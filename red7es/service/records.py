@@ -38,6 +38,7 @@ import redis
 from .. import __version__
 from ..variant import Variant, VariantError
 from ..wording import cannot_write, with_article
+from .client import meta_int
 from .codec import CorruptEvent, Recorded, decode_event, decode_log, event_hash, seat_data
 from .events import GameCreated, SeatSpec, SeedRevealed
 from .store import INDEX, Keys, NoSuchGame, entry_field, now_ms, text, valid_game_id
@@ -196,7 +197,7 @@ def export(service: GameService, game_id: str) -> Record:
         seed=_revealed_seed(events),
         created=first.created,
         status="broken" if meta.get("broken") else meta.get("status", "playing"),
-        version=int(meta.get("version", len(events))),
+        version=meta_int(game_id, meta, "version", len(events)),
         head=meta.get("head", ""),
         cursor=meta.get("cursor", "0-0"),
         commands=commands,

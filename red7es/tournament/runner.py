@@ -23,10 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import msgpack  # type: ignore[import-untyped,unused-ignore]
-
 from ..deal import commitment
-from ..service.client import GameService, ServiceError
+from ..service.client import GameService, ServiceError, UnreadableKey, meta_int, read_view
 from ..service.codec import decode_command, parse_outcome
 from ..service.connection import is_cluster
 from ..service.events import CreateCommand
@@ -234,12 +232,14 @@ class TournamentRunner:
                 raise TournamentError(f"game {t.game} is broken ({meta['broken']}): the tournament cannot finish")
             if meta.get("status") != "over" or not raw_view:
                 continue
-            view = msgpack.unpackb(raw_view, raw=False)
+            view = read_view(t.game, raw_view)
             self._check_identity(t, view)
             outcome = view.get("outcome")
             if not outcome:
                 continue
-            finished.append(GameFinished.of(r, t.game, parse_outcome(outcome), int(meta["version"]), meta["head"]))
+            finished.append(
+                GameFinished.of(r, t.game, parse_outcome(outcome), _finished_version(t.game, meta), meta["head"])
+            )
         if not finished:
             return False
         self._append(finished)
@@ -264,7 +264,7 @@ class TournamentRunner:
             if meta.get("status") == "over":
                 continue
             self.announced.add(t.game)
-            self.reporter.needs_people(t.game, self._people(t), _joined(raw_view))
+            self.reporter.needs_people(t.game, self._people(t), _joined(t.game, raw_view))
 
     def _check_created_here(self, t: Seating, first: bytes | None) -> None:
         """A game found under one of this tournament's ids must be the game it creates there.
@@ -341,11 +341,19 @@ class TournamentRunner:
         return RunReport(len(self.state.results), self.total, False, waiting)
 
 
-def _joined(raw_view: bytes | None) -> dict[str, str | None]:
+def _finished_version(game: str, meta: dict[str, str]) -> int:
+    """The version of a game over (its meta's, which a worker always writes)."""
+    version = meta_int(game, meta, "version", None)
+    if version is None:
+        raise UnreadableKey(game, Keys(game).meta, "it has no version")
+    return version
+
+
+def _joined(game: str, raw_view: bytes | None) -> dict[str, str | None]:
     """The people's seats taken in a game's public view, with the public key each was
     taken with (None in a view too old to carry it); none before a worker made the view."""
     if not raw_view:
         return {}
-    view = msgpack.unpackb(raw_view, raw=False)
+    view = read_view(game, raw_view)
     seats = [s for s in view.get("seats", []) if s.get("kind") == "person" and s.get("joined")]
     return {s["name"]: s.get("key") for s in seats}

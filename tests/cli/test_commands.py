@@ -686,8 +686,18 @@ def test_games_json_and_table(alice: Red7) -> None:
     listed = {g["game"]: g for g in alice.json("games")}
     assert {playing, open_game} <= set(listed)
     entry = listed[playing]
-    assert set(entry) == {"game", "status", "version", "to_move", "created", "seats", "winners", "variant"}
-    assert entry["status"] == "playing"
+    assert set(entry) == {
+        "game",
+        "status",
+        "version",
+        "to_move",
+        "created",
+        "seats",
+        "winners",
+        "variant",
+        "unreadable",
+    }
+    assert entry["status"] == "playing" and entry["unreadable"] is None
     assert entry["to_move"] == 0
     assert entry["winners"] is None
     assert entry["seats"] == [
@@ -712,6 +722,92 @@ def test_games_json_and_table(alice: Red7) -> None:
         f"The newest 1 of {total} games; all of them: red7 games --limit {total}"
     )
     assert "The newest" not in alice.ok("games", "--limit", str(total)).stdout
+
+
+@contextlib.contextmanager
+def _damaged(url: str, key: str, value: bytes, field: str | None = None) -> Iterator[redis.Redis]:
+    """``key`` (or one field of the hash ``key``) holds ``value`` inside the block, and what
+    it held before afterwards: later tests list every game of this module's Redis."""
+    connection = redis.Redis.from_url(url)
+    before = connection.get(key) if field is None else connection.hget(key, field)
+    assert before is not None
+    try:
+        if field is None:
+            connection.set(key, value)
+        else:
+            connection.hset(key, field, value)
+        yield connection
+    finally:
+        if field is None:
+            connection.set(key, before)
+        else:
+            connection.hset(key, field, before)
+        connection.close()
+
+
+def test_a_view_that_is_not_msgpack_hides_no_game_and_is_said_in_one_line(alice: Red7) -> None:
+    """Was a msgpack FormatError traceback from `games` (for every game on the server) and
+    from every command that reads the game."""
+    other, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="unread-other")
+    game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="unread-view")
+    key = Keys(game).public_view
+    line = rf"game {game}: {re.escape(key)} cannot be read: not valid msgpack \(\w+\)"
+    with _damaged(alice.url, key, b"\xc1"):
+        listed = {g["game"]: g for g in alice.json("games", "--limit", "100000")}
+        assert listed[other]["status"] == "playing" and listed[other]["unreadable"] is None
+        assert listed[other]["seats"][0]["name"] == "alice"
+        damaged = listed[game]
+        assert damaged["status"] == "unreadable" and damaged["seats"] == []
+        assert re.fullmatch(line, damaged["unreadable"]), damaged
+        assert damaged["version"] > 0  # what its meta says is still shown
+        table = alice.ok("games", "--limit", "100000").stdout.splitlines()
+        assert any(row.startswith(game) and "unreadable" in row for row in table)
+        assert any(row.startswith(other) and "alice to move" in row for row in table)
+        assert any(re.fullmatch(line, row) for row in table), "why, under the table"
+        for args in (
+            ("show", game),
+            ("show", game, "--json"),
+            ("show", game, "--as", "alice"),
+            ("moves", game),
+            ("watch", game, "--timeout", "2"),
+            ("play", "--game", game, "--as", "alice"),
+        ):
+            assert re.fullmatch(f"Error: {line}", one_line_error(alice(*args))), args
+        alice.ok("show", other)
+    seat_key = Keys(game).view(0)
+    with _damaged(alice.url, seat_key, msgpack.packb([1, 2])):
+        assert one_line_error(alice("show", game, "--as", "alice")) == (
+            f"Error: game {game}: {seat_key} cannot be read: a list, not a map"
+        )
+    alice.ok("move", game, "--fold")  # the game itself was never touched
+
+
+def test_a_meta_version_that_is_no_number_hides_no_game_and_is_said_in_one_line(alice: Red7) -> None:
+    """Was `ValueError: invalid literal for int()` from games, audit and export."""
+    other, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="unread-meta-other")
+    game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="unread-meta")
+    key = Keys(game).meta
+    line = f"game {game}: {key} cannot be read: its version is 'abc', not a whole number"
+    with _damaged(alice.url, key, b"abc", field="version"):
+        listed = {g["game"]: g for g in alice.json("games", "--limit", "100000")}
+        assert listed[other]["status"] == "playing" and listed[other]["unreadable"] is None
+        assert listed[game]["status"] == "unreadable" and listed[game]["unreadable"] == line
+        assert listed[game]["version"] is None
+        assert listed[game]["seats"][0]["name"] == "alice", "the view is read all the same"
+        row = next(r for r in alice.ok("games", "--limit", "100000").stdout.splitlines() if r.startswith(game))
+        assert row.split()[-2:] == ["unreadable", "?"]
+
+        result = alice("audit", game)
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        assert result.stdout == (
+            f"FAIL {game}: record: unreadable: {line}; expected a game as workers store it, "
+            "found a key that cannot be read\n"
+        )
+        report = json.loads(alice("audit", game, "--json").stdout)
+        assert report["result"] == "fail" and report["divergence"]["check"] == "unreadable"
+        assert report["divergence"]["reason"] == line
+        assert one_line_error(alice("export", game, "--unfinished", "-o", "-")) == f"Error: {line}"
+        assert one_line_error(alice("export", other, game, "--unfinished", "-o", "-")) == f"Error: {line}"
 
 
 def test_replay_game_is_for_files(alice: Red7) -> None:

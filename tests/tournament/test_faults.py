@@ -6,6 +6,7 @@ Either way the tournament completes with every game played once and counted once
 from __future__ import annotations
 
 import json
+import re
 import signal
 import threading
 import time
@@ -17,7 +18,7 @@ import redis
 from click.testing import Result
 from support import TournamentRed7, WorkerPool, wait_for
 
-from red7es.service.client import GameService
+from red7es.service.client import GameService, UnreadableKey
 from red7es.service.folding import Folder, GameBroken
 from red7es.service.redis_server import RedisServer
 from red7es.tournament import RoundPaired, TournamentError, TournamentRunner, create_tournament, load
@@ -147,3 +148,32 @@ def test_a_game_that_breaks_wakes_the_waiting_run_which_stops_saying_why(real_re
     assert str(failed[0]) == (
         f"game {game} is broken (cannot create the game: the game's seed is missing): the tournament cannot finish"
     )
+
+
+@pytest.mark.parametrize(
+    ("suffix", "field", "value", "problem"),
+    [
+        ("view:public", None, b"\xc1", r"not valid msgpack \(\w+\)"),
+        ("meta", "version", b"abc", "its version is 'abc', not a whole number"),
+    ],
+    ids=["view-not-msgpack", "version-not-a-number"],
+)
+def test_a_finished_game_with_a_key_no_worker_wrote_stops_the_run_in_one_line(
+    real_redis: redis.Redis, suffix: str, field: str | None, value: bytes, problem: str
+) -> None:
+    """Recording a finished game read its view with a bare msgpack.unpackb and its version
+    with int(): a FormatError or ValueError traceback. Now the shared readers' one line."""
+    service = GameService(real_redis, wake=lambda game: None)  # no worker: the test folds
+    create_tournament(real_redis, "unr", bots(2), Variant(2), "round-robin", seed="u")
+    TournamentRunner(service, "unr").run(wait=False)  # creates the game, which no worker folds
+    [game] = tournament_games(real_redis, "unr")
+    folder = Folder(service.store)
+    wait_for(lambda: folder.advance(game) and not folder.pending(game), "the bots to finish")
+    key = f"red7:{{{game}}}:{suffix}"
+    if field is None:
+        real_redis.set(key, value)
+    else:
+        real_redis.hset(key, field, value)
+    with pytest.raises(UnreadableKey) as caught:
+        TournamentRunner(service, "unr").run(wait=False)
+    assert re.fullmatch(rf"game {game}: {re.escape(key)} cannot be read: {problem}", str(caught.value))
