@@ -31,7 +31,7 @@ from .codec import (
 )
 from .envelope import chain_problem
 from .events import Command, CommandRejected, CreateCommand, LogEvent, TurnCommand
-from .store import AppendConflict, Batch, GameStore, now_ms
+from .store import AppendConflict, Batch, DamagedGame, GameStore, now_ms
 from .table import CreateRejected, Table, public_event
 
 __all__ = ["Contended", "Folder", "Progress", "GameBroken", "decide", "decide_command", "has_work"]
@@ -89,7 +89,9 @@ class Folder:
 
         A compare-and-append lost to another folder is redone from the stored log;
         after 20 lost in a row this raises :class:`Contended` (nothing is lost: the
-        game is simply tried again later).
+        game is simply tried again later).  One the game's keys cannot take
+        (:class:`~red7es.service.store.DamagedGame`) marks the game broken and raises
+        :class:`GameBroken`.
         """
         progress = Progress()
         deadline = time.monotonic() + max_seconds
@@ -100,6 +102,11 @@ class Folder:
             except AppendConflict:
                 progress.conflicts += 1
                 self.tables.pop(game_id, None)
+            except DamagedGame as exc:
+                # Nothing was written, and trying again would be refused again: a human must look.
+                self.tables.pop(game_id, None)
+                self._break(game_id, str(exc))
+                raise GameBroken(f"game {game_id}: {exc}") from None
             except BaseException:
                 # The table may have run ahead of what was stored: never reuse it.
                 self.tables.pop(game_id, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from typing import Any
@@ -18,6 +19,7 @@ from red7es.service.store import (
     INDEX,
     AppendConflict,
     Batch,
+    DamagedGame,
     GameStore,
     Keys,
     MismatchedId,
@@ -40,24 +42,28 @@ def _snapshot(r: redis.Redis, game_id: str) -> dict[str, Any]:
             out[key] = r.xrange(key)
         elif kind == b"hash":
             out[key] = r.hgetall(key)
-        else:
+        elif kind == b"string":
             out[key] = r.get(key)
+        else:
+            out[key] = r.dump(key)
     return out
 
 
-def _created(r: redis.Redis) -> GameStore:
+def _created(r: redis.Redis, game_id: str = GID) -> GameStore:
     store = GameStore(r)
-    assert store.create(GID, "create-1", b"create-bytes", b"seed-bytes", 1000, GENESIS)
+    assert store.create(game_id, "create-1", b"create-bytes", b"seed-bytes", 1000, GENESIS)
     return store
 
 
-def _batch(store: GameStore, *, events: int = 2, bots: int = 0, cursor: str | None = None, **kw: Any) -> Batch:
-    meta = store.meta(GID)
-    k = Keys(GID)
+def _batch(
+    store: GameStore, *, events: int = 2, bots: int = 0, cursor: str | None = None, game_id: str = GID, **kw: Any
+) -> Batch:
+    meta = store.meta(game_id)
+    k = Keys(game_id)
     values: dict[str, Any] = {
         "expected_version": int(meta["version"]),
         "expected_cursor": meta["cursor"],
-        "cursor": cursor if cursor is not None else store.last_command_id(GID),
+        "cursor": cursor if cursor is not None else store.last_command_id(game_id),
         "events": [f"event-{int(meta['version']) + i}".encode() for i in range(events)],
         "bot_commands": [(f"bot-{i}", f"bot-command-{i}".encode()) for i in range(bots)],
         "head": b"\x01" * 32,
@@ -213,6 +219,94 @@ def test_append_refuses_a_stale_cursor(any_redis: redis.Redis) -> None:
     before = _snapshot(any_redis, GID)
     with pytest.raises(AppendConflict):
         store.append(GID, wrong)
+    assert _snapshot(any_redis, GID) == before
+
+
+MAX_ID = "18446744073709551615-18446744073709551615"  # the largest stream id there is
+
+
+@pytest.mark.parametrize(
+    ("name", "damage", "found"),
+    [
+        ("cmdids", lambda r, key: r.set(key, "x"), "red7:{g-1}:cmdids is a string, not a hash"),
+        ("commands", lambda r, key: r.hset(key, "c", "x"), "red7:{g-1}:commands is a hash, not a stream"),
+        ("log", lambda r, key: r.set(key, "x"), "red7:{g-1}:log is a string, not a stream"),
+        ("changes", lambda r, key: r.rpush(key, "x"), "red7:{g-1}:changes is a list, not a stream"),
+        ("meta", lambda r, key: r.set(key, "x"), "red7:{g-1}:meta is a string, not a hash"),
+    ],
+)
+def test_append_writes_nothing_when_a_key_holds_another_type(
+    real_redis: redis.Redis, name: str, damage: Any, found: str
+) -> None:
+    """A Redis script that fails half-way keeps what it wrote before the error: append.lua
+    looks at every key first.  (With cmdids a string it used to XADD the events and the
+    bot's command, then fail on HSET: a log longer than meta.version, for ever.)"""
+    store = _created(real_redis)
+    store.append(GID, _batch(store))
+    batch = _batch(store, events=3, bots=1)
+    key = f"red7:{{{GID}}}:{name}"
+    real_redis.delete(key)
+    damage(real_redis, key)
+    before = _snapshot(real_redis, GID)
+    with pytest.raises(DamagedGame, match=re.escape(f"cannot append: {found}")):
+        store.append(GID, batch)
+    assert _snapshot(real_redis, GID) == before
+
+
+def test_append_writes_nothing_to_a_stream_without_ids_left(real_redis: redis.Redis) -> None:
+    """XADD fails once a stream's last id is the largest there is: an id written by hand
+    (``XADD key 18446744073709551615-18446744073709551615``) would fail the append half-way."""
+    store = _created(real_redis)
+    k = Keys(GID)
+    store.append(GID, _batch(store))
+    # a command with the last id: it can be answered, but no bot's command can follow it
+    real_redis.xadd(k.commands, {"c": b"junk"}, id=MAX_ID)
+    store.append(GID, _batch(store, cursor=MAX_ID))
+    before = _snapshot(real_redis, GID)
+    with pytest.raises(
+        DamagedGame, match=re.escape(f"{k.commands} has no stream ids left for 1 more entries after {MAX_ID}")
+    ):
+        store.append(GID, _batch(store, bots=1))
+    assert _snapshot(real_redis, GID) == before
+    # exactly: a log with one id left takes one event, not two
+    store = _created(real_redis, "g-2")
+    k2 = Keys("g-2")
+    real_redis.xadd(k2.log, {"e": b"by hand"}, id="18446744073709551615-18446744073709551614")
+    real_redis.hset(k2.meta, "version", 1)
+    before = _snapshot(real_redis, "g-2")
+    with pytest.raises(DamagedGame, match="no stream ids left for 2 more entries"):
+        store.append("g-2", _batch(store, events=2, game_id="g-2"))
+    assert _snapshot(real_redis, "g-2") == before
+    assert store.append("g-2", _batch(store, events=1, game_id="g-2"))[0] == 2
+    assert store.log_entries("g-2")[-1][0] == MAX_ID
+    # and a changes stream out of ids refuses the append too (its XADD comes last of all)
+    real_redis.xadd(k2.changes, {"v": 2, "p": b"x"}, id=MAX_ID)
+    before = _snapshot(real_redis, "g-2")
+    with pytest.raises(DamagedGame, match=re.escape(f"{k2.changes} has no stream ids left for 1 more entries")):
+        store.append("g-2", _batch(store, events=0, game_id="g-2"))
+    assert _snapshot(real_redis, "g-2") == before
+
+
+@pytest.mark.parametrize(
+    ("edit", "found"),
+    [
+        ("longer", "the log holds 3 events but meta.version is 2: events from 2 on were written by an append"),
+        ("shorter", "the log holds 1 event but meta.version is 2: events from 1 on are missing"),
+    ],
+)
+def test_append_refuses_a_log_whose_length_is_not_the_version(any_redis: redis.Redis, edit: str, found: str) -> None:
+    """meta.version counts the log's events: extending a log that holds others (left by an
+    append that failed half-way) or lost some would only bury the damage."""
+    store = _created(any_redis)
+    store.append(GID, _batch(store))
+    k = Keys(GID)
+    if edit == "longer":
+        any_redis.xadd(k.log, {"e": b"an event no append counted"})
+    else:
+        any_redis.xdel(k.log, store.log_entries(GID)[-1][0])
+    before = _snapshot(any_redis, GID)
+    with pytest.raises(DamagedGame, match=re.escape(found)):
+        store.append(GID, _batch(store))
     assert _snapshot(any_redis, GID) == before
 
 
