@@ -31,7 +31,7 @@ from .codec import (
 )
 from .envelope import chain_problem
 from .events import Command, CommandRejected, CreateCommand, LogEvent, TurnCommand
-from .store import AppendConflict, Batch, DamagedGame, GameStore, now_ms
+from .store import AppendConflict, Batch, DamagedGame, GameStore, log_length_problem, now_ms
 from .table import CreateRejected, Table, public_event
 
 __all__ = ["Contended", "Folder", "Progress", "GameBroken", "decide", "decide_command", "has_work"]
@@ -196,8 +196,9 @@ class Folder:
             self.tables.move_to_end(game_id)
             return table, rows
         self.tables.pop(game_id, None)
-        if meta["version"] == "0":
-            return None, None
+        version = meta.get("version", "")
+        if version == "0":
+            return None, None  # (a log that is not empty then is refused by the first append)
         raws = self.store.log(game_id)
         try:
             recorded = decode_log(raws)
@@ -205,6 +206,15 @@ class Folder:
         except CorruptEvent as exc:
             self._break(game_id, str(exc))
             raise GameBroken(f"game {game_id}: {exc}") from None
+        # Events no append counted (one that failed half-way), or events lost: the table would
+        # be at another version than meta's, and every append of it refused, for ever.
+        problem = log_length_problem(len(recorded), version)
+        if problem is not None:
+            if self.store.meta(game_id).get("version") != version:
+                # Not damage: another worker appended between the meta read and the log read.
+                raise AppendConflict(f"game {game_id} moved on while its log was read")
+            self._break(game_id, problem)
+            raise GameBroken(f"game {game_id}: {problem}")
         try:
             table = Table.rebuild([r.event for r in recorded], self.store.seed(game_id))
         except (ValueError, KeyError, IndexError, TypeError) as exc:  # IllegalStep is a ValueError

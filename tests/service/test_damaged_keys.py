@@ -84,3 +84,61 @@ def test_a_changes_stream_that_cannot_take_the_broken_notice_still_breaks_the_ga
         folder.advance(GID)
     assert svc.store.log(GID) == log and svc.store.broken(GID) == reason
     assert not real_redis.sismember(ACTIVE, GID) and real_redis.get(K.changes) == b"x"
+
+
+FOLDED = ("version", "head", "cursor", "status", "to_move", "bot_to_move")
+
+
+def _forget_last_append(svc: GameService, real_redis: redis.Redis, meta: dict[str, str]) -> None:
+    """Put back the meta of before the last append, its events and commands kept: what an
+    append that stopped before its HSET (red7es before the checks) left behind."""
+    real_redis.hset(K.meta, mapping={name: meta[name] for name in FOLDED})
+
+
+def test_a_log_longer_than_its_version_breaks_the_game_when_rebuilt(svc: GameService, real_redis: redis.Redis) -> None:
+    """The events are sound and chained, but no append counted them: rebuilding the game from
+    them put the table at another version than meta's, and every append conflicted (Contended)."""
+    folder = Folder(svc.store)
+    _alice_moved(svc, folder)
+    before = svc.store.meta(GID)
+    fold(folder, GID)  # alice's turn answered and greedy's written: more events, one more command
+    log = svc.store.log(GID)
+    assert len(log) > int(before["version"])
+    _forget_last_append(svc, real_redis, before)
+    reason = (
+        f"the log holds {len(log)} events but meta.version is {before['version']}: events from "
+        f"{before['version']} on were written by an append that did not finish, and no append counted them"
+    )
+    for cold in (Folder(svc.store), folder):  # a worker that never saw the game, and the one that wrote it
+        with pytest.raises(GameBroken, match=f"^game pa: {reason}$"):
+            cold.advance(GID)
+    assert svc.store.broken(GID) == reason and svc.store.log(GID) == log
+    assert not real_redis.sismember(ACTIVE, GID)
+
+
+def test_a_log_shorter_than_its_version_breaks_the_game_when_rebuilt(svc: GameService, real_redis: redis.Redis) -> None:
+    folder = Folder(svc.store)
+    _alice_moved(svc, folder)
+    entries = svc.store.log_entries(GID)
+    real_redis.xdel(K.log, *(stream_id for stream_id, _ in entries[-2:]))  # still a chain: its start
+    with pytest.raises(GameBroken, match="events from"):
+        Folder(svc.store).advance(GID)
+    assert svc.store.broken(GID) == (
+        f"the log holds {len(entries) - 2} events but meta.version is {len(entries)}: "
+        f"events from {len(entries) - 2} on are missing"
+    )
+
+
+def test_a_game_whose_first_append_was_not_counted_is_broken_not_started_again(
+    svc: GameService, real_redis: redis.Redis
+) -> None:
+    """meta.version 0 and events in the log: starting the game again used to append a second
+    GameCreated after them."""
+    svc.create(Variant(2), [person("alice"), bot("greedy", "greedy")], seed="pa3", game_id=GID, wait=None)
+    before = svc.store.meta(GID)
+    fold(Folder(svc.store), GID)
+    log = svc.store.log(GID)
+    _forget_last_append(svc, real_redis, before)
+    with pytest.raises(GameBroken, match=f"^game pa: the log holds {len(log)} events but meta.version is 0: "):
+        Folder(svc.store).advance(GID)
+    assert svc.store.log(GID) == log and svc.store.broken(GID) is not None
