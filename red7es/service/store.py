@@ -279,17 +279,19 @@ class GameStore:
     ) -> tuple[dict[str, str], list[tuple[str, bytes]] | None]:
         """The game's meta and, if ``after`` is given, the commands after it: one round trip."""
         k = Keys(game_id)
+        start = None if after is None else _start_after(after)
         pipe = self.redis.pipeline(transaction=False)
         pipe.hgetall(k.meta)
-        if after is not None:
-            pipe.xrange(k.commands, min="-" if after == "0-0" else f"({after}", max="+", count=count)
+        if start is not None:
+            pipe.xrange(k.commands, min=start, max="+", count=count)
         replies = pipe.execute()
         if not replies[0]:
             raise NoSuchGame(game_id)
         meta = {text(a): text(b) for a, b in replies[0].items()}
         if after is None:
             return meta, None
-        return meta, [(text(i), entry_field(fields, b"c")) for i, fields in replies[1] or []]
+        rows = replies[1] if start is not None else []
+        return meta, [(text(i), entry_field(fields, b"c")) for i, fields in rows or []]
 
     def seed(self, game_id: str) -> bytes | None:
         value = self.redis.hget(Keys(game_id).secret, "seed")
@@ -304,7 +306,9 @@ class GameStore:
 
     def commands(self, game_id: str, after: str = "0-0", count: int | None = None) -> list[tuple[str, bytes]]:
         """Commands after stream id ``after`` (exclusive), oldest first."""
-        start = "-" if after == "0-0" else f"({after}"
+        start = _start_after(after)
+        if start is None:
+            return []
         rows = self.redis.xrange(Keys(game_id).commands, min=start, max="+", count=count)
         return [(text(i), entry_field(fields, b"c")) for i, fields in rows or []]
 
@@ -353,8 +357,8 @@ class GameStore:
         then reads as None and the payload as no bytes, which the client refuses in one line."""
         k = Keys(game_id)
         if block_ms is None:
-            start = "-" if after == "0-0" else f"({after}"
-            rows = self.redis.xrange(k.changes, min=start, max="+")
+            start = _start_after(after)
+            rows = [] if start is None else self.redis.xrange(k.changes, min=start, max="+")
         else:
             # One long XREAD BLOCK would outlast the connection's socket timeout (5 s by
             # default in redis-py) and fail with TimeoutError: wait in short blocking reads.
@@ -493,6 +497,19 @@ def log_length_problem(length: int, version: str) -> str | None:
 
 def _events(n: int) -> str:
     return "1 event" if n == 1 else f"{n} events"
+
+
+# The largest stream id there is: nothing can follow it, and Redis refuses "(" before it as a range start.
+LAST_STREAM_ID = "18446744073709551615-18446744073709551615"
+
+
+def _start_after(after: str) -> str | None:
+    """The XRANGE start for the entries after stream id ``after``; None when none can follow it."""
+    if after == "0-0":
+        return "-"
+    if after == LAST_STREAM_ID:
+        return None
+    return f"({after}"
 
 
 def _last_id(rows: Sequence[Any] | None) -> str:

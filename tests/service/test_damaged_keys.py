@@ -7,6 +7,7 @@ broken with the reason, once, instead of retrying it for ever.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgpack
@@ -14,12 +15,13 @@ import pytest
 import redis
 
 from red7es.service.client import GameService
+from red7es.service.events import CommandRejected
 from red7es.service.folding import Folder, GameBroken
 from red7es.service.store import ACTIVE, Keys
 from red7es.variant import Variant
 from red7es.workers.context import WorkerContext
 
-from .helpers import bot, fold, offline_service, person
+from .helpers import bot, check_chain, fold, offline_service, person
 
 GID = "pa"
 K = Keys(GID)
@@ -142,3 +144,39 @@ def test_a_game_whose_first_append_was_not_counted_is_broken_not_started_again(
     with pytest.raises(GameBroken, match=f"^game pa: the log holds {len(log)} events but meta.version is 0: "):
         Folder(svc.store).advance(GID)
     assert svc.store.log(GID) == log and svc.store.broken(GID) is not None
+
+
+MAX_ID = "18446744073709551615-18446744073709551615"
+
+
+def test_a_command_with_the_largest_stream_id_is_answered_then_the_game_breaks_at_the_bots_turn(
+    svc: GameService, real_redis: redis.Redis
+) -> None:
+    """QA's other repro: a commands entry added by hand with the largest id.  Reading after it
+    failed ("invalid start ID for the interval") and the game stalled unmarked; now it is
+    answered like any corrupt command, and as no bot's command can follow it, the bot's
+    append is refused whole and the game marked broken."""
+    folder = Folder(svc.store)
+    _alice_moved(svc, folder)
+    real_redis.xadd(K.commands, {"c": b"junk"}, id=MAX_ID)
+    reason = f"cannot append: red7:{{pa}}:commands has no stream ids left for 1 more entries after {MAX_ID}"
+    with pytest.raises(GameBroken, match=re.escape(f"game pa: {reason}")):
+        fold(folder, GID)
+    meta = svc.store.meta(GID)
+    assert meta["broken"] == reason and meta["cursor"] == MAX_ID
+    answered = check_chain(svc.store.log(GID))[-1].event
+    assert isinstance(answered, CommandRejected) and (answered.id, answered.kind) == (MAX_ID, "corrupt")
+    assert int(meta["version"]) == len(svc.store.log(GID))
+
+
+def test_a_person_only_game_reads_nothing_after_the_largest_stream_id(
+    svc: GameService, real_redis: redis.Redis
+) -> None:
+    """With no bot to move, the game is answered up to the entry and then has nothing pending."""
+    folder = Folder(svc.store)
+    svc.create(Variant(2), [person("ann"), person("bob")], seed="max", game_id=GID, wait=None)
+    fold(folder, GID)
+    real_redis.xadd(K.commands, {"c": b"junk"}, id=MAX_ID)
+    fold(folder, GID)
+    assert svc.store.meta(GID)["cursor"] == MAX_ID and not folder.pending(GID)
+    assert folder.advance(GID).commands == 0  # the warm table reads after its cursor: nothing

@@ -31,6 +31,7 @@ from red7es.variant import Variant
 from .helpers import offline_service, person
 
 GID = "g-1"
+MAX_ID = "18446744073709551615-18446744073709551615"  # the largest stream id there is
 
 
 def _snapshot(r: redis.Redis, game_id: str) -> dict[str, Any]:
@@ -174,6 +175,20 @@ def test_commands_after_is_exclusive(any_redis: redis.Redis) -> None:
     assert store.last_command_id(GID) == ids[-1]
 
 
+def test_nothing_follows_the_largest_stream_id(real_redis: redis.Redis) -> None:
+    """A command added by hand with the largest id made every later read after it fail
+    ("invalid start ID for the interval": Redis takes no "(" before it), so the game stalled."""
+    store = _created(real_redis)
+    k = Keys(GID)
+    real_redis.xadd(k.commands, {"c": b"junk"}, id=MAX_ID)
+    real_redis.xadd(k.changes, {"v": 0, "p": b"junk"}, id=MAX_ID)
+    assert store.commands(GID)[-1] == (MAX_ID, b"junk") and store.last_command_id(GID) == MAX_ID
+    assert store.commands(GID, after=MAX_ID) == [] and store.commands(GID, after=MAX_ID, count=5) == []
+    meta, rows = store.meta_and_commands(GID, MAX_ID)
+    assert meta["version"] == "0" and rows == []
+    assert store.changes(GID, after=MAX_ID) == [] and store.changes(GID, after=MAX_ID, block_ms=1) == []
+
+
 def test_append_writes_everything(any_redis: redis.Redis) -> None:
     store = _created(any_redis)
     k = Keys(GID)
@@ -220,9 +235,6 @@ def test_append_refuses_a_stale_cursor(any_redis: redis.Redis) -> None:
     with pytest.raises(AppendConflict):
         store.append(GID, wrong)
     assert _snapshot(any_redis, GID) == before
-
-
-MAX_ID = "18446744073709551615-18446744073709551615"  # the largest stream id there is
 
 
 @pytest.mark.parametrize(
