@@ -110,6 +110,23 @@ def test_create_once(any_redis: redis.Redis) -> None:
     assert store.exists(GID) and not store.exists("nope") and not store.exists("Not Valid")
 
 
+@pytest.mark.parametrize("name", ["secret", "cmdids"])
+def test_create_writes_nothing_over_a_key_of_another_type(real_redis: redis.Redis, name: str) -> None:
+    """A key left under the id that HSET cannot write: with cmdids, create.lua used to store the
+    seed and the command, then fail, leaving an id taken by no game (commands but no meta)."""
+    store = GameStore(real_redis)
+    key = f"red7:{{{GID}}}:{name}"
+    real_redis.set(key, "left over")
+    with pytest.raises(
+        redis.ResponseError, match=re.escape(f"{key} is a string, not a hash: the game was not created")
+    ):
+        store.create(GID, "create-1", b"create-bytes", b"seed-bytes", 1000, GENESIS)
+    assert _snapshot(real_redis, GID) == {key.encode(): b"left over"}
+    assert store.games() == [] and store.active_games() == []
+    real_redis.delete(key)  # once it is gone, the id can be used
+    assert store.create(GID, "create-1", b"create-bytes", b"seed-bytes", 1000, GENESIS)
+
+
 def test_no_such_game(any_redis: redis.Redis) -> None:
     store = GameStore(any_redis)
     with pytest.raises(NoSuchGame):
