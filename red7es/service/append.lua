@@ -41,7 +41,7 @@ local function unfit(key, want, adding)
     room = 744073709551615 - tonumber(string.sub(seq, 6))
   end
   if room < adding then
-    return key .. ' has no stream ids left for ' .. adding .. ' more entries after ' .. last
+    return key .. ' has room for ' .. room .. ' more entries after ' .. last .. ', not ' .. adding
   end
   return nil
 end

@@ -159,7 +159,7 @@ def test_a_command_with_the_largest_stream_id_is_answered_then_the_game_breaks_a
     folder = Folder(svc.store)
     _alice_moved(svc, folder)
     real_redis.xadd(K.commands, {"c": b"junk"}, id=MAX_ID)
-    reason = f"cannot append: red7:{{pa}}:commands has no stream ids left for 1 more entries after {MAX_ID}"
+    reason = f"cannot append: red7:{{pa}}:commands has room for 0 more entries after {MAX_ID}, not 1"
     with pytest.raises(GameBroken, match=re.escape(f"game pa: {reason}")):
         fold(folder, GID)
     meta = svc.store.meta(GID)

@@ -292,9 +292,7 @@ def test_append_writes_nothing_to_a_stream_without_ids_left(real_redis: redis.Re
     real_redis.xadd(k.commands, {"c": b"junk"}, id=MAX_ID)
     store.append(GID, _batch(store, cursor=MAX_ID))
     before = _snapshot(real_redis, GID)
-    with pytest.raises(
-        DamagedGame, match=re.escape(f"{k.commands} has no stream ids left for 1 more entries after {MAX_ID}")
-    ):
+    with pytest.raises(DamagedGame, match=re.escape(f"{k.commands} has room for 0 more entries after {MAX_ID}, not 1")):
         store.append(GID, _batch(store, bots=1))
     assert _snapshot(real_redis, GID) == before
     # exactly: a log with one id left takes one event, not two
@@ -303,7 +301,9 @@ def test_append_writes_nothing_to_a_stream_without_ids_left(real_redis: redis.Re
     real_redis.xadd(k2.log, {"e": b"by hand"}, id="18446744073709551615-18446744073709551614")
     real_redis.hset(k2.meta, "version", 1)
     before = _snapshot(real_redis, "g-2")
-    with pytest.raises(DamagedGame, match="no stream ids left for 2 more entries"):
+    with pytest.raises(
+        DamagedGame, match=r"has room for 1 more entries after 18446744073709551615-18446744073709551614, not 2$"
+    ):
         store.append("g-2", _batch(store, events=2, game_id="g-2"))
     assert _snapshot(real_redis, "g-2") == before
     assert store.append("g-2", _batch(store, events=1, game_id="g-2"))[0] == 2
@@ -311,7 +311,7 @@ def test_append_writes_nothing_to_a_stream_without_ids_left(real_redis: redis.Re
     # and a changes stream out of ids refuses the append too (its XADD comes last of all)
     real_redis.xadd(k2.changes, {"v": 2, "p": b"x"}, id=MAX_ID)
     before = _snapshot(real_redis, "g-2")
-    with pytest.raises(DamagedGame, match=re.escape(f"{k2.changes} has no stream ids left for 1 more entries")):
+    with pytest.raises(DamagedGame, match=re.escape(f"{k2.changes} has room for 0 more entries after {MAX_ID}, not 1")):
         store.append("g-2", _batch(store, events=0, game_id="g-2"))
     assert _snapshot(real_redis, "g-2") == before
 
