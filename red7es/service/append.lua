@@ -6,13 +6,62 @@
 --       4 number of events, 5 number of bot commands, 6 new head (hex), 7 status,
 --       8 seat to move ('' for none), 9 bot to move (0/1), 10 changes payload ('' for none),
 --       11 now (ms), then the events, then (id, bytes) per bot command, then one value per view key
+-- Returns {1, version, cursor} when appended, {0, version, cursor} when the game moved on,
+-- {2, reason} when a key cannot take the append and {3, log length} when the log's length
+-- is not meta.version: then nothing is written, and the game needs a human.
+local nev = tonumber(ARGV[4])
+local nbot = tonumber(ARGV[5])
+-- A script that fails half-way keeps the writes it made before the error, so every key
+-- is checked before the first write (TYPE is O(1)): the right type (or none), and a
+-- stream written to must have ids left for its entries. The views need no check: SET
+-- replaces whatever a key holds.
+local function unfit(key, want, adding)
+  local kind = redis.call('TYPE', key)['ok']
+  if kind == 'none' then
+    return nil
+  end
+  if kind ~= want then
+    return key .. ' is a ' .. kind .. ', not a ' .. want
+  end
+  if adding == 0 then
+    return nil
+  end
+  local last = ''
+  local info = redis.call('XINFO', 'STREAM', key)
+  for j = 1, #info, 2 do
+    if info[j] == 'last-generated-id' then last = info[j + 1] end
+  end
+  local ms, seq = string.match(last, '^(%d+)-(%d+)$')
+  if ms ~= '18446744073709551615' then
+    return nil  -- a new id takes a later millisecond: there is room
+  end
+  -- ids left in the last millisecond, 18446744073709551615 - seq, exactly in a double
+  local room = math.huge
+  if #seq == 20 and string.sub(seq, 1, 5) == '18446' then
+    room = 744073709551615 - tonumber(string.sub(seq, 6))
+  end
+  if room < adding then
+    return key .. ' has room for ' .. room .. ' more entries after ' .. last .. ', not ' .. adding
+  end
+  return nil
+end
+local changing = 0
+if ARGV[10] ~= '' then changing = 1 end
+local problem = unfit(KEYS[2], 'hash', 0) or unfit(KEYS[1], 'stream', nev)
+  or unfit(KEYS[3], 'stream', nbot) or unfit(KEYS[4], 'hash', 0) or unfit(KEYS[5], 'stream', changing)
+if problem then
+  return {2, problem}
+end
 local version = tonumber(redis.call('HGET', KEYS[2], 'version'))
 local cursor = redis.call('HGET', KEYS[2], 'cursor')
 if version == nil or version ~= tonumber(ARGV[1]) or cursor ~= ARGV[2] then
   return {0, version or -1, cursor or ''}
 end
-local nev = tonumber(ARGV[4])
-local nbot = tonumber(ARGV[5])
+local length = redis.call('XLEN', KEYS[1])
+if length ~= version then
+  -- events no append counted (one that failed half-way), or events removed
+  return {3, length}
+end
 cursor = ARGV[3]
 if nbot > 0 then
   -- a bot may only move once every command submitted before it has been answered

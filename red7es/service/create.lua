@@ -4,6 +4,14 @@
 if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[1]) == 1 then
   return false
 end
+-- A script that fails half-way keeps what it wrote: a key left under the id that HSET
+-- cannot write would leave the command without its meta (an id taken by no game).
+for _, key in ipairs({KEYS[3], KEYS[4]}) do
+  local kind = redis.call('TYPE', key)['ok']
+  if kind ~= 'none' and kind ~= 'hash' then
+    return redis.error_reply(key .. ' is a ' .. kind .. ', not a hash: the game was not created')
+  end
+end
 redis.call('HSET', KEYS[3], 'seed', ARGV[3])
 local id = redis.call('XADD', KEYS[1], '*', 'c', ARGV[2])
 redis.call('HSET', KEYS[4], ARGV[1], id)

@@ -31,7 +31,7 @@ from .codec import (
 )
 from .envelope import MAX_SIZE, chain_problem
 from .events import Command, CommandRejected, CreateCommand, LogEvent, TurnCommand
-from .store import AppendConflict, Batch, GameStore, now_ms
+from .store import AppendConflict, Batch, DamagedGame, GameStore, log_length_problem, now_ms
 from .table import CreateRejected, Table, public_event
 
 __all__ = ["Contended", "Folder", "Progress", "GameBroken", "decide", "decide_command", "has_work"]
@@ -89,7 +89,9 @@ class Folder:
 
         A compare-and-append lost to another folder is redone from the stored log;
         after 20 lost in a row this raises :class:`Contended` (nothing is lost: the
-        game is simply tried again later).
+        game is simply tried again later).  One the game's keys cannot take
+        (:class:`~red7es.service.store.DamagedGame`) marks the game broken and raises
+        :class:`GameBroken`.
         """
         progress = Progress()
         deadline = time.monotonic() + max_seconds
@@ -100,6 +102,11 @@ class Folder:
             except AppendConflict:
                 progress.conflicts += 1
                 self.tables.pop(game_id, None)
+            except DamagedGame as exc:
+                # Nothing was written, and trying again would be refused again: a human must look.
+                self.tables.pop(game_id, None)
+                self._break(game_id, str(exc))
+                raise GameBroken(f"game {game_id}: {exc}") from None
             except BaseException:
                 # The table may have run ahead of what was stored: never reuse it.
                 self.tables.pop(game_id, None)
@@ -189,8 +196,9 @@ class Folder:
             self.tables.move_to_end(game_id)
             return table, rows
         self.tables.pop(game_id, None)
-        if meta["version"] == "0":
-            return None, None
+        version = meta.get("version", "")
+        if version == "0":
+            return None, None  # (a log that is not empty then is refused by the first append)
         raws = self.store.log(game_id)
         try:
             recorded = decode_log(raws)
@@ -198,6 +206,15 @@ class Folder:
         except CorruptEvent as exc:
             self._break(game_id, str(exc))
             raise GameBroken(f"game {game_id}: {exc}") from None
+        # Events no append counted (one that failed half-way), or events lost: the table would
+        # be at another version than meta's, and every append of it refused, for ever.
+        problem = log_length_problem(len(recorded), version)
+        if problem is not None:
+            if self.store.meta(game_id).get("version") != version:
+                # Not damage: another worker appended between the meta read and the log read.
+                raise AppendConflict(f"game {game_id} moved on while its log was read")
+            self._break(game_id, problem)
+            raise GameBroken(f"game {game_id}: {problem}")
         try:
             table = Table.rebuild([r.event for r in recorded], self.store.seed(game_id))
         except (ValueError, KeyError, IndexError, TypeError) as exc:  # IllegalStep is a ValueError

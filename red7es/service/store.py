@@ -35,6 +35,7 @@ from .envelope import pack_map
 __all__ = [
     "GameStore",
     "AppendConflict",
+    "DamagedGame",
     "ReservedId",
     "MismatchedId",
     "NoSuchGame",
@@ -47,6 +48,7 @@ __all__ = [
     "text",
     "entry_field",
     "GameIsOver",
+    "log_length_problem",
 ]
 
 _GAME_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -96,6 +98,15 @@ class GameIsOver(ValueError):
 
 class AppendConflict(RuntimeError):
     """Someone else extended the game first (or a command arrived before a bot move)."""
+
+
+class DamagedGame(RuntimeError):
+    """The game's keys cannot take an append: nothing was written, and the game needs a human.
+
+    A key of the wrong type (``red7:{g}:cmdids`` made a string), a stream with no ids left,
+    or a log whose length is not ``meta.version``.  Retrying cannot help: the folder marks
+    the game broken with this reason.
+    """
 
 
 class Keys:
@@ -209,7 +220,13 @@ class GameStore:
         for command_id, command in batch.bot_commands:
             args.extend((command_id, command))
         args.extend(batch.views[key] for key in view_keys)
-        ok, version, cursor = self._append(keys=[k.log, k.meta, k.commands, k.cmdids, k.changes, *view_keys], args=args)
+        reply = self._append(keys=[k.log, k.meta, k.commands, k.cmdids, k.changes, *view_keys], args=args)
+        if reply[0] == 2:
+            raise DamagedGame(f"cannot append: {text(reply[1])}")
+        if reply[0] == 3:
+            length, version = int(reply[1]), str(batch.expected_version)
+            raise DamagedGame(log_length_problem(length, version) or f"the log holds {length} events, not {version}")
+        ok, version, cursor = reply
         if not ok:
             raise AppendConflict(f"game {game_id} moved on to version {version}")
         return int(version), text(cursor)
@@ -227,14 +244,19 @@ class GameStore:
         The same transaction adds one entry to its changes stream, ``{"from": v, "to": v,
         "events": [], "broken": reason}`` at its version ``v``, so that whoever is blocked
         waiting for the game to change is woken and told, instead of waiting for ever.
+        A changes stream that cannot take the entry (the key holds something else, or its
+        stream ids are used up: what may have broken the game) does not stop the rest.
         """
         k = Keys(game_id)
-        version = int(text(self.redis.hget(k.meta, "version") or 0))
+        stored = text(self.redis.hget(k.meta, "version") or 0)
+        version = int(stored) if stored.isdigit() else 0
         pipe = self.redis.pipeline(transaction=True)  # one hash slot: meta and changes share the tag
         pipe.hset(k.meta, "broken", reason)
         change = pack_map({"from": version, "to": version, "events": [], "broken": reason})
         pipe.xadd(k.changes, {"v": version, "p": change})
-        pipe.execute()
+        marked, _notice = pipe.execute(raise_on_error=False)  # a MULTI runs every command even if one fails
+        if isinstance(marked, Exception):
+            raise marked
         self.deactivate(game_id)
 
     def deactivate(self, game_id: str) -> None:
@@ -257,17 +279,19 @@ class GameStore:
     ) -> tuple[dict[str, str], list[tuple[str, bytes]] | None]:
         """The game's meta and, if ``after`` is given, the commands after it: one round trip."""
         k = Keys(game_id)
+        start = None if after is None else _start_after(after)
         pipe = self.redis.pipeline(transaction=False)
         pipe.hgetall(k.meta)
-        if after is not None:
-            pipe.xrange(k.commands, min="-" if after == "0-0" else f"({after}", max="+", count=count)
+        if start is not None:
+            pipe.xrange(k.commands, min=start, max="+", count=count)
         replies = pipe.execute()
         if not replies[0]:
             raise NoSuchGame(game_id)
         meta = {text(a): text(b) for a, b in replies[0].items()}
         if after is None:
             return meta, None
-        return meta, [(text(i), entry_field(fields, b"c")) for i, fields in replies[1] or []]
+        rows = replies[1] if start is not None else []
+        return meta, [(text(i), entry_field(fields, b"c")) for i, fields in rows or []]
 
     def seed(self, game_id: str) -> bytes | None:
         value = self.redis.hget(Keys(game_id).secret, "seed")
@@ -282,7 +306,9 @@ class GameStore:
 
     def commands(self, game_id: str, after: str = "0-0", count: int | None = None) -> list[tuple[str, bytes]]:
         """Commands after stream id ``after`` (exclusive), oldest first."""
-        start = "-" if after == "0-0" else f"({after}"
+        start = _start_after(after)
+        if start is None:
+            return []
         rows = self.redis.xrange(Keys(game_id).commands, min=start, max="+", count=count)
         return [(text(i), entry_field(fields, b"c")) for i, fields in rows or []]
 
@@ -331,8 +357,8 @@ class GameStore:
         then reads as None and the payload as no bytes, which the client refuses in one line."""
         k = Keys(game_id)
         if block_ms is None:
-            start = "-" if after == "0-0" else f"({after}"
-            rows = self.redis.xrange(k.changes, min=start, max="+")
+            start = _start_after(after)
+            rows = [] if start is None else self.redis.xrange(k.changes, min=start, max="+")
         else:
             # One long XREAD BLOCK would outlast the connection's socket timeout (5 s by
             # default in redis-py) and fail with TimeoutError: wait in short blocking reads.
@@ -455,6 +481,43 @@ class GameStore:
         pipe.xrevrange(k.commands, max="+", min="-", count=1)
         _deleted, meta, last = pipe.execute()
         return {text(a): text(b) for a, b in meta.items()}, _last_id(last)
+
+
+def log_length_problem(length: int, version: str) -> str | None:
+    """Why a log of ``length`` events cannot belong to a game whose meta says ``version``; None if it can.
+
+    ``meta.version`` counts the log's events, and one append moves both: a log longer
+    than that holds events of an append that failed half-way (a crash, or a red7es whose
+    appends were not all-or-nothing); a shorter one lost events.  Either way the game
+    cannot be extended, and folding it again would only be refused again.
+    """
+    if not version.isdigit():
+        return f"meta.version is {version!r}, not a number of events"
+    if length > int(version):
+        return (
+            f"the log holds {_events(length)} but meta.version is {version}: events from {version} on were "
+            "written by an append that did not finish, and no append counted them"
+        )
+    if length < int(version):
+        return f"the log holds {_events(length)} but meta.version is {version}: events from {length} on are missing"
+    return None
+
+
+def _events(n: int) -> str:
+    return "1 event" if n == 1 else f"{n} events"
+
+
+# The largest stream id there is: nothing can follow it, and Redis refuses "(" before it as a range start.
+LAST_STREAM_ID = "18446744073709551615-18446744073709551615"
+
+
+def _start_after(after: str) -> str | None:
+    """The XRANGE start for the entries after stream id ``after``; None when none can follow it."""
+    if after == "0-0":
+        return "-"
+    if after == LAST_STREAM_ID:
+        return None
+    return f"({after}"
 
 
 def _last_id(rows: Sequence[Any] | None) -> str:

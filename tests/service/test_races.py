@@ -200,6 +200,36 @@ def test_game_finished_by_another_worker_while_rebuilding(any_redis: redis.Redis
     assert svc.store.meta("g")["status"] == "over" and log[-1].type == "SeedRevealed"
 
 
+class _OvertakenStore(GameStore):
+    """A store that runs ``hook`` once, right before a log read: another worker appends
+    after our meta read, so the log we read is longer than the version we read."""
+
+    def __init__(self, connection: Any, hook: Callable[[], None]) -> None:
+        super().__init__(connection)
+        self.hook: Callable[[], None] | None = hook
+
+    def log(self, game_id: str, start: int = 0, end: int | None = None) -> list[bytes]:
+        if self.hook is not None:
+            hook, self.hook = self.hook, None
+            hook()
+        return super().log(game_id, start, end)
+
+
+def test_a_log_that_grew_while_a_game_was_rebuilt_is_a_race_not_damage(real_redis: redis.Redis) -> None:
+    """A log longer than meta.version breaks the game (an append that stopped half-way), but
+    only if meta still says so once the log is read: otherwise another worker just appended."""
+    svc = offline_service(real_redis)
+    svc.create(Variant(3), SEATS, seed="overtaken", game_id="g", wait=None)
+    other = Folder(GameStore(real_redis), bot_batch=1)
+    assert other.advance("g", max_seconds=0).more  # started, bots still to move
+    ours = Folder(_OvertakenStore(real_redis, lambda: other.advance("g", max_seconds=0)))
+    progress = ours.advance("g", max_seconds=0)
+    assert progress.conflicts == 1 and progress.appends == 1
+    assert "broken" not in svc.store.meta("g")
+    fold(ours, "g")
+    check_game(svc.store, "g")
+
+
 class _AlwaysBeaten(GameStore):
     """A store on which every compare-and-append loses, as if another worker always wrote first."""
 

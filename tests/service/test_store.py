@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from typing import Any
@@ -18,6 +19,7 @@ from red7es.service.store import (
     INDEX,
     AppendConflict,
     Batch,
+    DamagedGame,
     GameStore,
     Keys,
     MismatchedId,
@@ -29,6 +31,7 @@ from red7es.variant import Variant
 from .helpers import offline_service, person
 
 GID = "g-1"
+MAX_ID = "18446744073709551615-18446744073709551615"  # the largest stream id there is
 
 
 def _snapshot(r: redis.Redis, game_id: str) -> dict[str, Any]:
@@ -40,24 +43,28 @@ def _snapshot(r: redis.Redis, game_id: str) -> dict[str, Any]:
             out[key] = r.xrange(key)
         elif kind == b"hash":
             out[key] = r.hgetall(key)
-        else:
+        elif kind == b"string":
             out[key] = r.get(key)
+        else:
+            out[key] = r.dump(key)
     return out
 
 
-def _created(r: redis.Redis) -> GameStore:
+def _created(r: redis.Redis, game_id: str = GID) -> GameStore:
     store = GameStore(r)
-    assert store.create(GID, "create-1", b"create-bytes", b"seed-bytes", 1000, GENESIS)
+    assert store.create(game_id, "create-1", b"create-bytes", b"seed-bytes", 1000, GENESIS)
     return store
 
 
-def _batch(store: GameStore, *, events: int = 2, bots: int = 0, cursor: str | None = None, **kw: Any) -> Batch:
-    meta = store.meta(GID)
-    k = Keys(GID)
+def _batch(
+    store: GameStore, *, events: int = 2, bots: int = 0, cursor: str | None = None, game_id: str = GID, **kw: Any
+) -> Batch:
+    meta = store.meta(game_id)
+    k = Keys(game_id)
     values: dict[str, Any] = {
         "expected_version": int(meta["version"]),
         "expected_cursor": meta["cursor"],
-        "cursor": cursor if cursor is not None else store.last_command_id(GID),
+        "cursor": cursor if cursor is not None else store.last_command_id(game_id),
         "events": [f"event-{int(meta['version']) + i}".encode() for i in range(events)],
         "bot_commands": [(f"bot-{i}", f"bot-command-{i}".encode()) for i in range(bots)],
         "head": b"\x01" * 32,
@@ -101,6 +108,23 @@ def test_create_once(any_redis: redis.Redis) -> None:
     assert _snapshot(any_redis, GID) == before
     assert any_redis.zcard(INDEX) == 1 and any_redis.scard(ACTIVE) == 1
     assert store.exists(GID) and not store.exists("nope") and not store.exists("Not Valid")
+
+
+@pytest.mark.parametrize("name", ["secret", "cmdids"])
+def test_create_writes_nothing_over_a_key_of_another_type(real_redis: redis.Redis, name: str) -> None:
+    """A key left under the id that HSET cannot write: with cmdids, create.lua used to store the
+    seed and the command, then fail, leaving an id taken by no game (commands but no meta)."""
+    store = GameStore(real_redis)
+    key = f"red7:{{{GID}}}:{name}"
+    real_redis.set(key, "left over")
+    with pytest.raises(
+        redis.ResponseError, match=re.escape(f"{key} is a string, not a hash: the game was not created")
+    ):
+        store.create(GID, "create-1", b"create-bytes", b"seed-bytes", 1000, GENESIS)
+    assert _snapshot(real_redis, GID) == {key.encode(): b"left over"}
+    assert store.games() == [] and store.active_games() == []
+    real_redis.delete(key)  # once it is gone, the id can be used
+    assert store.create(GID, "create-1", b"create-bytes", b"seed-bytes", 1000, GENESIS)
 
 
 def test_no_such_game(any_redis: redis.Redis) -> None:
@@ -168,6 +192,20 @@ def test_commands_after_is_exclusive(any_redis: redis.Redis) -> None:
     assert store.last_command_id(GID) == ids[-1]
 
 
+def test_nothing_follows_the_largest_stream_id(real_redis: redis.Redis) -> None:
+    """A command added by hand with the largest id made every later read after it fail
+    ("invalid start ID for the interval": Redis takes no "(" before it), so the game stalled."""
+    store = _created(real_redis)
+    k = Keys(GID)
+    real_redis.xadd(k.commands, {"c": b"junk"}, id=MAX_ID)
+    real_redis.xadd(k.changes, {"v": 0, "p": b"junk"}, id=MAX_ID)
+    assert store.commands(GID)[-1] == (MAX_ID, b"junk") and store.last_command_id(GID) == MAX_ID
+    assert store.commands(GID, after=MAX_ID) == [] and store.commands(GID, after=MAX_ID, count=5) == []
+    meta, rows = store.meta_and_commands(GID, MAX_ID)
+    assert meta["version"] == "0" and rows == []
+    assert store.changes(GID, after=MAX_ID) == [] and store.changes(GID, after=MAX_ID, block_ms=1) == []
+
+
 def test_append_writes_everything(any_redis: redis.Redis) -> None:
     store = _created(any_redis)
     k = Keys(GID)
@@ -213,6 +251,91 @@ def test_append_refuses_a_stale_cursor(any_redis: redis.Redis) -> None:
     before = _snapshot(any_redis, GID)
     with pytest.raises(AppendConflict):
         store.append(GID, wrong)
+    assert _snapshot(any_redis, GID) == before
+
+
+@pytest.mark.parametrize(
+    ("name", "damage", "found"),
+    [
+        ("cmdids", lambda r, key: r.set(key, "x"), "red7:{g-1}:cmdids is a string, not a hash"),
+        ("commands", lambda r, key: r.hset(key, "c", "x"), "red7:{g-1}:commands is a hash, not a stream"),
+        ("log", lambda r, key: r.set(key, "x"), "red7:{g-1}:log is a string, not a stream"),
+        ("changes", lambda r, key: r.rpush(key, "x"), "red7:{g-1}:changes is a list, not a stream"),
+        ("meta", lambda r, key: r.set(key, "x"), "red7:{g-1}:meta is a string, not a hash"),
+    ],
+)
+def test_append_writes_nothing_when_a_key_holds_another_type(
+    real_redis: redis.Redis, name: str, damage: Any, found: str
+) -> None:
+    """A Redis script that fails half-way keeps what it wrote before the error: append.lua
+    looks at every key first.  (With cmdids a string it used to XADD the events and the
+    bot's command, then fail on HSET: a log longer than meta.version, for ever.)"""
+    store = _created(real_redis)
+    store.append(GID, _batch(store))
+    batch = _batch(store, events=3, bots=1)
+    key = f"red7:{{{GID}}}:{name}"
+    real_redis.delete(key)
+    damage(real_redis, key)
+    before = _snapshot(real_redis, GID)
+    with pytest.raises(DamagedGame, match=re.escape(f"cannot append: {found}")):
+        store.append(GID, batch)
+    assert _snapshot(real_redis, GID) == before
+
+
+def test_append_writes_nothing_to_a_stream_without_ids_left(real_redis: redis.Redis) -> None:
+    """XADD fails once a stream's last id is the largest there is: an id written by hand
+    (``XADD key 18446744073709551615-18446744073709551615``) would fail the append half-way."""
+    store = _created(real_redis)
+    k = Keys(GID)
+    store.append(GID, _batch(store))
+    # a command with the last id: it can be answered, but no bot's command can follow it
+    real_redis.xadd(k.commands, {"c": b"junk"}, id=MAX_ID)
+    store.append(GID, _batch(store, cursor=MAX_ID))
+    before = _snapshot(real_redis, GID)
+    with pytest.raises(DamagedGame, match=re.escape(f"{k.commands} has room for 0 more entries after {MAX_ID}, not 1")):
+        store.append(GID, _batch(store, bots=1))
+    assert _snapshot(real_redis, GID) == before
+    # exactly: a log with one id left takes one event, not two
+    store = _created(real_redis, "g-2")
+    k2 = Keys("g-2")
+    real_redis.xadd(k2.log, {"e": b"by hand"}, id="18446744073709551615-18446744073709551614")
+    real_redis.hset(k2.meta, "version", 1)
+    before = _snapshot(real_redis, "g-2")
+    with pytest.raises(
+        DamagedGame, match=r"has room for 1 more entries after 18446744073709551615-18446744073709551614, not 2$"
+    ):
+        store.append("g-2", _batch(store, events=2, game_id="g-2"))
+    assert _snapshot(real_redis, "g-2") == before
+    assert store.append("g-2", _batch(store, events=1, game_id="g-2"))[0] == 2
+    assert store.log_entries("g-2")[-1][0] == MAX_ID
+    # and a changes stream out of ids refuses the append too (its XADD comes last of all)
+    real_redis.xadd(k2.changes, {"v": 2, "p": b"x"}, id=MAX_ID)
+    before = _snapshot(real_redis, "g-2")
+    with pytest.raises(DamagedGame, match=re.escape(f"{k2.changes} has room for 0 more entries after {MAX_ID}, not 1")):
+        store.append("g-2", _batch(store, events=0, game_id="g-2"))
+    assert _snapshot(real_redis, "g-2") == before
+
+
+@pytest.mark.parametrize(
+    ("edit", "found"),
+    [
+        ("longer", "the log holds 3 events but meta.version is 2: events from 2 on were written by an append"),
+        ("shorter", "the log holds 1 event but meta.version is 2: events from 1 on are missing"),
+    ],
+)
+def test_append_refuses_a_log_whose_length_is_not_the_version(any_redis: redis.Redis, edit: str, found: str) -> None:
+    """meta.version counts the log's events: extending a log that holds others (left by an
+    append that failed half-way) or lost some would only bury the damage."""
+    store = _created(any_redis)
+    store.append(GID, _batch(store))
+    k = Keys(GID)
+    if edit == "longer":
+        any_redis.xadd(k.log, {"e": b"an event no append counted"})
+    else:
+        any_redis.xdel(k.log, store.log_entries(GID)[-1][0])
+    before = _snapshot(any_redis, GID)
+    with pytest.raises(DamagedGame, match=re.escape(found)):
+        store.append(GID, _batch(store))
     assert _snapshot(any_redis, GID) == before
 
 

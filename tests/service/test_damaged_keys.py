@@ -1,0 +1,182 @@
+"""A game whose keys were damaged by hand, on a real Redis (its Lua is what counts).
+
+A Redis script that fails half-way keeps the writes it made before the error, so
+append.lua checks every key before writing anything; the folder then marks the game
+broken with the reason, once, instead of retrying it for ever.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgpack
+import pytest
+import redis
+
+from red7es.service.client import GameService
+from red7es.service.events import CommandRejected
+from red7es.service.folding import Folder, GameBroken
+from red7es.service.store import ACTIVE, Keys
+from red7es.variant import Variant
+from red7es.workers.context import WorkerContext
+
+from .helpers import bot, check_chain, fold, offline_service, person
+
+GID = "pa"
+K = Keys(GID)
+
+
+@pytest.fixture
+def svc(real_redis: redis.Redis) -> GameService:
+    return offline_service(real_redis)
+
+
+def _alice_moved(svc: GameService, folder: Folder) -> None:
+    """alice (a person) against greedy, started and folded; alice's turn submitted, not folded."""
+    created = svc.create(
+        Variant(2), [person("alice"), bot("greedy", "greedy")], seed="pa3", game_id=GID, join=["alice"], wait=None
+    )
+    fold(folder, GID)
+    turn = svc.view(GID, 0)["legal"][0]
+    svc.submit(GID, "alice", created.tokens["alice"], turn)
+    assert folder.pending(GID)
+
+
+def _last_change(svc: GameService) -> dict[str, Any]:
+    _id, _v, payload = svc.store.changes(GID)[-1]
+    return msgpack.unpackb(payload, raw=False)  # type: ignore[no-any-return]
+
+
+def test_a_command_ids_hash_made_a_string_breaks_the_game_and_writes_nothing(
+    svc: GameService, real_redis: redis.Redis
+) -> None:
+    """QA's repro: the append used to XADD the events and the bot's command, then fail on HSET
+    (WRONGTYPE): meta.version 10 with 13 events in the log, and the worker contending for ever."""
+    folder = Folder(svc.store)
+    _alice_moved(svc, folder)
+    real_redis.delete(K.cmdids)
+    real_redis.set(K.cmdids, "x")
+    log, meta = svc.store.log(GID), svc.store.meta(GID)
+    reason = "cannot append: red7:{pa}:cmdids is a string, not a hash"
+    with pytest.raises(GameBroken, match=f"^game pa: {reason}$"):
+        folder.advance(GID)
+    assert svc.store.log(GID) == log and len(log) == int(meta["version"])  # nothing was written
+    assert svc.store.meta(GID) == {**meta, "broken": reason}
+    assert _last_change(svc) == {"from": len(log), "to": len(log), "events": [], "broken": reason}
+    assert not real_redis.sismember(ACTIVE, GID) and not folder.pending(GID)
+    # the key repaired, the game stays broken (a human decides): a worker reports it and moves on
+    real_redis.delete(K.cmdids)
+    assert WorkerContext(real_redis, owner="w").advance(GID)["error"] == f"game pa: {reason}"
+    assert svc.store.log(GID) == log
+
+
+def test_a_changes_stream_that_cannot_take_the_broken_notice_still_breaks_the_game(
+    svc: GameService, real_redis: redis.Redis
+) -> None:
+    """The broken game's notice goes on its changes stream: when that is the damaged key,
+    meta.broken is set and the game taken off the sweep all the same."""
+    folder = Folder(svc.store)
+    _alice_moved(svc, folder)
+    real_redis.delete(K.changes)
+    real_redis.set(K.changes, "x")
+    log = svc.store.log(GID)
+    reason = "cannot append: red7:{pa}:changes is a string, not a stream"
+    with pytest.raises(GameBroken, match=f"^game pa: {reason}$"):
+        folder.advance(GID)
+    assert svc.store.log(GID) == log and svc.store.broken(GID) == reason
+    assert not real_redis.sismember(ACTIVE, GID) and real_redis.get(K.changes) == b"x"
+
+
+FOLDED = ("version", "head", "cursor", "status", "to_move", "bot_to_move")
+
+
+def _forget_last_append(svc: GameService, real_redis: redis.Redis, meta: dict[str, str]) -> None:
+    """Put back the meta of before the last append, its events and commands kept: what an
+    append that stopped before its HSET (red7es before the checks) left behind."""
+    real_redis.hset(K.meta, mapping={name: meta[name] for name in FOLDED})
+
+
+def test_a_log_longer_than_its_version_breaks_the_game_when_rebuilt(svc: GameService, real_redis: redis.Redis) -> None:
+    """The events are sound and chained, but no append counted them: rebuilding the game from
+    them put the table at another version than meta's, and every append conflicted (Contended)."""
+    folder = Folder(svc.store)
+    _alice_moved(svc, folder)
+    before = svc.store.meta(GID)
+    fold(folder, GID)  # alice's turn answered and greedy's written: more events, one more command
+    log = svc.store.log(GID)
+    assert len(log) > int(before["version"])
+    _forget_last_append(svc, real_redis, before)
+    reason = (
+        f"the log holds {len(log)} events but meta.version is {before['version']}: events from "
+        f"{before['version']} on were written by an append that did not finish, and no append counted them"
+    )
+    for cold in (Folder(svc.store), folder):  # a worker that never saw the game, and the one that wrote it
+        with pytest.raises(GameBroken, match=f"^game pa: {reason}$"):
+            cold.advance(GID)
+    assert svc.store.broken(GID) == reason and svc.store.log(GID) == log
+    assert not real_redis.sismember(ACTIVE, GID)
+
+
+def test_a_log_shorter_than_its_version_breaks_the_game_when_rebuilt(svc: GameService, real_redis: redis.Redis) -> None:
+    folder = Folder(svc.store)
+    _alice_moved(svc, folder)
+    entries = svc.store.log_entries(GID)
+    real_redis.xdel(K.log, *(stream_id for stream_id, _ in entries[-2:]))  # still a chain: its start
+    with pytest.raises(GameBroken, match="events from"):
+        Folder(svc.store).advance(GID)
+    assert svc.store.broken(GID) == (
+        f"the log holds {len(entries) - 2} events but meta.version is {len(entries)}: "
+        f"events from {len(entries) - 2} on are missing"
+    )
+
+
+def test_a_game_whose_first_append_was_not_counted_is_broken_not_started_again(
+    svc: GameService, real_redis: redis.Redis
+) -> None:
+    """meta.version 0 and events in the log: starting the game again used to append a second
+    GameCreated after them."""
+    svc.create(Variant(2), [person("alice"), bot("greedy", "greedy")], seed="pa3", game_id=GID, wait=None)
+    before = svc.store.meta(GID)
+    fold(Folder(svc.store), GID)
+    log = svc.store.log(GID)
+    _forget_last_append(svc, real_redis, before)
+    with pytest.raises(GameBroken, match=f"^game pa: the log holds {len(log)} events but meta.version is 0: "):
+        Folder(svc.store).advance(GID)
+    assert svc.store.log(GID) == log and svc.store.broken(GID) is not None
+
+
+MAX_ID = "18446744073709551615-18446744073709551615"
+
+
+def test_a_command_with_the_largest_stream_id_is_answered_then_the_game_breaks_at_the_bots_turn(
+    svc: GameService, real_redis: redis.Redis
+) -> None:
+    """QA's other repro: a commands entry added by hand with the largest id.  Reading after it
+    failed ("invalid start ID for the interval") and the game stalled unmarked; now it is
+    answered like any corrupt command, and as no bot's command can follow it, the bot's
+    append is refused whole and the game marked broken."""
+    folder = Folder(svc.store)
+    _alice_moved(svc, folder)
+    real_redis.xadd(K.commands, {"c": b"junk"}, id=MAX_ID)
+    reason = f"cannot append: red7:{{pa}}:commands has room for 0 more entries after {MAX_ID}, not 1"
+    with pytest.raises(GameBroken, match=re.escape(f"game pa: {reason}")):
+        fold(folder, GID)
+    meta = svc.store.meta(GID)
+    assert meta["broken"] == reason and meta["cursor"] == MAX_ID
+    answered = check_chain(svc.store.log(GID))[-1].event
+    assert isinstance(answered, CommandRejected) and (answered.id, answered.kind) == (MAX_ID, "corrupt")
+    assert int(meta["version"]) == len(svc.store.log(GID))
+
+
+def test_a_person_only_game_reads_nothing_after_the_largest_stream_id(
+    svc: GameService, real_redis: redis.Redis
+) -> None:
+    """With no bot to move, the game is answered up to the entry and then has nothing pending."""
+    folder = Folder(svc.store)
+    svc.create(Variant(2), [person("ann"), person("bob")], seed="max", game_id=GID, wait=None)
+    fold(folder, GID)
+    real_redis.xadd(K.commands, {"c": b"junk"}, id=MAX_ID)
+    fold(folder, GID)
+    assert svc.store.meta(GID)["cursor"] == MAX_ID and not folder.pending(GID)
+    assert folder.advance(GID).commands == 0  # the warm table reads after its cursor: nothing
