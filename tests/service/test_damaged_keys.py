@@ -180,3 +180,19 @@ def test_a_person_only_game_reads_nothing_after_the_largest_stream_id(
     fold(folder, GID)
     assert svc.store.meta(GID)["cursor"] == MAX_ID and not folder.pending(GID)
     assert folder.advance(GID).commands == 0  # the warm table reads after its cursor: nothing
+
+
+@pytest.mark.parametrize("folded_first", [False, True], ids=["new", "playing"])
+def test_a_meta_version_that_is_no_number_breaks_the_game_once(
+    svc: GameService, real_redis: redis.Redis, folded_first: bool
+) -> None:
+    """``HSET meta version abc`` made every worker rebuild and contend for the game for ever."""
+    svc.create(Variant(2, rounds=3), [bot("a"), bot("b")], seed="abc", game_id=GID, wait=None)
+    folder = Folder(svc.store)
+    if folded_first:
+        folder.advance(GID, max_seconds=0.0)
+    real_redis.hset(K.meta, "version", "abc")
+    with pytest.raises(GameBroken, match=r"meta\.version is 'abc', not a number of events$"):
+        Folder(svc.store).advance(GID)
+    assert svc.store.meta(GID)["broken"] == "meta.version is 'abc', not a number of events"
+    assert not real_redis.sismember(ACTIVE, GID)
