@@ -17,7 +17,7 @@ from red7es.bots.base import BOT_NAMES
 from red7es.service.client import GameService, Rejected
 from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.names import MAX_NAME, shown, unshowable
-from red7es.service.store import new_game_id
+from red7es.service.store import new_game_id, whole_number
 
 from .commands_game import given_name, seat_for, seat_specs, seat_view, split_bots, variant_from, variant_options
 from .options import console, exit_on_ctrl_c, pass_session, red7_line, typed_url, url_option
@@ -289,8 +289,8 @@ def _ask(out: Console, view: dict[str, Any]) -> str | None:
         if reply in ("l", "list"):
             _list(out, legal)
             continue
-        if reply.isdigit():
-            index = int(reply)
+        index = whole_number(reply)
+        if index is not None:
             if 1 <= index <= len(legal):
                 return legal[index - 1]
             out.print(f"Choose 1 to {len(legal)}, or type a turn.")

@@ -215,6 +215,20 @@ def test_an_interrupted_decision_is_given_up_not_cut_short() -> None:
     )
 
 
+def test_a_stop_asked_as_the_search_ends_keeps_the_decision() -> None:
+    """The last iteration done, the decision is made: it is not thrown away."""
+    game = Game.new(2, seed="interrupted", record=False)
+    asked = []
+
+    def interrupted() -> bool:
+        asked.append(True)
+        return len(asked) >= 50
+
+    turn = make_bot("ismcts:iterations=50", seed=3, interrupted=interrupted).choose(game.observation(game.turn))
+    assert turn == make_bot("ismcts:iterations=50", seed=3).choose(game.observation(game.turn))
+    assert len(asked) == 49
+
+
 def test_interrupted_is_not_an_option_of_a_spec() -> None:
     with pytest.raises(BotError, match=r"has no option 'interrupted'"):
         make_bot("ismcts:interrupted=1")

@@ -86,9 +86,10 @@ class WorkerContext:
         end = time.monotonic() + left
         taken = self.inbox.take(consumer, block_ms=max(1, int(min(left, 0.5) * 1000)))
         for n, game_id in enumerate(taken):
-            if n and time.monotonic() > end:
-                # Slow bots can make a batch outlast the shift: hand the rest back rather
-                # than run into RQ's job timeout, which would cut a decision short.
+            if self.stopping or (n and time.monotonic() > end):
+                # A worker asked to stop goes at once, and slow bots can make a batch outlast
+                # the shift: hand the rest back rather than run into RQ's job timeout, which
+                # would cut a decision short.
                 for later in taken[n:]:
                     self.inbox.post(later)
                 break

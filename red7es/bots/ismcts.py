@@ -207,7 +207,8 @@ class IsmctsBot:
             done += 1
             if deadline is not None and time.perf_counter() >= deadline:
                 break
-            if interrupted is not None and interrupted():
+            if interrupted is not None and (iterations is None or done < iterations) and interrupted():
+                # (asked only while iterations remain: a finished search is a decision made)
                 raise DecisionInterrupted(f"ismcts gave up its decision after {done:,} iterations: asked to stop")
         self.last_stats = SearchStats(done, time.perf_counter() - start, search.size())
         return _turn(search.best())

@@ -577,20 +577,19 @@ class _Audit:
         return None
 
     def _start(self, k: int, entry: Entry, seed: bytes) -> tuple[Table, list[LogEvent]] | Divergence:
+        logged = self._event(0)
+        as_logged = logged.batch_rules if isinstance(logged, GameCreated) else BATCH_RULES
+        rules = self.batch_rules or as_logged
         try:
-            command, at = decode_command(entry.raw, f"command {entry.stream_id}")
+            command, at = decode_command(entry.raw, f"command {entry.stream_id}", rules)
         except CorruptEvent as exc:
             return _div("created", 0, k, "a create command", "an undecodable command", str(exc))
         if not isinstance(command, CreateCommand):
             return _div(
                 "created", 0, k, "a create command", f"a {type(command).__name__}", "a game's first command creates it"
             )
-        logged = self._event(0)
-        as_logged = logged.batch_rules if isinstance(logged, GameCreated) else BATCH_RULES
         try:
-            table, events = Table.start(
-                self.record.game_id, command, seed, at, self.batch_rules or as_logged, new_game=False
-            )
+            table, events = Table.start(self.record.game_id, command, seed, at, rules, new_game=False)
         except CreateRejected as exc:
             return _div("created", 0, k, "a game", "a rejected create command", str(exc))
         if isinstance(events[0], GameCreated):  # refereed under the rules tried, compared as the log reads
@@ -603,7 +602,7 @@ class _Audit:
         kind = None if found is None else found["type"]
         answers = found is not None and found["data"].get("id")
         try:
-            command, _at = decode_command(entry.raw, f"command {entry.stream_id}")
+            command, _at = decode_command(entry.raw, f"command {entry.stream_id}", table.batch_rules)
         except CorruptEvent:
             return decide(table, entry.stream_id, entry.raw)  # the worker's answer to a corrupt command
         if isinstance(command, TurnCommand):

@@ -34,6 +34,7 @@ from .store import (
     new_game_id,
     now_ms,
     valid_game_id,
+    whole_number,
 )
 from .table import CreateRejected, validate_seats
 from .tokens import TokenError, new_token, public_key, sign_turn
@@ -605,10 +606,11 @@ def meta_int(game_id: str, meta: Mapping[str, str], name: str, default: int | No
     value = meta.get(name, "")
     if value == "":
         return default
-    if not (value.isascii() and value.isdigit()):
+    number = whole_number(value)
+    if number is None:
         shown = value if len(value) <= 40 else value[:40] + "..."
         raise UnreadableKey(game_id, Keys(game_id).meta, f"its {name} is {shown!r}, not a whole number")
-    return int(value)
+    return number
 
 
 def seat_index(view: dict[str, Any], name: str) -> int:
@@ -616,7 +618,8 @@ def seat_index(view: dict[str, Any], name: str) -> int:
     for seat in view.get("seats", []):
         if seat["name"] == name:
             return int(seat["seat"])
-    if name.isdigit() and int(name) < len(view.get("seats", [])):
-        return int(name)
+    number = whole_number(name)
+    if number is not None and number < len(view.get("seats", [])):
+        return number
     names = ", ".join(s["name"] for s in view.get("seats", []))
     raise ServiceError(f"no seat {name!r} in game {view.get('game')} (seats: {names})")

@@ -25,11 +25,13 @@ from typing import Any
 
 from ..cards import Card, Color
 from ..facts import CardDrawn, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied
-from ..game import BATCH_RULES_VERSIONS
+from ..game import BATCH_RULES, BATCH_RULES_VERSIONS
 from ..steps import Step
 from ..variant import Variant
 from .envelope import (
     GENESIS,
+    MAX_COMMAND_SIZE,
+    QUOTED,
     CommandCodec,
     CorruptEvent,
     EventCodec,
@@ -73,6 +75,7 @@ __all__ = [
     "COMMAND_TYPES",
     "EVENTS",
     "COMMANDS",
+    "COMMANDS_BEFORE_RULES_3",
 ]
 
 
@@ -290,7 +293,26 @@ COMMAND_TYPES: dict[str, EventType] = {
 register_upcaster("GameCreated", 1, lambda d: {**d, "batch_rules": 2})
 
 EVENTS: EventCodec[Any] = EventCodec(EVENT_TYPES, "log event")
-COMMANDS: CommandCodec[Any] = CommandCodec(COMMAND_TYPES, "command")
+COMMANDS: CommandCodec[Any] = CommandCodec(COMMAND_TYPES, "command", limit=MAX_COMMAND_SIZE, quoted=QUOTED)
+
+# How commands were read by the referees of batch rules 1 and 2, kept so that their games
+# re-execute as they were refereed (red7 audit) and a game running across the upgrade
+# keeps its rules: any size up to MAX_SIZE, an unknown type quoted whole, and a Create's
+# fields converted rather than type-checked (scoring 0 read as false, a join's seat "0" as 0).
+_CONVERTED_CREATE = EventType(
+    CreateCommand,
+    1,
+    COMMAND_TYPES["Create"].to_data,
+    lambda d: CreateCommand(
+        d["id"],
+        Variant.from_dict(d["variant"]),
+        tuple(parse_seat(s) for s in d["seats"]),
+        d["commitment"],
+        tuple((int(s), str(k)) for s, k in d["joins"]),
+    ),
+    checks=COMMAND_TYPES["Create"].checks,
+)
+COMMANDS_BEFORE_RULES_3: CommandCodec[Any] = CommandCodec({**COMMAND_TYPES, "Create": _CONVERTED_CREATE}, "command")
 
 
 def type_name(event: Any) -> str:
@@ -318,6 +340,8 @@ def encode_command(command: Any, at: int) -> bytes:
     return COMMANDS.encode(command, at)
 
 
-def decode_command(raw: bytes, what: str = "command") -> tuple[Any, int]:
-    """Decode a command; returns (command, at)."""
-    return COMMANDS.decode(raw, what)
+def decode_command(raw: bytes, what: str = "command", rules: int = BATCH_RULES) -> tuple[Any, int]:
+    """Decode a command as the referee of a game under batch rules ``rules`` reads it; returns
+    (command, at).  From batch rules 3, a command is at most :data:`MAX_COMMAND_SIZE` bytes
+    and a Create is read exactly as docs/events.md types it (docs/events.md, Batch rules)."""
+    return (COMMANDS if rules >= 3 else COMMANDS_BEFORE_RULES_3).decode(raw, what)

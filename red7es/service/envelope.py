@@ -27,6 +27,7 @@ import msgpack
 __all__ = [
     "GENESIS",
     "MAX_COMMAND_SIZE",
+    "QUOTED",
     "MAX_SIZE",
     "UPCASTERS",
     "CommandCodec",
@@ -49,7 +50,7 @@ MAX_SIZE = 1 << 20  # no record is near this: anything larger is refused before 
 # answer may quote it (a refused turn's text), and the answer must stay well within
 # MAX_SIZE, or the log would hold an event no reader accepts.
 MAX_COMMAND_SIZE = 1 << 14
-_QUOTED = 40  # characters of an unknown type's name quoted in a reason
+QUOTED = 40  # characters of an unknown type's name a command's refusal quotes
 
 V = TypeVar("V")
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
@@ -177,9 +178,13 @@ class Recorded:
 class Codec(Generic[V]):
     """The types of one stream by wire name, and the rules for reading any version of them."""
 
-    def __init__(self, types: Mapping[str, EventType], noun: str) -> None:
+    def __init__(
+        self, types: Mapping[str, EventType], noun: str, *, limit: int = MAX_SIZE, quoted: int | None = None
+    ) -> None:
         self.types = types
         self.noun = noun  # what a value of another type is not, in a TypeError
+        self.limit = limit  # the largest record read (anything larger is refused unread)
+        self.quoted = quoted  # characters of an unknown type's name a refusal quotes (None: all)
         self._names = {t.cls: name for name, t in types.items()}
 
     def name_of(self, value: V) -> str:
@@ -204,8 +209,8 @@ class Codec(Generic[V]):
         name = obj.get("type")
         if not isinstance(name, str) or name not in self.types:
             shown = repr(name)
-            if len(shown) > _QUOTED:
-                shown = f"{shown[:_QUOTED]}… ({len(shown):,} characters)"
+            if self.quoted is not None and len(shown) > self.quoted:
+                shown = f"{shown[: self.quoted]}… ({len(shown):,} characters)"
             raise CorruptEvent(f"{what} has unknown type {shown}")
         if not _is_int(obj.get("version")) or not isinstance(obj.get("data"), dict):
             raise CorruptEvent(f"{what} ({name}) lacks a version or data")
@@ -257,7 +262,7 @@ class EventCodec(Codec[V]):
         Enough for a reader that compares maps rather than events (the audit); an
         older version still needs :meth:`decode` to tell whether it can be upcast.
         """
-        obj = _unpack_map(raw, what)
+        obj = _unpack_map(raw, what, self.limit)
         seq, prev, at = obj.get("seq"), obj.get("prev"), obj.get("at")
         if not _is_int(seq) or not isinstance(prev, bytes) or len(prev) != 32 or not _is_int(at):
             raise CorruptEvent(f"{what} has a malformed envelope (seq, prev, at)")
@@ -283,7 +288,7 @@ class CommandCodec(Codec[V]):
 
     def decode(self, raw: bytes, what: str) -> tuple[V, int]:
         """Decode a command; returns (command, at)."""
-        obj = _unpack_map(raw, what, MAX_COMMAND_SIZE)
+        obj = _unpack_map(raw, what, self.limit)
         at = obj.get("at")
         if not _is_int(at):
             raise CorruptEvent(f"{what} has no timestamp")

@@ -311,7 +311,7 @@ def has_work(meta: dict[str, str], last_command_id: str) -> bool:
 def decide(table: Table, stream_id: str, raw: bytes) -> list[LogEvent]:
     """The log events a client's command causes (module level so the audit re-executes it)."""
     try:
-        command, _at = decode_command(raw, f"command {stream_id}")
+        command, _at = decode_command(raw, f"command {stream_id}", table.batch_rules)
     except CorruptEvent as exc:
         return [CommandRejected(stream_id, -1, "corrupt", "", str(exc))]
     return decide_command(table, command)

@@ -29,6 +29,7 @@ from .codec import Recorded
 from .envelope import chain_problem
 from .event_text import event_difference, show_event
 from .events import CommandApplied, CommandRejected, GameCreated, LogEvent, SeatJoined
+from .store import whole_number
 from .table import Table, public_event
 
 __all__ = ["Replay", "ReplayError", "TurnSpan"]
@@ -93,8 +94,9 @@ class Replay:
         names = self.names
         if name in names:
             return names.index(name)
-        if name.isdigit() and int(name) < len(names):
-            return int(name)
+        number = whole_number(name)
+        if number is not None and number < len(names):
+            return number
         raise ReplayError(f"no seat {name!r} in game {self.game_id} (seats: {', '.join(names)})")
 
     def point(self, at: int | None) -> int:

@@ -43,6 +43,7 @@ __all__ = [
     "Batch",
     "valid_game_id",
     "TOURNAMENT_GAMES",
+    "whole_number",
     "new_game_id",
     "now_ms",
     "text",
@@ -248,8 +249,7 @@ class GameStore:
         stream ids are used up: what may have broken the game) does not stop the rest.
         """
         k = Keys(game_id)
-        stored = text(self.redis.hget(k.meta, "version") or 0)
-        version = int(stored) if stored.isdigit() else 0
+        version = whole_number(text(self.redis.hget(k.meta, "version") or 0)) or 0
         pipe = self.redis.pipeline(transaction=True)  # one hash slot: meta and changes share the tag
         pipe.hset(k.meta, "broken", reason)
         change = pack_map({"from": version, "to": version, "events": [], "broken": reason})
@@ -491,7 +491,7 @@ def log_length_problem(length: int, version: str) -> str | None:
     appends were not all-or-nothing); a shorter one lost events.  Either way the game
     cannot be extended, and folding it again would only be refused again.
     """
-    if not version.isdigit():
+    if whole_number(version) is None:
         return f"meta.version is {version!r}, not a number of events"
     if length > int(version):
         return (
@@ -536,10 +536,16 @@ def _view_bytes(game_id: str, value: object) -> bytes | None:
     return value
 
 
+def whole_number(value: str | bytes) -> int | None:
+    """``value`` as the whole number it spells in ASCII digits (as red7es writes numbers, and
+    as Lua's tonumber reads them), None for anything else: ``"²"`` and ``"٣"`` are digits to
+    Python's isdigit, but the first is no number to int() and the second none to Lua."""
+    return int(value) if value.isascii() and value.isdigit() else None
+
+
 def _version_field(fields: Mapping[bytes | str, bytes | str] | None) -> int | None:
     """A changes entry's ``v`` as a number, None if it has none that reads as one."""
-    raw = entry_field(fields, b"v")
-    return int(raw) if raw.isdigit() else None
+    return whole_number(entry_field(fields, b"v"))
 
 
 def entry_field(fields: Mapping[bytes | str, bytes | str] | None, name: bytes) -> bytes:

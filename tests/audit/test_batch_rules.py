@@ -11,18 +11,22 @@ under either.  Version 2 names its rules: no fallback.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from typing import Any
 
 import msgpack
 import pytest
 
 from red7es.game import BATCH_RULES, Game, IllegalStep
+from red7es.service import folding
 from red7es.service.audit import FAIL, PASS, audit_record
-from red7es.service.codec import EVENT_TYPES
-from red7es.service.envelope import EventType
+from red7es.service.codec import EVENT_TYPES, decode_command
+from red7es.service.envelope import GENESIS, EventType
 from red7es.service.events import CommandApplied, CommandRejected, GameCreated, SeatSpec
 from red7es.service.records import Record
+from red7es.service.store import now_ms
 from red7es.service.table import Table
+from red7es.service.tokens import new_token, public_key
 from red7es.variant import Variant
 
 from .conftest import Games
@@ -64,6 +68,8 @@ def _old_red7es(monkeypatch: pytest.MonkeyPatch, rules: int) -> None:
     )
     start = Table.start.__func__  # type: ignore[attr-defined]
     monkeypatch.setattr(Table, "start", classmethod(lambda cls, *args, **kw: start(cls, *args[:4], rules, **kw)))
+    # and it read every command as its referee did, the create included (no rules 3 then)
+    monkeypatch.setattr(folding, "decode_command", lambda raw, what="command", _rules=3: decode_command(raw, what, 2))
 
 
 def _play_old_game(games: Games, monkeypatch: pytest.MonkeyPatch, rules: int, game_id: str = "old") -> str:
@@ -167,3 +173,43 @@ def test_a_record_claiming_other_batch_rules_than_it_was_played_under_fails(
     report = audit_record(forged)
     assert report.result == FAIL, report.line()
     assert "nobody has seen" in report.line(), report.line()
+
+
+def _sent_by_hand(games: Games, game_id: str, data: dict[str, Any], kind: str = "Create") -> str:
+    """Put a command on the game's stream as another client might have; returns its stream id."""
+    raw = msgpack.packb({"type": kind, "version": 1, "at": now_ms(), "data": data})
+    if kind == "Create":
+        seed = b"\x05" * 32
+        data["commitment"] = hashlib.sha256(seed).hexdigest()
+        raw = msgpack.packb({"type": kind, "version": 1, "at": now_ms(), "data": data})
+        assert games.service.store.create(game_id, data["id"], raw, seed, now_ms(), GENESIS)
+        games.service.schedule(game_id)
+        return str(games.service.store.commands(game_id)[0][0])
+    return str(games.service.store.submit(game_id, data.get("id", "x"), raw)[0])
+
+
+def test_a_record_an_older_referee_answered_as_it_read_commands_then_still_passes(
+    games: Games, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batch rules 3 read commands strictly (a Create's types, 16 KiB, a type quoted to 40
+    characters); a game refereed under 2 is re-executed reading them as its referee did."""
+    variant = {"players": 2, "scoring": 0, "draw": 0, "actions": 0}  # ints for booleans, no rounds or target
+    seats = [{"name": "ann", "kind": "person"}, {"name": "bob", "kind": "person"}]
+    with monkeypatch.context() as old:
+        _old_red7es(old, 2)
+        tokens = [new_token(), new_token()]
+        joins = [[seat, public_key(token)] for seat, token in enumerate(tokens)]  # both seats taken at creation
+        _sent_by_hand(games, "loose", {"id": "create-loose", "variant": variant, "seats": seats, "joins": joins})
+        games.settle("loose")
+        junk = _sent_by_hand(games, "loose", {}, kind="T" * 60)
+        big = _sent_by_hand(games, "loose", {"id": "big", "seat": 0, "key": "ab" * 32, "pad": "x" * 20_000}, "Join")
+        games.settle("loose")
+        mover = games.service.view("loose")["to_move"]
+        games.service.submit("loose", ("ann", "bob")[mover], tokens[mover], "fold")
+        games.settle("loose")
+    answers = {a.id: a for a in _answers(games.record("loose"))}
+    assert answers[junk].reason.endswith("unknown type '" + "T" * 60 + "'")  # quoted whole, as then
+    assert answers["big"].kind == "join" and big  # a 20 KB Join was read (and refused: taken), as then
+    assert games.over("loose")
+    report = audit_record(games.record("loose"))
+    assert report.result == PASS, report.line()

@@ -25,6 +25,7 @@ from red7es.service.store import (
     MismatchedId,
     NoSuchGame,
     valid_game_id,
+    whole_number,
 )
 from red7es.variant import Variant
 
@@ -476,3 +477,13 @@ def test_long_blocking_waits_survive_the_socket_timeout(redis_server: Any, real_
     real_redis.xadd(Keys("idle").changes, {"v": 1, "p": b"x"})
     reader.join(20)
     assert [p for _, _, p in got] == [b"x"]
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [("0", 0), ("12", 12), (b"7", 7), ("", None), ("-1", None), (" 7", None), ("1.0", None), ("²", None), ("٣", None)],
+)
+def test_a_whole_number_is_ascii_digits_only(text: str | bytes, number: int | None) -> None:
+    """As red7es writes numbers and Lua reads them: isdigit alone takes "²" (no number to int())
+    and "٣" (a number to int(), none to Lua's tonumber)."""
+    assert whole_number(text) == number

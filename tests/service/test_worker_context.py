@@ -203,6 +203,21 @@ def test_an_outage_ends_when_the_games_redis_answers_not_only_rqs(caplog: pytest
     ]
 
 
+def test_a_stopping_worker_hands_back_the_games_it_took(real_redis: redis.Redis) -> None:
+    """Asked to stop while it held a batch from the inbox, a worker served every game of it first."""
+    svc = offline_service(real_redis)
+    ctx = WorkerContext(real_redis, owner="me")
+    ctx.inbox.ensure_group()
+    games = [f"held{i}" for i in range(3)]
+    for g in games:
+        all_bot_game(svc, g, rounds=3)
+        ctx.inbox.post(g)
+    ctx.stopping = True  # as SIGTERM sets it while the worker waits on the inbox
+    assert ctx._serve("me", 0.5) == 0
+    assert all(svc.store.meta(g)["version"] == "0" for g in games)
+    assert ctx.inbox.take("another", block_ms=100) == games  # handed on, in order
+
+
 def test_a_game_whose_keys_cannot_be_read_does_not_stop_the_sweep_of_the_others(
     fake_redis: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
