@@ -43,6 +43,7 @@ __all__ = [
     "Batch",
     "valid_game_id",
     "TOURNAMENT_GAMES",
+    "start_after",
     "whole_number",
     "new_game_id",
     "now_ms",
@@ -279,7 +280,7 @@ class GameStore:
     ) -> tuple[dict[str, str], list[tuple[str, bytes]] | None]:
         """The game's meta and, if ``after`` is given, the commands after it: one round trip."""
         k = Keys(game_id)
-        start = None if after is None else _start_after(after)
+        start = None if after is None else start_after(after)
         pipe = self.redis.pipeline(transaction=False)
         pipe.hgetall(k.meta)
         if start is not None:
@@ -306,7 +307,7 @@ class GameStore:
 
     def commands(self, game_id: str, after: str = "0-0", count: int | None = None) -> list[tuple[str, bytes]]:
         """Commands after stream id ``after`` (exclusive), oldest first."""
-        start = _start_after(after)
+        start = start_after(after)
         if start is None:
             return []
         rows = self.redis.xrange(Keys(game_id).commands, min=start, max="+", count=count)
@@ -357,7 +358,7 @@ class GameStore:
         then reads as None and the payload as no bytes, which the client refuses in one line."""
         k = Keys(game_id)
         if block_ms is None:
-            start = _start_after(after)
+            start = start_after(after)
             rows = [] if start is None else self.redis.xrange(k.changes, min=start, max="+")
         else:
             # One long XREAD BLOCK would outlast the connection's socket timeout (5 s by
@@ -511,7 +512,7 @@ def _events(n: int) -> str:
 LAST_STREAM_ID = "18446744073709551615-18446744073709551615"
 
 
-def _start_after(after: str) -> str | None:
+def start_after(after: str) -> str | None:
     """The XRANGE start for the entries after stream id ``after``; None when none can follow it."""
     if after == "0-0":
         return "-"

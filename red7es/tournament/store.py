@@ -19,7 +19,7 @@ from typing import Any
 
 import redis
 
-from ..service.store import entry_field, text
+from ..service.store import entry_field, start_after, text
 from .codec import TRecorded, decode
 from .ids import NoSuchTournament, check_tournament_id
 from .state import TournamentState
@@ -81,7 +81,9 @@ class TournamentStore:
 
     def read(self, tournament: str, after: str = "0-0") -> list[tuple[str, bytes]]:
         """(stream id, bytes) of the events after stream id ``after``, oldest first."""
-        start = "-" if after == "0-0" else f"({after}"
+        start = start_after(after)
+        if start is None:
+            return []  # nothing can follow the largest stream id
         rows: Any = self.redis.xrange(TournamentKeys(tournament).events, min=start, max="+")
         if after == "0-0" and not rows:
             raise NoSuchTournament(tournament)

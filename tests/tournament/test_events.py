@@ -9,9 +9,11 @@ import msgpack
 import pytest
 
 from red7es.service.codec import GENESIS, CorruptEvent, register_upcaster
+from red7es.service.store import LAST_STREAM_ID
 from red7es.tournament.codec import decode, encode, event_hash
 from red7es.tournament.events import GameFinished, RoundPaired, Seating, TournamentFinished
 from red7es.tournament.state import TournamentCorrupt, TournamentState
+from red7es.tournament.store import TournamentKeys, TournamentStore
 
 from .conftest import people, result, spec
 
@@ -122,3 +124,11 @@ def test_fold_checks_the_chain() -> None:
     forged = encode(events()[1], 1, GENESIS, 0)  # type: ignore[arg-type]
     with pytest.raises(TournamentCorrupt, match="does not chain"):
         state.fold(decode(forged))
+
+
+def test_nothing_is_read_after_the_largest_stream_id(real_redis: Any) -> None:
+    """``"(" + id`` of the largest id is a range Redis refuses: every later read failed."""
+    store = TournamentStore(real_redis)
+    real_redis.xadd(TournamentKeys("max").events, {"e": b"x"}, id=LAST_STREAM_ID)
+    assert store.read("max", after=LAST_STREAM_ID) == []
+    assert [stream_id for stream_id, _raw in store.read("max")] == [LAST_STREAM_ID]
