@@ -1,6 +1,6 @@
 """docs/cli.md says what ``red7`` does: the exit codes ``red7 --help`` lists, how ``--seed`` is read,
-and the ``--json`` of ``new``, ``games``, ``tournament create`` and ``tournament list`` (field
-tables and examples).
+the ``--json`` of ``new``, ``games``, ``tournament create`` and ``tournament list`` (field
+tables and examples), and every option of every command where that command is described.
 
 Each JSON section shows the command line its example came from; the test runs that line
 (with a fresh tournament id) and compares the example's shape, key by key, with the output.
@@ -12,9 +12,11 @@ import hashlib
 import json
 import re
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner
 from support import Red7, new_id, wait_for
@@ -108,16 +110,67 @@ def test_seeds_are_read_as_the_page_says(alice: Red7) -> None:
         assert created["commitment"] == hashlib.sha256(seed).hexdigest(), given
 
 
-@pytest.mark.parametrize("command", ["new", "play", "move", "watch", "worker", "export"])
-def test_every_option_of_the_everyday_commands_is_on_the_page(command: str) -> None:
-    """export --unfinished, move --canvas/--fold/--open, worker --burst/--max-idle/--verbose,
-    new --rounds/--draw/--actions and watch's idle --timeout were only in --help."""
-    text = CLI_MD.read_text(encoding="utf-8")
-    for param in cli.commands[command].params:
+def commands(command: click.Command = cli, path: tuple[str, ...] = ()) -> Iterator[tuple[str, click.Command]]:
+    """Every command of ``red7`` by its words (``""`` for ``red7`` itself), groups' subcommands too."""
+    yield " ".join(path), command
+    if isinstance(command, click.Group):
+        for name, sub in sorted(command.commands.items()):
+            yield from commands(sub, (*path, name))
+
+
+def places(text: str) -> list[str]:
+    """A page cut into the places where something is described: each top-level bullet
+    (with its indented lines), and the rest of each section (its heading, prose, tables)."""
+    out: list[list[str]] = [[]]
+    prose, item, fenced = out[0], None, False
+    for line in text.splitlines():
+        fenced ^= line.startswith("```")
+        if line.startswith("#") and not fenced:
+            prose, item = [line], None
+            out.append(prose)
+        elif line.startswith("* ") and not fenced:
+            item = [line]
+            out.append(item)
+        elif item is not None and line.startswith("  "):
+            item.append(line)
+        else:
+            item = None
+            prose.append(line)
+    return ["\n".join(place) for place in out]
+
+
+# Documented once for every command that has it, in the first bullet of "Connection and files".
+EVERY_COMMAND = {"--url": "`-u URL`/`--url URL` on every command that talks to Redis, default `$REDIS_URL`"}
+
+
+@pytest.mark.parametrize(("words", "command"), [pytest.param(*c, id=c[0] or "red7") for c in commands()])
+def test_every_option_of_every_command_is_described_with_its_command(words: str, command: click.Command) -> None:
+    """Each option of each command and subcommand (``tournament run --parallel``, ``serve
+    --workers``, ``replay --at``/``--step`` were only in --help) is on the page where that
+    command is described: a bullet, or a section, that names the command in backticks
+    (``red7 CMD`` or ``CMD ...``); a tournament command's may be in docs/tournaments.md.
+    So is its environment variable, if it has one."""
+    pages = [CLI_MD] + ([CLI_MD.with_name("tournaments.md")] if words.startswith("tournament") else [])
+    texts = [place for page in pages for place in places(page.read_text(encoding="utf-8"))]
+    # red7 itself is described by the whole page
+    mentions = re.compile(rf"`(?:red7 )?{re.escape(words)}(?=[ `])" if words else "")
+    line = f"red7 {words}".rstrip()
+    for param in command.params:
         names = [*param.opts, *param.secondary_opts]
         if "--help" in names or not names[0].startswith("-"):
             continue
-        assert any(re.search(rf"`[^`]*{re.escape(n)}(?![\w-])", text) for n in names), (command, names)
+        if names[0] in EVERY_COMMAND:
+            assert EVERY_COMMAND[names[0]] in CLI_MD.read_text(encoding="utf-8"), (line, names)
+            continue
+        found = [
+            place
+            for place in texts
+            if mentions.search(place) and any(re.search(rf"`[^`]*{re.escape(n)}(?![\w-])", place) for n in names)
+        ]
+        assert found, f"{line} {'/'.join(names)} is not described where {line} is"
+        envvar = getattr(param, "envvar", None)
+        if envvar:
+            assert any(envvar in place for place in found), (line, names, envvar)
 
 
 def test_worker_burst_is_one_shift() -> None:
