@@ -856,14 +856,14 @@ class _Audit:
     def _seedless(self) -> Divergence | None:
         """Without the seed: signatures, bot seats and the legality of every recorded step."""
         commands: dict[str, tuple[int, TurnCommand]] = {}
+        table = Table.rebuild([self._event(0)], None)  # type: ignore[list-item]
         for k, entry in enumerate(self.record.commands):
             try:
-                command, _at = decode_command(entry.raw)
+                command, _at = decode_command(entry.raw, rules=table.batch_rules)  # as its referee read them
             except CorruptEvent:
                 continue
             if isinstance(command, TurnCommand):
                 commands.setdefault(command.id, (k, command))
-        table = Table.rebuild([self._event(0)], None)  # type: ignore[list-item]
         for j in range(1, self.n):
             event = self._event(j)
             if event is None:
