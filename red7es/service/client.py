@@ -370,8 +370,8 @@ class GameService:
         (its create command not folded yet) to get its first one."""
 
         def ready() -> bool:
-            if self.store.view(game_id) is not None or not self.store.exists(game_id) or self.store.broken(game_id):
-                return True
+            if self.store.view(game_id) is not None or not self.store.exists(game_id):
+                return True  # (a broken game is told by _wait_until, after each look)
             self.schedule(game_id)
             return False
 

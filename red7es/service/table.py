@@ -262,12 +262,10 @@ class Table:
 
     def _turn(self, command: TurnCommand, from_client: bool) -> list[LogEvent]:
         reason = self._turn_refusal(command, from_client)
-        if reason is None:
-            # Only a copy that would take effect is a repeat: one refused anyway gets the
-            # refusal it always got, so older records re-execute as they were written.
-            repeat = self._repeat(command)
-            if repeat is not None:
-                return [repeat]
+        # Only a copy that would take effect is a repeat: one refused anyway gets the
+        # refusal it always got, so older records re-execute as they were written.
+        if reason is None and (repeat := self._repeat(command)) is not None:
+            return [repeat]
         self._answered(command.id)
         if reason is None:
             try:
