@@ -47,6 +47,11 @@ ALL_CARDS = [c + str(n) for n in range(1, 8) for c in "ROYGBIV"]
 # ---------------------------------------------------------------------------- helpers
 
 
+def offline_env(home: Any, **extra: str) -> dict[str, str]:
+    """The environment of a command that must not need Redis: a closed port, its own data directory."""
+    return {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(home), **extra}
+
+
 def create(user: Red7, *args: str, game: str | None = None) -> dict[str, Any]:
     game = game or new_id()
     data: dict[str, Any] = user.json("new", "--id", game, *args)
@@ -120,7 +125,7 @@ def test_top_level_help_lists_every_command() -> None:
 @pytest.mark.parametrize("command", sorted(cli.commands))
 def test_every_command_help_has_an_example(command: str, tmp_path: Any) -> None:
     # --help never needs Redis: point at a closed port to prove it.
-    env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(tmp_path)}
+    env = offline_env(tmp_path)
     result = CliRunner().invoke(cli, [command, "--help"], env=env, prog_name="red7")
     assert result.exit_code == 0, result.output
     assert f"Usage: red7 {command}" in result.output
@@ -557,7 +562,7 @@ def test_tokens_saved_at_once_by_several_commands_are_all_kept(tmp_path: Path) -
 def test_a_credentials_file_of_another_shape_is_one_line(content: str, tmp_path: Any) -> None:
     """Valid JSON of the wrong shape was an AttributeError or ValueError traceback."""
     (tmp_path / "credentials.json").write_text(content)
-    env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(tmp_path)}  # read before Redis
+    env = offline_env(tmp_path)  # read before Redis
     for args in (("moves", "j1"), ("show", "j1", "--as", "alice")):
         line = one_line_error(CliRunner().invoke(cli, list(args), env=env, prog_name="red7"))
         assert line.startswith(f"Error: cannot read the credentials file {tmp_path / 'credentials.json'}: "), line
@@ -1186,7 +1191,7 @@ def test_unnamed_bots_are_numbered_past_the_names_given() -> None:
 )
 def test_a_name_given_twice_is_refused_not_renamed(args: tuple[str, ...], tmp_path: Any) -> None:
     """``-b x=random -b x=greedy`` made seats x and x2: a name the user chose must not change under them."""
-    env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(tmp_path)}  # refused before Redis
+    env = offline_env(tmp_path)  # refused before Redis
     result = CliRunner().invoke(cli, list(args), env=env, prog_name="red7")
     err = fails(result, 2)
     assert err.strip().splitlines()[-1] == "Error: the name 'x' is given twice: each seat needs its own"
@@ -1194,7 +1199,7 @@ def test_a_name_given_twice_is_refused_not_renamed(args: tuple[str, ...], tmp_pa
 
 
 def test_a_bot_named_like_the_default_seat_name_says_where_that_name_came_from(tmp_path: Any) -> None:
-    env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(tmp_path), "LOGNAME": "zed"}
+    env = offline_env(tmp_path, LOGNAME="zed")
     result = CliRunner().invoke(cli, ["play", "--bots", "zed=random"], env=env, prog_name="red7")
     assert result.exit_code == 2
     assert result.stderr.strip().splitlines()[-1] == (
@@ -1222,7 +1227,7 @@ def test_a_seat_name_with_control_or_format_characters_is_a_usage_error(
     args: tuple[str, ...], name: str, tmp_path: Any
 ) -> None:
     """A name reaches every player's terminal: ESC could recolour or retitle it, U+202E reorder it."""
-    env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(tmp_path)}  # refused before Redis
+    env = offline_env(tmp_path)  # refused before Redis
     result = CliRunner().invoke(cli, [a.format(name) for a in args], env=env, prog_name="red7")
     line = fails(result, 2).strip().splitlines()[-1]
     assert line.startswith(f"Error: seat name {name!r} must "), line
@@ -1429,7 +1434,7 @@ def test_watch_timeout_when_nothing_happens(alice: Red7) -> None:
 @pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "-1", "1e400", "1e300"])
 def test_watch_timeout_must_be_a_finite_number_of_seconds(value: str, tmp_path: Any) -> None:
     """``nan`` was a traceback, ``inf`` an OverflowError, ``-1`` "No change for -1s": usage errors now."""
-    env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(tmp_path)}  # refused before Redis
+    env = offline_env(tmp_path)  # refused before Redis
     result = CliRunner().invoke(cli, ["watch", "g1", "--timeout", value], env=env, prog_name="red7")
     assert "Error: Invalid value for '--timeout'" in fails(result, 2)
 

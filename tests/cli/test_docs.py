@@ -139,6 +139,25 @@ def places(text: str) -> list[str]:
     return ["\n".join(place) for place in out]
 
 
+def _names(place: str, words: str) -> bool:
+    """Whether ``place`` names command ``words`` in backticks (``red7 CMD`` or ``CMD ...``)."""
+    return bool(re.search(rf"`(?:red7 )?{re.escape(words)}(?=[ `])", place)) if words else True
+
+
+def _about(place: str, words: str) -> bool:
+    """Whether ``place`` describes command ``words``: it names it, and its first line (a
+    heading, or a bullet's first line) names no other command, so a passing mention in
+    another command's section (a table cell of ``### tournament create --json`` naming
+    ``tournament audit``) does not count as describing its options."""
+    if not _names(place, words):
+        return False
+    first = place.split("\n", 1)[0]
+    if not words or _names(first, words):
+        return True
+    others = [w for w, _ in commands() if w and w != words and not words.startswith(w + " ")]
+    return not any(_names(first, w) for w in others)
+
+
 # Documented once for every command that has it, in the first bullet of "Connection and files".
 EVERY_COMMAND = {"--url": "`-u URL`/`--url URL` on every command that talks to Redis, default `$REDIS_URL`"}
 
@@ -152,8 +171,6 @@ def test_every_option_of_every_command_is_described_with_its_command(words: str,
     So is its environment variable, if it has one."""
     pages = [CLI_MD] + ([CLI_MD.with_name("tournaments.md")] if words.startswith("tournament") else [])
     texts = [place for page in pages for place in places(page.read_text(encoding="utf-8"))]
-    # red7 itself is described by the whole page
-    mentions = re.compile(rf"`(?:red7 )?{re.escape(words)}(?=[ `])" if words else "")
     line = f"red7 {words}".rstrip()
     for param in command.params:
         names = [*param.opts, *param.secondary_opts]
@@ -165,7 +182,7 @@ def test_every_option_of_every_command_is_described_with_its_command(words: str,
         found = [
             place
             for place in texts
-            if mentions.search(place) and any(re.search(rf"`[^`]*{re.escape(n)}(?![\w-])", place) for n in names)
+            if _about(place, words) and any(re.search(rf"`[^`]*{re.escape(n)}(?![\w-])", place) for n in names)
         ]
         assert found, f"{line} {'/'.join(names)} is not described where {line} is"
         envvar = getattr(param, "envvar", None)

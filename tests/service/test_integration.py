@@ -177,8 +177,14 @@ def test_workers_wait_out_redis_refusing_writes_at_its_maxmemory(private_redis: 
     pool = worker_factory(server.url)
     [worker] = pool.start(1, wait=True)
     client.config_set("maxmemory", 1)  # below what is used: every write is refused
-    time.sleep(3)
-    client.config_set("maxmemory", 0)
+
+    def told() -> bool:
+        return "refusing writes" in pool.logs() or worker.poll() is not None
+
+    try:
+        wait_for(told, "the worker to meet the refusal", timeout=30, every=0.1)
+    finally:
+        client.config_set("maxmemory", 0)
     assert worker.poll() is None, pool.logs()
     svc = GameService(client)
     svc.create(Variant(2), [bot("a"), bot("b")], seed="oom", game_id="after", wait=60)

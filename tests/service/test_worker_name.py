@@ -27,14 +27,7 @@ def test_named_worker_is_known_by_its_name_after_redis_restarts(
     private_redis: Callable[..., RedisServer], tmp_path: Path
 ) -> None:
     server = private_redis(appendonly=True, appendfsync="always")
-    log = tmp_path / "worker.log"
-    with open(log, "wb") as out:
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "red7es.cli", "worker", "--url", server.url, "--name", "box"],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=dict(os.environ, PYTHONUNBUFFERED="1"),
-        )
+    worker = _worker(server.url, "box", tmp_path / "worker.log")
     try:
         wait_for(lambda: _alive(server.url, "box"), "the worker's heartbeat", timeout=30, every=0.1)
         server.stop()
