@@ -1,4 +1,5 @@
-"""Test support shared by every test package: polling, real worker processes, in-process ``red7``.
+"""Test support shared by every test package: polling, real worker processes, in-process ``red7``,
+keys damaged by hand.
 
 A plain module rather than a conftest so that tests can import it: ``tests/`` has no
 ``__init__.py``, so pytest (prepend import mode) puts ``tests/`` on ``sys.path`` and this
@@ -7,6 +8,7 @@ imports as ``support`` from the root conftest and from every test package alike.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -15,7 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -113,6 +115,36 @@ class WorkerPool:
     def logs(self) -> str:
         """Every worker's log, to show when a game did not finish."""
         return "\n".join(p.read_text(errors="replace") for p in sorted(self.log_dir.glob(f"{self.name}*.log")))
+
+
+@contextlib.contextmanager
+def damaged_key(connection: redis.Redis, key: str, value: bytes, field: str | None = None) -> Iterator[None]:
+    """Inside the block ``key`` is a string holding ``value`` (whatever type it had before),
+    or with ``field`` only that field of the hash ``key`` holds ``value``; afterwards the key
+    holds what it held before.
+
+    Why: the tests of keys no worker wrote (a view that is not msgpack, a meta field that
+    is no number) pin that red7es says such a key in one line naming it, never a traceback,
+    and hides no other game. They damage keys of a game a worker wrote, so they share this
+    one way to do it. The key (or field) must exist: a misspelt name would otherwise damage
+    nothing red7es reads and leave the test checking nothing. What was there is put back
+    (DUMP and RESTORE for a whole key, its expiry kept; the one field for a hash field)
+    because some modules share one Redis across tests that list every game on it.
+    """
+    before = connection.dump(key) if field is None else connection.hget(key, field)
+    expiry = connection.pttl(key)
+    assert before is not None, f"{key}{'' if field is None else ' field ' + field} does not exist: nothing to damage"
+    try:
+        if field is None:
+            connection.set(key, value)
+        else:
+            connection.hset(key, field, value)
+        yield
+    finally:
+        if field is None:
+            connection.restore(key, max(expiry, 0), before, replace=True)
+        else:
+            connection.hset(key, field, before)
 
 
 def new_id(prefix: str = "g") -> str:

@@ -26,7 +26,7 @@ import msgpack
 import pytest
 import redis
 from click.testing import CliRunner
-from support import Red7, fails, new_id, one_line_error, wait_for
+from support import Red7, damaged_key, fails, new_id, one_line_error, wait_for
 
 from red7es.cli.commands_game import bot_entry, build_turn, seat_specs, split_bots
 from red7es.cli.main import cli
@@ -729,27 +729,6 @@ def test_games_json_and_table(alice: Red7) -> None:
     assert "The newest" not in alice.ok("games", "--limit", str(total)).stdout
 
 
-@contextlib.contextmanager
-def _damaged(url: str, key: str, value: bytes, field: str | None = None) -> Iterator[redis.Redis]:
-    """``key`` (or one field of the hash ``key``) holds ``value`` inside the block, and what
-    it held before afterwards: later tests list every game of this module's Redis."""
-    connection = redis.Redis.from_url(url)
-    before = connection.get(key) if field is None else connection.hget(key, field)
-    assert before is not None
-    try:
-        if field is None:
-            connection.set(key, value)
-        else:
-            connection.hset(key, field, value)
-        yield connection
-    finally:
-        if field is None:
-            connection.set(key, before)
-        else:
-            connection.hset(key, field, before)
-        connection.close()
-
-
 def test_a_view_that_is_not_msgpack_hides_no_game_and_is_said_in_one_line(alice: Red7) -> None:
     """Was a msgpack FormatError traceback from `games` (for every game on the server) and
     from every command that reads the game."""
@@ -757,7 +736,7 @@ def test_a_view_that_is_not_msgpack_hides_no_game_and_is_said_in_one_line(alice:
     game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="unread-view")
     key = Keys(game).public_view
     line = rf"game {game}: {re.escape(key)} cannot be read: not valid msgpack \(\w+\)"
-    with _damaged(alice.url, key, b"\xc1"):
+    with redis.Redis.from_url(alice.url) as connection, damaged_key(connection, key, b"\xc1"):
         listed = {g["game"]: g for g in alice.json("games", "--limit", "100000")}
         assert listed[other]["status"] == "playing" and listed[other]["unreadable"] is None
         assert listed[other]["seats"][0]["name"] == "alice"
@@ -780,7 +759,7 @@ def test_a_view_that_is_not_msgpack_hides_no_game_and_is_said_in_one_line(alice:
             assert re.fullmatch(f"Error: {line}", one_line_error(alice(*args))), args
         alice.ok("show", other)
     seat_key = Keys(game).view(0)
-    with _damaged(alice.url, seat_key, msgpack.packb([1, 2])):
+    with redis.Redis.from_url(alice.url) as connection, damaged_key(connection, seat_key, msgpack.packb([1, 2])):
         assert one_line_error(alice("show", game, "--as", "alice")) == (
             f"Error: game {game}: {seat_key} cannot be read: a list, not a map"
         )
@@ -793,7 +772,7 @@ def test_a_meta_version_that_is_no_number_hides_no_game_and_is_said_in_one_line(
     game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="unread-meta")
     key = Keys(game).meta
     line = f"game {game}: {key} cannot be read: its version is 'abc', not a whole number"
-    with _damaged(alice.url, key, b"abc", field="version"):
+    with redis.Redis.from_url(alice.url) as connection, damaged_key(connection, key, b"abc", field="version"):
         listed = {g["game"]: g for g in alice.json("games", "--limit", "100000")}
         assert listed[other]["status"] == "playing" and listed[other]["unreadable"] is None
         assert listed[game]["status"] == "unreadable" and listed[game]["unreadable"] == line

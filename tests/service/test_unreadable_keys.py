@@ -10,6 +10,7 @@ from typing import Any
 import msgpack
 import pytest
 import redis
+from support import damaged_key
 
 from red7es.service.audit import FAIL, audit_game
 from red7es.service.client import GameService, UnreadableKey, meta_int
@@ -40,30 +41,21 @@ def _played(connection: redis.Redis, *games: str) -> GameService:
     return service
 
 
-def _damage(connection: redis.Redis, game: str, case: str) -> str:
-    """Write case's damage into a game; returns the key damaged."""
-    suffix, field, value, _problem = DAMAGE[case]
-    key = f"red7:{{{game}}}:{suffix}"
-    if field is None:
-        connection.set(key, value)
-    else:
-        connection.hset(key, field, value)
-    return key
-
-
 @pytest.mark.parametrize("case", list(DAMAGE))
 def test_games_lists_a_damaged_game_as_unreadable_and_every_other_as_before(fake_redis: Any, case: str) -> None:
     """Was a FormatError/ValueError traceback: one bad key broke the listing of every game."""
     service = _played(fake_redis, "before", "damaged", "after")
     intact = {s.game_id: s for s in service.games()}
-    key = _damage(fake_redis, "damaged", case)
-    listed = {s.game_id: s for s in service.games()}
+    suffix, field, value, problem = DAMAGE[case]
+    key = f"red7:{{damaged}}:{suffix}"
+    with damaged_key(fake_redis, key, value, field):
+        listed = {s.game_id: s for s in service.games()}
     assert set(listed) == {"before", "damaged", "after"}
     assert listed["before"] == intact["before"] and listed["after"] == intact["after"]
     damaged = listed["damaged"]
     assert damaged.status == "unreadable"
     assert damaged.unreadable is not None
-    assert re.fullmatch(rf"game damaged: {re.escape(key)} cannot be read: {DAMAGE[case][3]}.*", damaged.unreadable)
+    assert re.fullmatch(rf"game damaged: {re.escape(key)} cannot be read: {problem}.*", damaged.unreadable)
     assert intact["damaged"].unreadable is None
 
 
@@ -71,8 +63,7 @@ def test_games_lists_a_damaged_game_as_unreadable_and_every_other_as_before(fake
 def test_view_of_a_damaged_view_names_the_key(fake_redis: Any, seat: int | None) -> None:
     service = _played(fake_redis, "g")
     key = Keys("g").public_view if seat is None else Keys("g").view(seat)
-    fake_redis.set(key, b"\xc1")
-    with pytest.raises(UnreadableKey) as caught:
+    with damaged_key(fake_redis, key, b"\xc1"), pytest.raises(UnreadableKey) as caught:
         service.view("g", seat)
     assert re.fullmatch(rf"game g: {re.escape(key)} cannot be read: not valid msgpack \(\w+\)", str(caught.value))
     assert (caught.value.game_id, caught.value.key) == ("g", key)
@@ -82,16 +73,16 @@ def test_export_and_audit_of_a_meta_version_that_is_no_number(real_redis: redis.
     """export was a ValueError traceback; the audit of the game fails `unreadable` and
     the other games are audited as before (what `red7 audit --all` relies on)."""
     service = _played(real_redis, "good", "bad")
-    real_redis.hset(Keys("bad").meta, "version", "abc")
     line = "game bad: red7:{bad}:meta cannot be read: its version is 'abc', not a whole number"
-    with pytest.raises(UnreadableKey, match=re.escape(line)):
-        export(service, "bad")
-    report = audit_game(service, "bad")
-    assert report.result == FAIL and report.game == "bad"
-    assert report.divergence is not None and report.divergence.check == "unreadable"
-    assert report.divergence.reason == line
-    assert line in report.line()
-    assert audit_game(service, "good").passed
+    with damaged_key(real_redis, Keys("bad").meta, b"abc", field="version"):
+        with pytest.raises(UnreadableKey, match=re.escape(line)):
+            export(service, "bad")
+        report = audit_game(service, "bad")
+        assert report.result == FAIL and report.game == "bad"
+        assert report.divergence is not None and report.divergence.check == "unreadable"
+        assert report.divergence.reason == line
+        assert line in report.line()
+        assert audit_game(service, "good").passed
 
 
 @pytest.mark.parametrize(

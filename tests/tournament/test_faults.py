@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 from click.testing import Result
-from support import TournamentRed7, WorkerPool, wait_for
+from support import TournamentRed7, WorkerPool, damaged_key, wait_for
 
 from red7es.service.client import GameService, UnreadableKey
 from red7es.service.folding import Folder, GameBroken
@@ -170,10 +170,6 @@ def test_a_finished_game_with_a_key_no_worker_wrote_stops_the_run_in_one_line(
     folder = Folder(service.store)
     wait_for(lambda: folder.advance(game) and not folder.pending(game), "the bots to finish")
     key = f"red7:{{{game}}}:{suffix}"
-    if field is None:
-        real_redis.set(key, value)
-    else:
-        real_redis.hset(key, field, value)
-    with pytest.raises(UnreadableKey) as caught:
+    with damaged_key(real_redis, key, value, field), pytest.raises(UnreadableKey) as caught:
         TournamentRunner(service, "unr").run(wait=False)
     assert re.fullmatch(rf"game {game}: {re.escape(key)} cannot be read: {problem}", str(caught.value))
