@@ -43,7 +43,8 @@ from red7es.service.client import GameService
 from red7es.service.codec import decode_command, decode_event
 from red7es.service.events import BOT, CommandApplied, SeatSpec
 from red7es.service.folding import Folder
-from red7es.service.records import Record, export, read_all, write_all
+from red7es.service.record_files import read_all, write_all
+from red7es.service.records import Record, export
 from red7es.service.redis_server import RedisServer, redis_binary
 from red7es.service.replay import Replay
 from red7es.variant import Variant

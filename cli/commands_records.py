@@ -22,16 +22,8 @@ from rich.text import Text
 from red7es.service.audit import INCOMPLETE, PASS, AuditReport, audit_game, audit_record
 from red7es.service.codec import decode_log
 from red7es.service.events import SeatJoined
-from red7es.service.records import (
-    FORMATS,
-    Record,
-    Unreadable,
-    detect_format,
-    import_record,
-    read_all,
-    read_each,
-    write_all,
-)
+from red7es.service.record_files import FORMATS, Unreadable, detect_format, read_all, read_each, write_all
+from red7es.service.records import Record, import_record
 from red7es.service.records import export as export_record
 from red7es.service.replay import Replay, ReplayError, view_of
 from red7es.service.store import valid_game_id

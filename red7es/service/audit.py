@@ -62,7 +62,8 @@ from .events import (
     TurnCommand,
 )
 from .folding import decide, decide_command
-from .records import Entry, Record, Unreadable, export, readable_event, stream_order
+from .record_files import Unreadable, readable_event
+from .records import Entry, Record, export, stream_order
 from .table import CreateRejected, Table
 from .tokens import verify_turn
 
@@ -244,7 +245,7 @@ def audit_game(service: GameService, game_id: str) -> AuditReport:
 def audit_record(record: Record | Unreadable) -> AuditReport:
     """Audit a game record; never raises for a bad record, it reports it.
 
-    A record its file does not faithfully hold (:func:`~red7es.service.records.read_each`
+    A record its file does not faithfully hold (:func:`~red7es.service.record_files.read_each`
     could not read it) fails check ``unreadable``: the reader's line, which names
     the file and line, is the reason.
     """

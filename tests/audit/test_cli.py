@@ -18,7 +18,8 @@ from red7es.cli.main import cli
 from red7es.facts import GameOver
 from red7es.service.codec import GENESIS, decode_event, encode_command, encode_event
 from red7es.service.events import CreateCommand, SeatSpec
-from red7es.service.records import Record, read, read_all, write, write_all
+from red7es.service.record_files import read, read_all, write, write_all
+from red7es.service.records import Record
 from red7es.service.redis_server import RedisServer
 from red7es.service.replay import Replay
 from red7es.service.table import Table

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from red7es.service.events import PERSON, CommandApplied, TurnCommand
-from red7es.service.records import Record, write_all
+from red7es.service.record_files import write_all
+from red7es.service.records import Record
 from red7es.variant import Variant
 
 from .conftest import ADVANCED, Games

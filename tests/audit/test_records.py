@@ -18,20 +18,8 @@ import pytest
 from red7es.service.audit import FAIL, audit_game, audit_record
 from red7es.service.client import GameService
 from red7es.service.codec import decode_event
-from red7es.service.records import (
-    FORMAT,
-    ImportRefused,
-    Record,
-    RecordError,
-    Unreadable,
-    export,
-    import_record,
-    read,
-    read_all,
-    read_each,
-    write,
-    write_all,
-)
+from red7es.service.record_files import Unreadable, read, read_all, read_each, write, write_all
+from red7es.service.records import FORMAT, ImportRefused, Record, RecordError, export, import_record
 from red7es.service.replay import Replay
 from red7es.variant import Variant
 
