@@ -74,6 +74,12 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _as_json(value: Any) -> str:
+    """``value`` as canonical JSON text (keys sorted), equal only for the same JSON:
+    ``1``, ``1.0`` and ``true`` differ, as they do in msgpack."""
+    return json.dumps(value, sort_keys=True, default=repr)
+
+
 def _unpack_map(raw: bytes) -> dict[str, Any] | None:
     try:
         obj = msgpack.unpackb(raw, raw=False, strict_map_key=False)
@@ -333,9 +339,9 @@ def _check_readable(where: str, kind: str, index: int, line: dict[str, Any], raw
         if key not in line:
             raise RecordError(f"{where}: {kind} {index}: missing field {key!r}")
         value = event_hash(raw).hex() if key == "hash" else m.get(key)
-        shown = line[key]
-        # msgpack and JSON agree on most values as they are; convert only when they differ
-        if shown != value and shown != _jsonable(value):
+        # Compared as JSON text, not as Python values: 1 == 1.0 == True in Python, but a
+        # copy that turns the raw bytes' 1 into true or 1.0 does not show what they hold.
+        if _as_json(line[key]) != _as_json(_jsonable(value)):
             raise RecordError(
                 f"{where}: {kind} {index}: field {key!r} does not match the raw bytes "
                 "(the raw bytes are the record; the decoded fields are only a readable copy)"

@@ -157,6 +157,31 @@ def test_an_edited_readable_copy_is_refused(finished: Record, tmp_path: Path) ->
     assert f"line {n + 1}: event {line['event']}: field 'data' does not match the raw bytes" in message
 
 
+@pytest.mark.parametrize(
+    ("path_to", "retyped"),
+    [(("data", "seat"), float), (("version",), bool), (("at",), float)],
+    ids=["seat-as-float", "version-as-true", "time-as-float"],
+)
+def test_a_readable_copy_edited_to_an_equal_value_of_another_type_is_refused(
+    finished: Record, tmp_path: Path, path_to: tuple[str, ...], retyped: type
+) -> None:
+    """``1``, ``1.0`` and ``true`` are equal in Python but are not the same JSON, nor the
+    same msgpack: a readable copy must match its raw bytes exactly (docs/records.md)."""
+    path, lines = _lines(finished, tmp_path)
+    n = next(i for i, line in enumerate(lines) if '"type":"RoundWon"' in line)
+    line = json.loads(lines[n])
+    *parents, key = path_to
+    holder = line
+    for parent in parents:
+        holder = holder[parent]
+    assert retyped(holder[key]) == holder[key]  # equal in Python: only the type differs
+    holder[key] = retyped(holder[key])
+    lines[n] = json.dumps(line)
+    path.write_text("\n".join(lines))
+    message = _error(path)
+    assert f"line {n + 1}: event {line['event']}: field {path_to[0]!r} does not match the raw bytes" in message
+
+
 def test_a_missing_event_line(finished: Record, tmp_path: Path) -> None:
     path, lines = _lines(finished, tmp_path)
     n = len(finished.commands) + 10  # line index of event 9
