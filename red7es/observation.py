@@ -13,6 +13,7 @@ list the legal turns (which never depend on the hidden cards).
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -211,13 +212,18 @@ class Dealer:
 
     def __init__(self, obs: Observation, weights: Mapping[int, Sequence[float]] | None = None) -> None:
         self.variant = obs.variant
-        # weighted sampling key of card c is u ** (1 / w[c]): keep the exponents
+        # weighted sampling key of card c is log(u) / w[c] (_weighted_first): keep 1 / w[c]
         self.exponents = {seat: [1.0 / x for x in w] for seat, w in (weights or {}).items()}
         self.unseen = unseen_cards(obs)
         self.others = [(v.seat, v.hand_size) for v in obs.seats if v.seat != obs.seat]
         self.deck_size = obs.deck_size
         self.known_at = {d: int(card) for d, card in obs.deck_known}  # depth from the top -> card
         self.out_seat = next((v.seat for v in obs.seats if not v.in_round), None)
+        # A weighted order is already random: with every hidden hand weighted, the pool needs
+        # no shuffle first.  Only a variant that draws (the Advanced draw, a 3's action) ever
+        # reads the deck's order, so only then is what is left for the deck shuffled again.
+        self.weighted_all = all(seat in self.exponents for seat, _ in self.others)
+        self.deck_order_read = obs.variant.draw or obs.variant.actions
         game = Game._blank(obs.variant, None, record=False)
         game.round = obs.round
         game.alive = [v.in_round for v in obs.seats]
@@ -247,7 +253,7 @@ class Dealer:
     def deal(self, rng: random.Random | None) -> Game:
         """One world: see :func:`determinize`."""
         pool = self.unseen[:]
-        if rng is not None:
+        if rng is not None and not self.weighted_all:
             rng.shuffle(pool)
         game = Game.__new__(Game)
         game.variant = self.variant
@@ -265,7 +271,7 @@ class Dealer:
                 hand |= 1 << card
             hands[seat] = hand
             del pool[:size]
-        if exponents and rng is not None:
+        if exponents and rng is not None and self.deck_order_read:
             # A weighted order leaves the cards it found unlikely in a hand at the end of
             # the pool, which would put them on top of the deck; the reading says
             # nothing about the deck, so what is left is shuffled again.
@@ -287,7 +293,10 @@ def _weighted_first(pool: list[int], exponents: Sequence[float], rng: random.Ran
 
     Efraimidis & Spirakis (2006): each card gets the key ``u ** (1 / w)`` for a
     uniform ``u`` (``exponents`` holds ``1 / w`` per card), and the largest keys
-    come first.  The sort is stable, so cards with equal keys stay shuffled.
+    come first.  The keys are taken as their logarithms, ``log(u) / w``, which order
+    the cards the same way: ``u ** 1e9`` (a card all but ruled out) is 0.0 for nearly
+    every ``u``, so such cards would tie and keep the pool's order, but their
+    logarithms do not tie, and the order is random without shuffling the pool first.
     """
-    rand = rng.random
-    return sorted(pool, key=lambda c: rand() ** exponents[c], reverse=True)
+    rand, log = rng.random, math.log
+    return sorted(pool, key=lambda c: log(1.0 - rand()) * exponents[c], reverse=True)

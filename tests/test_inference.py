@@ -109,6 +109,28 @@ def test_weighted_dealing_follows_the_weights() -> None:
     assert len(counts) == len(unseen) - len(barred)
 
 
+def test_weighted_dealing_is_random_among_cards_weighted_alike() -> None:
+    """Cards all but ruled out alike are dealt at random, not in the pool's order.
+
+    Turns that contradict each other can leave every unseen card at the weight floor.
+    The dealer does not shuffle a pool whose hands are all weighted, so this holds only
+    if the weighted order itself never ties (keys as ``u ** 1e9`` are 0.0 and would).
+    """
+    game = _greedy_positions({}, 2, 1)[4]
+    obs = observe(game, game.turn)
+    other = 1 - obs.seat
+    unseen = unseen_cards(obs)
+    size = obs.seats[other].hand_size
+    rng = random.Random(3)
+    worlds = 300
+    counts: Counter[int] = Counter()
+    for _ in range(worlds):
+        counts.update(c for c in unseen if determinize(obs, rng, {other: [WEIGHT_FLOOR] * 49}).hands[other] >> c & 1)
+    expected = worlds * size / len(unseen)
+    assert set(counts) == set(unseen)
+    assert all(0.5 * expected < n < 1.6 * expected for n in counts.values())
+
+
 def _redealt(game: Game, seat: int) -> Game:
     """``game`` replayed from a deal where one card ``seat`` never played swaps with a deck card."""
     assert game.log is not None
