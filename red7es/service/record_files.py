@@ -71,6 +71,8 @@ def _jsonable(value: Any) -> Any:
         return [_jsonable(v) for v in value]
     if isinstance(value, msgpack.ExtType):
         return f"ext {value.code}: {value.data.hex()}"
+    if isinstance(value, msgpack.Timestamp):  # extension -1, which msgpack decodes itself
+        return f"ext -1: {value.to_bytes().hex()}"
     return value
 
 

@@ -501,3 +501,29 @@ def test_export_of_unknown_and_uncreated_games(games: Games) -> None:
     games.service.create(Variant(2), [SeatSpec("a"), SeatSpec("b")], game_id="new", wait=None)
     with pytest.raises(RecordError, match="game new has no log yet"):
         export(games.service, "new")
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".msgpack"])
+def test_a_command_holding_a_msgpack_timestamp_is_written_and_read_back(
+    games: Games, tmp_path: Path, suffix: str
+) -> None:
+    """msgpack decodes extension -1 as a Timestamp, which JSON cannot hold: writing the
+    readable copy of such a command (any client can put one on the stream) raised a
+    TypeError. It is shown like every other extension, as its code and bytes in hex."""
+    from red7es.service.events import SeatSpec
+    from red7es.service.store import now_ms
+
+    svc = games.service
+    svc.create(Variant(2), [SeatSpec("ann"), SeatSpec("bob")], seed="stamp", game_id="g", wait=None)
+    games.settle("g")
+    raw = msgpack.packb({"type": "Turn", "version": 1, "at": now_ms(), "data": msgpack.Timestamp(1, 2)})
+    svc.store.submit("g", "stamp", raw)
+    games.settle("g")
+    record = games.record("g")
+    path = tmp_path / f"g{suffix}"
+    write(record, path)
+    assert read(path) == record
+    if suffix == ".jsonl":
+        shown = [json.loads(line) for line in path.read_text().splitlines()]
+        expected = f"ext -1: {msgpack.Timestamp(1, 2).to_bytes().hex()}"
+        assert [line["data"] for line in shown if line.get("data") == expected] == [expected]
