@@ -194,7 +194,10 @@ def determinize(
     ``weights`` maps a seat to a weight per card (index 0–48, all positive): that
     seat's hand is drawn from the unseen cards with probabilities in proportion
     (weighted sampling without replacement), so a bot can deal the hands its
-    reading of the game finds likely (:mod:`red7es.bots.inference`).
+    reading of the game finds likely (:mod:`red7es.bots.inference`).  With weights,
+    the order of the deck, and which leftover cards are an out player's face-down
+    palette, are random only where the variant reads them (the deck's order, in a
+    variant that draws); elsewhere nothing can tell them apart.
 
     A search that deals many worlds from one observation keeps a :class:`Dealer`.
     """
@@ -212,17 +215,23 @@ class Dealer:
 
     def __init__(self, obs: Observation, weights: Mapping[int, Sequence[float]] | None = None) -> None:
         self.variant = obs.variant
-        # weighted sampling key of card c is log(u) / w[c] (_weighted_first): keep 1 / w[c]
-        self.exponents = {seat: [1.0 / x for x in w] for seat, w in (weights or {}).items()}
         self.unseen = unseen_cards(obs)
         self.others = [(v.seat, v.hand_size) for v in obs.seats if v.seat != obs.seat]
+        weights = dict(weights or {})
+        if weights:
+            # A weighted deal leaves the pool in that seat's order, the cards it found likely
+            # first: a seat dealt next from it would get those.  So every hidden hand is dealt
+            # by weight once any is, the others with equal weights (a random order of their own).
+            for seat, _ in self.others:
+                weights.setdefault(seat, [1.0] * 49)
+        # weighted sampling key of card c is log(u) / w[c] (_weighted_first): keep 1 / w[c]
+        self.exponents = {seat: [1.0 / x for x in w] for seat, w in weights.items()}
         self.deck_size = obs.deck_size
         self.known_at = {d: int(card) for d, card in obs.deck_known}  # depth from the top -> card
         self.out_seat = next((v.seat for v in obs.seats if not v.in_round), None)
-        # A weighted order is already random: with every hidden hand weighted, the pool needs
-        # no shuffle first.  Only a variant that draws (the Advanced draw, a 3's action) ever
-        # reads the deck's order, so only then is what is left for the deck shuffled again.
-        self.weighted_all = all(seat in self.exponents for seat, _ in self.others)
+        # A weighted order is random by itself, so a weighted deal needs no shuffle first.
+        # Only a variant that draws (the Advanced draw, a 3's action) ever reads the deck's
+        # order, so only then is what is left for the deck shuffled again.
         self.deck_order_read = obs.variant.draw or obs.variant.actions
         game = Game._blank(obs.variant, None, record=False)
         game.round = obs.round
@@ -253,7 +262,7 @@ class Dealer:
     def deal(self, rng: random.Random | None) -> Game:
         """One world: see :func:`determinize`."""
         pool = self.unseen[:]
-        if rng is not None and not self.weighted_all:
+        if rng is not None and not self.exponents:
             rng.shuffle(pool)
         game = Game.__new__(Game)
         game.variant = self.variant

@@ -131,6 +131,33 @@ def test_weighted_dealing_is_random_among_cards_weighted_alike() -> None:
     assert all(0.5 * expected < n < 1.6 * expected for n in counts.values())
 
 
+@pytest.mark.parametrize("weighted_first", [True, False])
+def test_a_hand_without_weights_is_dealt_at_random_beside_a_weighted_one(weighted_first: bool) -> None:
+    """In a 3-player game, a reading about one opponent says nothing about the other.
+
+    A weighted deal leaves the pool in the weighted seat's order, unlikely cards last:
+    the seat dealt after it from that order never got a card barred for the first.
+    """
+    game = _greedy_positions({}, 3, 1)[3]
+    obs = observe(game, game.turn)
+    first, second = sorted(v.seat for v in obs.seats if v.seat != obs.seat)
+    weighted, plain = (first, second) if weighted_first else (second, first)
+    unseen = unseen_cards(obs)
+    barred = set(unseen[::2])
+    weights = [WEIGHT_FLOOR if c in barred else 1.0 for c in range(49)]
+    rng = random.Random(4)
+    worlds = 400
+    held = 0
+    for _ in range(worlds):
+        world = determinize(obs, rng, {weighted: weights})
+        assert not world.hands[weighted] & sum(1 << c for c in barred)
+        held += sum(world.hands[plain] >> c & 1 for c in barred)
+    # the plain hand is a random draw from what the weighted hand left: its share of barred cards
+    size, weighted_size = obs.seats[plain].hand_size, obs.seats[weighted].hand_size
+    expected = worlds * size * len(barred) / (len(unseen) - weighted_size)
+    assert 0.8 * expected < held < 1.2 * expected
+
+
 def _redealt(game: Game, seat: int) -> Game:
     """``game`` replayed from a deal where one card ``seat`` never played swaps with a deck card."""
     assert game.log is not None
@@ -185,9 +212,11 @@ def test_only_a_bot_that_reads_the_history_is_given_it() -> None:
     assert len(observe(game, game.turn).history) == 4
 
 
-def test_weighted_dealing_leaves_the_deck_order_uniform() -> None:
-    """Cards the reading finds unlikely in a hand are not therefore on top of the deck."""
-    game = Game.new(2, seed="infer-deck", draw=True)
+@pytest.mark.parametrize("flags", [{"draw": True}, {"actions": True}], ids=["draw", "actions"])
+def test_weighted_dealing_leaves_the_deck_order_uniform(flags: dict[str, bool]) -> None:
+    """Cards the reading finds unlikely in a hand are not therefore on top of the deck
+    (in every variant that reads the deck's order: a draw, or a 3's action)."""
+    game = Game.new(2, seed="infer-deck", **flags)
     obs = observe(game, game.turn)
     other = 1 - obs.seat
     unseen = unseen_cards(obs)
