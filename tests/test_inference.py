@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -14,7 +15,7 @@ from red7es.bots.inference import WEIGHT_FLOOR, card_weights
 from red7es.bots.ismcts import IsmctsBot
 from red7es.facts import RoundDealt, StepApplied
 from red7es.game import Game
-from red7es.observation import determinize, observe, unseen_cards
+from red7es.observation import Observation, determinize, observe, unseen_cards
 
 VARIANTS = {
     "basic": {},
@@ -131,6 +132,17 @@ def test_weighted_dealing_is_random_among_cards_weighted_alike() -> None:
     assert all(0.5 * expected < n < 1.6 * expected for n in counts.values())
 
 
+def _worlds_barring(obs: Observation, seat: int, barred: set[int], worlds: int, seed: int) -> Iterator[Game]:
+    """``worlds`` worlds dealt from ``obs`` with ``barred`` all but ruled out for ``seat``
+    (checked: never in its hand)."""
+    weights = [WEIGHT_FLOOR if c in barred else 1.0 for c in range(49)]
+    rng = random.Random(seed)
+    for _ in range(worlds):
+        world = determinize(obs, rng, {seat: weights})
+        assert not world.hands[seat] & sum(1 << c for c in barred)
+        yield world
+
+
 @pytest.mark.parametrize("weighted_first", [True, False])
 def test_a_hand_without_weights_is_dealt_at_random_beside_a_weighted_one(weighted_first: bool) -> None:
     """In a 3-player game, a reading about one opponent says nothing about the other.
@@ -144,13 +156,9 @@ def test_a_hand_without_weights_is_dealt_at_random_beside_a_weighted_one(weighte
     weighted, plain = (first, second) if weighted_first else (second, first)
     unseen = unseen_cards(obs)
     barred = set(unseen[::2])
-    weights = [WEIGHT_FLOOR if c in barred else 1.0 for c in range(49)]
-    rng = random.Random(4)
     worlds = 400
     held = 0
-    for _ in range(worlds):
-        world = determinize(obs, rng, {weighted: weights})
-        assert not world.hands[weighted] & sum(1 << c for c in barred)
+    for world in _worlds_barring(obs, weighted, barred, worlds, seed=4):
         held += sum(world.hands[plain] >> c & 1 for c in barred)
     # the plain hand is a random draw from what the weighted hand left: its share of barred cards
     size, weighted_size = obs.seats[plain].hand_size, obs.seats[weighted].hand_size
@@ -221,13 +229,9 @@ def test_weighted_dealing_leaves_the_deck_order_uniform(flags: dict[str, bool]) 
     other = 1 - obs.seat
     unseen = unseen_cards(obs)
     barred = set(unseen[:6])
-    weights = [WEIGHT_FLOOR if c in barred else 1.0 for c in range(49)]
-    rng = random.Random(2)
     worlds = 600
     on_top = 0
-    for _ in range(worlds):
-        world = determinize(obs, rng, {other: weights})
-        assert not world.hands[other] & sum(1 << c for c in barred)
+    for world in _worlds_barring(obs, other, barred, worlds, seed=2):
         on_top += world.deck[-1] in barred  # the top of the deck is the end of the list
     expected = worlds * len(barred) / len(world.deck)
     assert 0.6 * expected < on_top < 1.5 * expected
