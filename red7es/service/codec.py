@@ -340,8 +340,12 @@ def encode_command(command: Any, at: int) -> bytes:
     return COMMANDS.encode(command, at)
 
 
+# From these batch rules on, the referee reads commands strictly (docs/events.md, Batch rules).
+STRICT_COMMAND_RULES = 3
+
+
 def decode_command(raw: bytes, what: str = "command", rules: int = BATCH_RULES) -> tuple[Any, int]:
     """Decode a command as the referee of a game under batch rules ``rules`` reads it; returns
     (command, at).  From batch rules 3, a command is at most :data:`MAX_COMMAND_SIZE` bytes
     and a Create is read exactly as docs/events.md types it (docs/events.md, Batch rules)."""
-    return (COMMANDS if rules >= 3 else COMMANDS_BEFORE_RULES_3).decode(raw, what)
+    return (COMMANDS if rules >= STRICT_COMMAND_RULES else COMMANDS_BEFORE_RULES_3).decode(raw, what)

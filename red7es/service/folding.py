@@ -233,12 +233,7 @@ class Folder:
             command, at = decode_command(raw, f"command {stream_id}")
             if not isinstance(command, CreateCommand):
                 raise CreateRejected("the first command of a game must create it")
-            if command.id != f"create-{game_id}":  # joins are answered under it, and clients wait for that
-                raise CreateRejected(f"its id is {command.id!r}, not 'create-{game_id}'")
-            seed = self.store.seed(game_id)
-            if seed is None:
-                raise CreateRejected("the game's seed is missing")
-            table, events = Table.start(game_id, command, seed, at)
+            table, events = Table.start(game_id, command, self.store.seed(game_id), at)
         except (CorruptEvent, CreateRejected) as exc:
             self._break(game_id, f"cannot create the game: {exc}")
             raise GameBroken(f"game {game_id}: cannot create the game: {exc}") from None

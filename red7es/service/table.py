@@ -24,7 +24,7 @@ from ..observation import Observation
 from ..rules import qualifying_mask
 from ..steps import StepError, Turn
 from ..variant import Variant
-from .codec import GENESIS, outcome_data, pack_map
+from .codec import GENESIS, STRICT_COMMAND_RULES, outcome_data, pack_map
 from .events import (
     BOT,
     BOT_ID_PREFIX,
@@ -118,7 +118,7 @@ class Table:
         cls,
         game_id: str,
         command: CreateCommand,
-        seed: bytes,
+        seed: bytes | None,
         at: int,
         batch_rules: int = BATCH_RULES,
         *,
@@ -129,7 +129,16 @@ class Table:
         A new game is refereed under the current :data:`~red7es.game.BATCH_RULES` and
         its bots held to today's limits; an audit re-executing an older record passes
         the batch rules its log was created with and ``new_game=False``.
+
+        The checks come in the order docs/events.md gives.  From batch rules 3 the command's
+        id must be ``create-<game>``: joins are answered under it, and a client waits for
+        that answer (workers of older rules did not look).  ``seed`` is the stored seed
+        (None if it is missing).
         """
+        if batch_rules >= STRICT_COMMAND_RULES and command.id != f"create-{game_id}":
+            raise CreateRejected(f"its id is {command.id!r}, not 'create-{game_id}'")
+        if seed is None:
+            raise CreateRejected("the game's seed is missing")
         if commitment(seed) != command.commitment:
             raise CreateRejected("the stored seed does not match the published commitment")
         validate_seats(command.variant, command.seats, new_game=new_game)

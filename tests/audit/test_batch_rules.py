@@ -192,14 +192,16 @@ def test_a_record_an_older_referee_answered_as_it_read_commands_then_still_passe
     games: Games, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Batch rules 3 read commands strictly (a Create's types, 16 KiB, a type quoted to 40
-    characters); a game refereed under 2 is re-executed reading them as its referee did."""
+    characters, a Create's id ``create-<game>``); a game refereed under 2 is re-executed
+    reading them as its referee did."""
     variant = {"players": 2, "scoring": 0, "draw": 0, "actions": 0}  # ints for booleans, no rounds or target
     seats = [{"name": "ann", "kind": "person"}, {"name": "bob", "kind": "person"}]
     with monkeypatch.context() as old:
         _old_red7es(old, 2)
         tokens = [new_token(), new_token()]
         joins = [[seat, public_key(token)] for seat, token in enumerate(tokens)]  # both seats taken at creation
-        _sent_by_hand(games, "loose", {"id": "create-loose", "variant": variant, "seats": seats, "joins": joins})
+        create = {"id": "made-by-an-older-client", "variant": variant, "seats": seats, "joins": joins}
+        _sent_by_hand(games, "loose", create)
         games.settle("loose")
         junk = _sent_by_hand(games, "loose", {}, kind="T" * 60)
         big = _sent_by_hand(games, "loose", {"id": "big", "seat": 0, "key": "ab" * 32, "pad": "x" * 20_000}, "Join")

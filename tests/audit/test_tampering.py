@@ -277,6 +277,14 @@ def test_a_person_move_passed_off_as_a_bot_move(record: Record) -> None:
     assert "not a bot" in divergence.reason
 
 
+def test_a_create_command_under_another_id(record: Record) -> None:
+    """Today's worker breaks a game whose Create is not ``create-<game>``; the audit, which
+    runs the worker's code, fails a record that claims one was played."""
+    forged = edit_command(record, 0, lambda c: dataclasses.replace(c, id="create-someone-else"))
+    divergence = assert_fails(forged, "created", 0)
+    assert divergence.reason == "its id is 'create-someone-else', not 'create-tampered'"
+
+
 def test_a_command_stream_truncated(record: Record) -> None:
     cut = dataclasses.replace(record, commands=record.commands[:-3])
     last_kept = decode_command(cut.commands[-1].raw)[0]
