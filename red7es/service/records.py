@@ -123,10 +123,16 @@ class Record:
 
 
 def stream_order(stream_id: str) -> tuple[int, int]:
-    """A stream id as a comparable pair, ``(-1, -1)`` for text that is not one."""
+    """A stream id as a comparable pair, ``(-1, -1)`` for text that is not one.
+
+    Both parts are 64-bit in Redis: a longer run of digits is no stream id (and would
+    make ``int`` raise ValueError past 4,300 digits, a traceback for a hostile file).
+    """
     ms, dash, seq = stream_id.partition("-")
-    if dash and ms.isdigit() and seq.isdigit() and stream_id.isascii():
-        return int(ms), int(seq)
+    if dash and ms.isdigit() and seq.isdigit() and stream_id.isascii() and max(len(ms), len(seq)) <= 20:
+        order = int(ms), int(seq)
+        if max(order) < 1 << 64:
+            return order
     return (-1, -1)
 
 

@@ -220,6 +220,20 @@ def test_a_header_announcing_other_counts(finished: Record, tmp_path: Path) -> N
     assert f"announces {len(finished.events)} events, the record holds {len(finished.events) - 1}" in _error(path)
 
 
+def test_a_stream_id_of_thousands_of_digits_is_no_stream_id(finished: Record, tmp_path: Path) -> None:
+    """int() refuses more than 4,300 digits: reading such an id (or the audit reading such
+    a cursor) raised that ValueError instead of naming the line (or giving a verdict)."""
+    path, lines = _lines(finished, tmp_path)
+    command = json.loads(lines[1])
+    command["id"] = "1" * 5000 + "-0"
+    path.write_text("\n".join([lines[0], json.dumps(command), *lines[2:]]))
+    assert _error(path) == f"{path} line 2: command 0: id must be a Redis stream id like 1700000000000-0"
+    header = json.loads(lines[0])
+    header["cursor"] = "9" * 5000 + "-0"
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]))
+    assert audit_record(read(path)).passed  # a cursor that is no stream id holds nothing back, as before
+
+
 def test_a_bad_header_field(finished: Record, tmp_path: Path) -> None:
     path, lines = _lines(finished, tmp_path)
     header = json.loads(lines[0])
