@@ -20,7 +20,7 @@ def show_event(event: LogEvent | None) -> str:
     """An event in one short line: its type and data (``nothing`` for no event)."""
     if event is None:
         return "nothing"
-    return f"{type_name(event)} {json.dumps(EVENTS.data_of(event), separators=(',', ':'))}"
+    return f"{type_name(event)} {_json(EVENTS.data_of(event), separators=(',', ':'))}"
 
 
 def event_difference(expected: LogEvent, found: LogEvent) -> tuple[str, str]:
@@ -30,7 +30,16 @@ def event_difference(expected: LogEvent, found: LogEvent) -> tuple[str, str]:
     if path is None:
         return show_event(expected), show_event(found)
     where, a, b = path
-    return f"{name} {where} = {json.dumps(a)}", f"{name} {where} = {json.dumps(b)}"
+    return f"{name} {where} = {_json(a)}", f"{name} {where} = {_json(b)}"
+
+
+def _json(value: Any, **options: Any) -> str:
+    """``value`` as JSON; what JSON cannot hold (bytes, msgpack extensions, a map with
+    bytes keys in a damaged log's data) as its Python repr, so it is shown, not a TypeError."""
+    try:
+        return json.dumps(value, default=repr, **options)
+    except TypeError:  # a key JSON cannot hold
+        return repr(value)
 
 
 def _first_difference(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:

@@ -415,3 +415,15 @@ def test_a_boolean_in_the_envelope_is_a_malformed_envelope(record: Record, field
 
     divergence = assert_fails(rewrite_envelope(record, k, forge), "decode", k)
     assert f"event {k} has a malformed envelope" in divergence.reason, divergence.line()
+
+
+def test_an_event_holding_bytes_where_a_number_goes_is_shown(record: Record) -> None:
+    """A StepApplied whose seat is msgpack bin (re-chained): the audit quoted it with
+    json.dumps, which raised TypeError (bytes are not JSON) instead of giving a verdict."""
+    k = find(record, lambda e: isinstance(e, StepApplied))
+
+    def forge(obj: dict[str, Any]) -> None:
+        obj["data"]["seat"] = b"\x00"
+
+    divergence = first(rewrite_envelope(record, k, forge))
+    assert divergence.event == k and "StepApplied seat = \"b'\\\\x00'\"" in divergence.found, divergence.line()
