@@ -185,6 +185,8 @@ def _command_joins(items: Any) -> tuple[tuple[int, str], ...]:
     return tuple(joins)
 
 
+# Events' fields are type-checked as commands' are: a damaged log's "id": null or
+# "commitment": null is a corrupt event, not a TypeError in whatever reads it later.
 EVENT_TYPES: dict[str, EventType] = {
     "GameCreated": EventType(
         GameCreated,
@@ -205,11 +207,19 @@ EVENT_TYPES: dict[str, EventType] = {
             d["created"],
             _batch_rules(d["batch_rules"]),
         ),
+        checks=(Field("game", str), Field("commitment", str), Field("created", int)),
     ),
-    "SeatJoined": flat(SeatJoined, "seat", "name", "key"),
-    "CommandApplied": flat(CommandApplied, "id", "seat", "turn", "by"),
-    "CommandRejected": flat(CommandRejected, "id", "seat", "kind", "text", "reason"),
-    "SeedRevealed": flat(SeedRevealed, "seed"),
+    "SeatJoined": flat(SeatJoined, Field("seat", int), Field("name", str), Field("key", str)),
+    "CommandApplied": flat(CommandApplied, Field("id", str), Field("seat", int), Field("turn", str), Field("by", str)),
+    "CommandRejected": flat(
+        CommandRejected,
+        Field("id", str),
+        Field("seat", int),
+        Field("kind", str),
+        Field("text", str),
+        Field("reason", str),
+    ),
+    "SeedRevealed": flat(SeedRevealed, Field("seed", str)),
     "RoundDealt": EventType(
         RoundDealt,
         1,
@@ -240,7 +250,7 @@ EVENT_TYPES: dict[str, EventType] = {
         lambda e: {"seat": e.seat, "card": str(e.card), "cause": e.cause, "public": e.public},
         lambda d: CardDrawn(d["seat"], Card.parse(d["card"]), d["cause"], d["public"]),
     ),
-    "PlayerOut": flat(PlayerOut, "seat", "reason"),
+    "PlayerOut": flat(PlayerOut, Field("seat", int), Field("reason", str)),
     "RoundWon": EventType(
         RoundWon,
         1,

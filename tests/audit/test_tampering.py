@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 from typing import Any
 
 import pytest
@@ -19,13 +20,14 @@ import pytest
 from red7es.cards import Card
 from red7es.facts import GameOver, RoundDealt, RoundWon, StepApplied
 from red7es.service.audit import FAIL, INCOMPLETE, Divergence, audit_record
-from red7es.service.codec import decode_command, decode_event, register_upcaster
+from red7es.service.codec import CorruptEvent, decode_command, decode_event, decode_log, register_upcaster
 from red7es.service.events import (
     BOT,
     PERSON,
     CommandApplied,
     CommandRejected,
     GameCreated,
+    SeatJoined,
     SeedRevealed,
     TurnCommand,
 )
@@ -427,3 +429,27 @@ def test_an_event_holding_bytes_where_a_number_goes_is_shown(record: Record) -> 
 
     divergence = first(rewrite_envelope(record, k, forge))
     assert divergence.event == k and "StepApplied seat = \"b'\\\\x00'\"" in divergence.found, divergence.line()
+
+
+@pytest.mark.parametrize(
+    ("kind", "change", "message"),
+    [
+        (CommandApplied, {"id": None}, "(CommandApplied) is malformed: id must be str, not NoneType"),
+        (GameCreated, {"commitment": None}, "(GameCreated) is malformed: commitment must be str, not NoneType"),
+        (SeatJoined, {"seat": True}, "(SeatJoined) is malformed: seat must be int, not bool"),
+    ],
+    ids=["applied-id-null", "commitment-null", "seat-true"],
+)
+def test_an_event_field_of_the_wrong_type_is_a_corrupt_event(
+    record: Record, kind: type, change: dict[str, Any], message: str
+) -> None:
+    """Re-chained, a CommandApplied with id null made replay's fold raise AttributeError
+    (str.startswith on None), a GameCreated with commitment null made the audit's
+    explanation raise TypeError: a field of the wrong type is a corrupt event."""
+    k = find(record, lambda e: isinstance(e, kind))
+    forged = rewrite_envelope(record, k, lambda obj: obj["data"].update(change))
+    with pytest.raises(CorruptEvent, match=re.escape(f"event {k} {message}")):
+        decode_log(e.raw for e in forged.events)
+    divergence = first(forged)
+    if kind is not GameCreated:  # (an event 0 that does not decode fails check created, "found nothing")
+        assert (divergence.check, divergence.event) == ("decode", k) and message in divergence.reason
