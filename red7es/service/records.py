@@ -25,7 +25,7 @@ from ..variant import Variant
 from .client import meta_int
 from .codec import CorruptEvent, Recorded, decode_event, decode_log, seat_data
 from .events import GameCreated, SeatSpec, SeedRevealed
-from .store import INDEX, Keys, NoSuchGame, entry_field, now_ms, text
+from .store import INDEX, Keys, NoSuchGame, entry_field, now_ms, text, whole_number
 
 if TYPE_CHECKING:
     from .audit import AuditReport
@@ -123,16 +123,12 @@ class Record:
 
 
 def stream_order(stream_id: str) -> tuple[int, int]:
-    """A stream id as a comparable pair, ``(-1, -1)`` for text that is not one.
-
-    Both parts are 64-bit in Redis: a longer run of digits is no stream id (and would
-    make ``int`` raise ValueError past 4,300 digits, a traceback for a hostile file).
-    """
+    """A stream id as a comparable pair, ``(-1, -1)`` for text that is not one (both parts
+    are 64-bit whole numbers in Redis)."""
     ms, dash, seq = stream_id.partition("-")
-    if dash and ms.isdigit() and seq.isdigit() and stream_id.isascii() and max(len(ms), len(seq)) <= 20:
-        order = int(ms), int(seq)
-        if max(order) < 1 << 64:
-            return order
+    first, second = whole_number(ms), whole_number(seq)
+    if dash and first is not None and second is not None and max(first, second) < 1 << 64:
+        return first, second
     return (-1, -1)
 
 

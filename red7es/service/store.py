@@ -540,8 +540,12 @@ def _view_bytes(game_id: str, value: object) -> bytes | None:
 def whole_number(value: str | bytes) -> int | None:
     """``value`` as the whole number it spells in ASCII digits (as red7es writes numbers, and
     as Lua's tonumber reads them), None for anything else: ``"²"`` and ``"٣"`` are digits to
-    Python's isdigit, but the first is no number to int() and the second none to Lua."""
-    return int(value) if value.isascii() and value.isdigit() else None
+    Python's isdigit, but the first is no number to int() and the second none to Lua.
+
+    At most 20 digits: every number red7es writes (versions, seats, times, both parts of a
+    stream id) fits in 64 bits, and int() raises ValueError past 4,300 digits, a traceback
+    for a hostile value."""
+    return int(value) if value.isascii() and value.isdigit() and len(value) <= 20 else None
 
 
 def _version_field(fields: Mapping[bytes | str, bytes | str] | None) -> int | None:

@@ -481,9 +481,13 @@ def test_long_blocking_waits_survive_the_socket_timeout(redis_server: Any, real_
 
 @pytest.mark.parametrize(
     ("text", "number"),
-    [("0", 0), ("12", 12), (b"7", 7), ("", None), ("-1", None), (" 7", None), ("1.0", None), ("²", None), ("٣", None)],
+    [
+        *[("0", 0), ("12", 12), (b"7", 7), ("", None), ("-1", None), (" 7", None), ("1.0", None)],
+        *[("²", None), ("٣", None), ("18446744073709551615", 2**64 - 1), ("1" * 21, None), ("9" * 5000, None)],
+    ],
 )
 def test_a_whole_number_is_ascii_digits_only(text: str | bytes, number: int | None) -> None:
     """As red7es writes numbers and Lua reads them: isdigit alone takes "²" (no number to int())
-    and "٣" (a number to int(), none to Lua's tonumber)."""
+    and "٣" (a number to int(), none to Lua's tonumber); and no longer than 64 bits need
+    (int() raises ValueError for 5,000 digits)."""
     assert whole_number(text) == number
