@@ -183,5 +183,4 @@ def run_worker(
             delay = next(delays)
         time.sleep(delay)
         delay = next(delays)
-        # RQ may still list the dead registration for minutes: register afresh
-        rq_name = f"{given_name}-{uuid.uuid4().hex[:6]}" if given_name else None
+        # (a registration RQ still lists, the dead one included, is renamed at the loop's top)

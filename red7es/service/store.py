@@ -30,6 +30,7 @@ from typing import Any
 
 import redis
 
+from ..wording import counted
 from .envelope import pack_map
 
 __all__ = [
@@ -496,16 +497,13 @@ def log_length_problem(length: int, version: str) -> str | None:
         return f"meta.version is {version!r}, not a number of events"
     if length > int(version):
         return (
-            f"the log holds {_events(length)} but meta.version is {version}: events from {version} on were "
+            f"the log holds {counted(length, 'event')} but meta.version is {version}: events from {version} on were "
             "written by an append that did not finish, and no append counted them"
         )
     if length < int(version):
-        return f"the log holds {_events(length)} but meta.version is {version}: events from {length} on are missing"
+        held = counted(length, "event")
+        return f"the log holds {held} but meta.version is {version}: events from {length} on are missing"
     return None
-
-
-def _events(n: int) -> str:
-    return "1 event" if n == 1 else f"{n} events"
 
 
 # The largest stream id there is: nothing can follow it, and Redis refuses "(" before it as a range start.
