@@ -30,6 +30,7 @@ from .options import (
     json_option,
     pass_session,
     red7_line,
+    token_option,
     typed_url,
     url_option,
 )
@@ -430,7 +431,7 @@ def games(session: Session, limit: int, as_json: bool) -> None:
 @click.command()
 @click.argument("game")
 @click.option("--as", "as_name", metavar="NAME", help="Show what this seat sees (you must hold its token).")
-@click.option("--token", help="The seat's token, if it is not in your credentials file.")
+@token_option("The seat's token, if it is not in your credentials file")
 @json_option
 @url_option
 @pass_session
@@ -458,7 +459,7 @@ def show(session: Session, game: str, as_name: str | None, token: str | None, as
 @click.command()
 @click.argument("game")
 @click.option("--as", "as_name", metavar="NAME", help="Your seat (default: the one you hold).")
-@click.option("--token", help="The seat's token, if it is not in your credentials file.")
+@token_option("The seat's token, if it is not in your credentials file")
 @json_option
 @url_option
 @pass_session
@@ -530,7 +531,7 @@ def build_turn(
 @click.option("--fold", is_flag=True, help="Give up this round.")
 @click.option("--open", "keep_open", is_flag=True, help="Keep the turn open (to see a card a 3 draws).")
 @click.option("--as", "as_name", metavar="NAME", help="Your seat (default: the one you hold).")
-@click.option("--token", help="The seat's token, if it is not in your credentials file.")
+@token_option("The seat's token, if it is not in your credentials file")
 @click.option("--id", "command_id", metavar="ID", help="Command id: resubmitting the same id has its effect once.")
 @json_option
 @url_option
@@ -616,7 +617,7 @@ def move(
 @click.command()
 @click.argument("game")
 @click.option("--as", "as_name", metavar="NAME", help="Watch as your seat (shows your hand).")
-@click.option("--token", help="The seat's token, if it is not in your credentials file.")
+@token_option("The seat's token, if it is not in your credentials file")
 @click.option("--timeout", type=Seconds(), default=0, help="Stop after this many idle seconds (0: never).")
 @json_option
 @url_option

@@ -39,6 +39,7 @@ from .options import (
     json_option,
     pass_session,
     red7_line,
+    token_option,
     typed_url,
     url_option,
 )
@@ -123,7 +124,7 @@ def _format_for_files(fmt: str | None, source: str | None) -> None:
 @click.argument("source", metavar="GAME|FILE")
 @click.option("--at", "at", type=int, metavar="N", help="Right after event N (default: the last; -1 is the last).")
 @click.option("--as", "as_name", metavar="NAME", help="What this seat saw: its own hand, no other.")
-@click.option("--token", help="The seat's token, for --as on a game that is not over.")
+@token_option("The seat's token, for --as on a game that is not over")
 @click.option("--step", is_flag=True, help="Walk turn by turn: Enter for the next turn, q to quit.")
 @click.option("--game", "game_id", metavar="GAME", help="Which game of a FILE that holds several.")
 @format_option

@@ -23,13 +23,20 @@ from red7es.service.connection import (
 )
 from red7es.service.names import shown
 
-from .options import emit_json, json_option, pass_session, url_option
+from .options import IN_PS, emit_json, has_password, json_option, pass_session, secret_option, url_option
 from .session import Session, live_workers, spawn_worker
 
 __all__ = ["COMMANDS"]
 
-rq_url_option = click.option(
-    "--rq-url", envvar="RED7_RQ_URL", metavar="URL", help="A separate Redis for RQ's queues (default: the --url one)."
+rq_url_option = secret_option(
+    "--rq-url",
+    envvar="RED7_RQ_URL",
+    file_envvar="RED7_RQ_URL_FILE",
+    metavar="URL",
+    what="RQ Redis URL",
+    help="A separate Redis for RQ's queues (default: $RED7_RQ_URL, else the --url one); "
+    f"a password in it is {IN_PS}: a warning says so.",
+    secret=has_password,
 )
 
 

@@ -1,7 +1,7 @@
 """``red7``: host, join, play, watch, replay and audit games of Red7 from a terminal.
 
 Every command that talks to Redis takes ``--url`` (default ``$REDIS_URL``; without it,
-the embedded Redis in the user's data directory, started on first use).  Commands that
+the embedded Redis in the user's data directory, started on first use) or ``--url-file``.  Commands that
 show something take ``--json``.  Exit codes: 0 success, 1 rejected or failed (one line on stderr, never a
 traceback), 2 usage error, 130 interrupted by Ctrl-C (docs/cli.md, *Exit codes*).
 """
@@ -36,7 +36,10 @@ def cli() -> None:
 
     \b
     Every command that talks to Redis takes --url (or $REDIS_URL); without
-    it red7es runs its own embedded Redis in your data directory.
+    it red7es runs its own embedded Redis in your data directory. Every
+    local user sees a command's arguments (ps): give a URL with a password
+    in $REDIS_URL or --url-file FILE, a seat token in $RED7_TOKEN or
+    --token-file FILE.
     Exit codes: 0 ok, 1 rejected or failed, 2 usage, 130 interrupted (Ctrl-C;
     watch, serve and worker, which run until stopped, exit 0); docs/cli.md has
     the details.

@@ -21,7 +21,7 @@ from red7es.bots.base import BotError
 from red7es.cards import CardError
 from red7es.service.client import NoWorker, ServiceError
 from red7es.service.codec import CorruptEvent
-from red7es.service.connection import UNREACHABLE_ERRORS, UnreachableError
+from red7es.service.connection import UNREACHABLE_ERRORS, UnreachableError, masked_url
 from red7es.service.names import escaped, shown, unshowable
 from red7es.service.records import RecordError
 from red7es.service.replay import ReplayError
@@ -43,6 +43,8 @@ __all__ = [
     "exit_on_ctrl_c",
     "json_option",
     "pass_session",
+    "secret_option",
+    "token_option",
     "url_option",
 ]
 
@@ -167,17 +169,100 @@ def error_line(exc: Exception) -> str | None:
 
 
 TYPED_URL = "red7.typed_url"
+TYPED_URL_FILE = "red7.typed_url_file"  # set by secret_option
+
+# Secrets given on the command line are in every process listing (`ps`, /proc/PID/cmdline),
+# which every local user can read while the command runs; a process's environment and
+# a file readable by its owner only are not.
+IN_PS = "seen by every local user in ps while red7 runs"
+
+
+def has_password(url: str) -> bool:
+    """Whether ``url`` holds a password (``redis://:secret@host``, ``?password=secret``)."""
+    return masked_url(url) != url
+
+
+def secret_option(
+    *decls: str, envvar: str, file_envvar: str, metavar: str, what: str, help: str, secret: Callable[[str], bool]
+) -> Callable[[F], F]:
+    """``--NAME VALUE`` (or ``$envvar``) and ``--NAME-file FILE`` (or ``$file_envvar``), for a
+    value that may be a secret: the command receives the one given as ``NAME``.
+
+    ``--NAME-file -`` reads stdin. Typed on the command line, the value is in ``ps`` for
+    every local user to read, so a value that ``secret()`` finds secret is warned about
+    in one line on stderr; the environment and a file are not. A value typed on the
+    command line beats one from the environment; two given the same way are a usage error.
+    """
+    flag = decls[0]
+    name = flag.lstrip("-").replace("-", "_")
+    file_flag = f"{flag}-file"
+    file_name = f"{name}_file"
+
+    def decorate(fn: F) -> F:
+        @click.option(*decls, name, envvar=envvar, metavar=metavar, help=help)
+        @click.option(
+            file_flag,
+            file_name,
+            envvar=file_envvar,
+            metavar="FILE",
+            help=f"Read the {what} from FILE's first line, - for stdin (or ${file_envvar}): unlike {flag}, "
+            f"not {IN_PS}.",
+        )
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            ctx = click.get_current_context()
+            value, path = kwargs.pop(name), kwargs.pop(file_name)
+            typed = ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+            typed_file = ctx.get_parameter_source(file_name) is ParameterSource.COMMANDLINE
+            if value is not None and path is not None and typed == typed_file:
+                given = f"{flag} and {file_flag}" if typed else f"${envvar} and ${file_envvar}"
+                raise click.UsageError(f"{given} both give the {what}: give one")
+            if path is not None and not typed:
+                value = read_secret(path, file_flag, what)
+                if typed_file:  # repeated in the command lines printed to paste (red7_line)
+                    ctx.meta[f"red7.typed_{file_name}"] = path
+            elif typed and value is not None and secret(value):
+                click.echo(f"Warning: the {what} in {flag} is {IN_PS}: use ${envvar} or {file_flag}.", err=True)
+            kwargs[name] = value
+            return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def read_secret(path: str, flag: str, what: str) -> str:
+    """The first line of file ``path`` (stdin for ``-``), stripped: a usage error if unreadable or empty."""
+    try:
+        if path == STDIN:
+            line = sys.stdin.readline()
+        else:
+            with open(path, encoding="utf-8") as handle:
+                line = handle.readline()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.BadParameter(
+            f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}", param_hint=flag
+        ) from None
+    if not line.strip():
+        raise click.BadParameter(
+            f"{'stdin' if path == STDIN else path} holds no {what} on its first line", param_hint=flag
+        )
+    return line.strip()
 
 
 def url_option(fn: F) -> F:
-    """``--url`` on every command that talks to Redis (rq's convention)."""
+    """``--url`` on every command that talks to Redis (rq's convention), and ``--url-file``."""
 
-    @click.option(
+    @secret_option(
         "--url",
         "-u",
         envvar="REDIS_URL",
+        file_envvar="RED7_URL_FILE",
         metavar="URL",
-        help="Redis URL, e.g. redis://localhost:6379/0 (default: $REDIS_URL, else the embedded Redis).",
+        what="Redis URL",
+        help="Redis URL, e.g. redis://localhost:6379/0 (default: $REDIS_URL, else the embedded Redis); "
+        f"a password in it is {IN_PS}: a warning says so.",
+        secret=has_password,
     )
     @click.pass_context
     @functools.wraps(fn)
@@ -187,6 +272,19 @@ def url_option(fn: F) -> F:
         return ctx.invoke(fn, *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+def token_option(help: str) -> Callable[[F], F]:
+    """``--token`` and ``--token-file`` (``$RED7_TOKEN``, ``$RED7_TOKEN_FILE``): a seat's token."""
+    return secret_option(
+        "--token",
+        envvar="RED7_TOKEN",
+        file_envvar="RED7_TOKEN_FILE",
+        metavar="TOKEN",
+        what="seat token",
+        help=f"{help} (default: $RED7_TOKEN); {IN_PS}.",
+        secret=lambda token: False,  # a seat's, not the whole Redis: the help says it
+    )
 
 
 class Seconds(click.FloatRange):
@@ -260,8 +358,17 @@ def emit_json(data: Any) -> None:
 
 def red7_line(*words: str, url: str | None) -> str:
     """A ``red7`` command line for people to paste: every word shell-quoted (a seat may be
-    named ``o'neil`` or ``$(x)``), and ``--url`` when one was typed (:func:`typed_url`)."""
-    return " ".join(map(_quoted, ["red7", *words, *(("--url", url) if url else ())]))
+    named ``o'neil`` or ``$(x)``), and ``--url`` (or ``--url-file``) when one was typed (:func:`typed_url`)."""
+    return " ".join(map(_quoted, ["red7", *words, *_connection_words(url)]))
+
+
+def _connection_words(url: str | None) -> tuple[str, ...]:
+    """``--url URL`` when one was typed, else ``--url-file FILE`` when that was typed."""
+    if url:
+        return ("--url", url)
+    ctx = click.get_current_context(silent=True)
+    path: str | None = ctx.meta.get(TYPED_URL_FILE) if ctx is not None else None
+    return ("--url-file", path) if path else ()
 
 
 def _quoted(word: str) -> str:

@@ -31,19 +31,23 @@ def live_workers(connection: redis.Redis) -> list[str]:
 
 
 def spawn_worker(url: str, max_idle: int | None = 900, rq_url: str | None = None) -> subprocess.Popen[bytes]:
-    """Start a background worker (that exits after ``max_idle`` idle seconds, if given)."""
+    """Start a background worker (that exits after ``max_idle`` idle seconds, if given).
+
+    The URLs go in its environment, not on its command line, where a password in them
+    would be in ``ps`` for every local user for as long as the worker runs.
+    """
     log_path = data_dir() / "worker.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = open(log_path, "ab")  # noqa: SIM115 - handed to the child process
+    env = {k: v for k, v in os.environ.items() if k not in ("RED7_URL_FILE", "RED7_RQ_URL", "RED7_RQ_URL_FILE")}
+    env.update(REDIS_URL=url, PYTHONUNBUFFERED="1", **({} if rq_url is None else {"RED7_RQ_URL": rq_url}))
     return subprocess.Popen(
-        [sys.executable, "-m", "red7es.cli", "worker", "--url", url]
-        + ([] if max_idle is None else ["--max-idle", str(max_idle)])
-        + ([] if rq_url is None else ["--rq-url", rq_url]),
+        [sys.executable, "-m", "red7es.cli", "worker"] + ([] if max_idle is None else ["--max-idle", str(max_idle)]),
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
-        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        env=env,
         # `python -m` puts the working directory first on sys.path: started from a
         # checkout of red7es, its red7es/ folder (which has no cli/) would shadow the
         # installed package. The data directory holds no Python code.

@@ -1581,8 +1581,9 @@ def test_status_and_errors_never_print_the_password(alice: Red7, private_redis: 
         with redis.Redis.from_url(url) as connection:
             connection.config_set("requirepass", "")  # so the fixture can shut it down
     down = f"redis://user:s3cret@127.0.0.1:{free_port()}/0"
-    line = one_line_error(alice("status", "--url", down))
-    assert "redis://user:***@127.0.0.1" in line and "s3cret" not in line
+    warning, line = fails(alice("status", "--url", down)).splitlines()  # a typed password is warned about
+    assert warning.startswith("Warning: the Redis URL in --url is seen by every local user in ps")
+    assert line.startswith("Error: ") and "redis://user:***@127.0.0.1" in line and "s3cret" not in line
 
 
 def test_serve_runs_workers_until_stopped(alice: Red7) -> None:

@@ -159,7 +159,10 @@ def _about(place: str, words: str) -> bool:
 
 
 # Documented once for every command that has it, in the first bullet of "Connection and files".
-EVERY_COMMAND = {"--url": "`-u URL`/`--url URL` on every command that talks to Redis, default `$REDIS_URL`"}
+EVERY_COMMAND = {
+    "--url": "`-u URL`/`--url URL` on every command that talks to Redis, default `$REDIS_URL`",
+    "--url-file": "`--url-file FILE` (or `RED7_URL_FILE`), on every command that talks to Redis",
+}
 
 
 @pytest.mark.parametrize(("words", "command"), [pytest.param(*c, id=c[0] or "red7") for c in commands()])

@@ -30,19 +30,21 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def pids_using(home: Path) -> list[int]:
-    """Processes whose command line names this data directory (the Redis and the worker)."""
+    """Processes whose command line or working directory names this data directory: the
+    Redis, and the worker (which runs in it, its URL in its environment)."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            cwd = os.readlink(entry / "cwd")
             state = next(
                 (line for line in (entry / "status").read_text().splitlines() if line.startswith("State:")), ""
             )
         except OSError:
             continue
-        if str(home) in cmdline and "zombie" not in state:
+        if (str(home) in cmdline or cwd.startswith(str(home))) and "zombie" not in state:
             found.append(int(entry.name))
     return found
 
