@@ -1,16 +1,25 @@
-"""docker-compose.yml runs only commands the red7 CLI really has, with options it accepts."""
+"""docker-compose.yml runs only commands the red7 CLI really has, with options it accepts, and
+does not hand out its Redis: a password with no default, published on loopback only, and
+RQ's queues (whoever writes them runs code on the workers) on a Redis published nowhere."""
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import click
 import pytest
+import redis
 import yaml
+from support import wait_for
 
 from red7es.cli.main import cli
+from red7es.service.redis_server import free_port, redis_binary
 
 COMPOSE = Path(__file__).resolve().parent.parent / "docker-compose.yml"
 
@@ -69,8 +78,88 @@ def test_compose_has_persistent_redis_and_scalable_workers() -> None:
     spec = yaml.safe_load(COMPOSE.read_text())
     redis = spec["services"]["redis"]
     assert redis["image"].startswith("redis:7")
-    assert "--appendonly" in redis["command"] and "yes" in redis["command"]
+    assert "--appendonly yes" in " ".join(redis["command"])
     assert any(v.endswith(":/data") for v in redis["volumes"])
     worker = spec["services"]["worker"]
-    assert worker["environment"]["REDIS_URL"].startswith("redis://redis:")
+    assert worker["environment"]["REDIS_URL"].endswith("@redis:6379/0")
     assert "healthcheck" in worker and "healthcheck" in redis
+
+
+def test_redis_needs_a_password_with_no_default() -> None:
+    """`docker compose up` published Redis on every interface without a password: whoever
+    reached port 6379 read every hand and ran code on the workers."""
+    text = COMPOSE.read_text()
+    uses = re.findall(r"\$\{REDIS_PASSWORD([^}]*)\}", text)
+    assert uses and all(use.startswith(":?") for use in uses), "compose refuses to start without it"
+    services = yaml.safe_load(text)["services"]
+    assert services["redis"]["environment"]["REDIS_PASSWORD"].startswith("${REDIS_PASSWORD:?")
+    assert "requirepass $$REDIS_PASSWORD" in services["redis"]["command"][-1]
+    for name in ("worker", "red7"):
+        assert services[name]["environment"]["REDIS_URL"].startswith("redis://:${REDIS_PASSWORD:?")
+
+
+def test_nothing_is_published_beyond_this_machine_and_rq_nowhere() -> None:
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    for name, service in services.items():
+        for port in service.get("ports", []):
+            assert str(port).startswith("127.0.0.1:"), (name, port)
+    assert "ports" not in services["rq"]
+    for name in ("worker", "red7"):
+        assert services[name]["environment"]["RED7_RQ_URL"] == "redis://rq:6379/0"
+
+
+@pytest.fixture
+def compose_redis(tmp_path: Path) -> Iterator[tuple[int, dict[str, str]]]:
+    """The compose file's Redis command run by the real redis-server 7 (as compose runs it:
+    ``$$`` is ``$``), behind a stand-in for the image's entrypoint that adds what the real one
+    adds (``--protected-mode no``) and a port and directory of the test's own."""
+    if not os.access(redis_binary(prefer_system=True), os.X_OK):
+        pytest.skip("no redis-server")
+    port = free_port()
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    entrypoint = bin_dir / "docker-entrypoint.sh"
+    entrypoint.write_text(
+        f'#!/bin/sh\ncmd=$1; shift\nexec "$cmd" --port {port} --dir {tmp_path} --protected-mode no "$@"\n'
+    )
+    entrypoint.chmod(0o755)
+    (bin_dir / "redis-server").symlink_to(redis_binary(prefer_system=True))
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", REDIS_PASSWORD="s3cret0in0compose")
+    command = [word.replace("$$", "$") for word in yaml.safe_load(COMPOSE.read_text())["services"]["redis"]["command"]]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = redis.Redis(port=port, password=env["REDIS_PASSWORD"], socket_connect_timeout=1)
+    try:
+        wait_for(lambda: _answers(client), "the compose Redis", timeout=20)
+        yield port, env
+    finally:
+        if process.poll() is None:
+            process.terminate()
+        process.wait(20)
+        client.close()
+
+
+def _answers(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.exceptions.ConnectionError:
+        return False
+
+
+@pytest.mark.integration
+def test_the_compose_redis_wants_its_password_and_keeps_it_out_of_ps(compose_redis: tuple[int, dict[str, str]]) -> None:
+    port, env = compose_redis
+    with redis.Redis(port=port) as anonymous, pytest.raises(redis.exceptions.AuthenticationError):
+        anonymous.ping()
+    password = env["REDIS_PASSWORD"]
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes() if entry.name.isdigit() else b""
+        except OSError:
+            continue
+        assert password.encode() not in cmdline, f"the password is in the arguments of process {entry.name}"
+    health = yaml.safe_load(COMPOSE.read_text())["services"]["redis"]["healthcheck"]["test"]
+    assert health[0] == "CMD-SHELL"
+    script = health[1].replace("$$", "$").replace("redis-cli", f"redis-cli -p {port}")
+    assert subprocess.run(["sh", "-c", script], env=env).returncode == 0
+    wrong = subprocess.run(["sh", "-c", script], env={**env, "REDIS_PASSWORD": "wrong"}, stderr=subprocess.DEVNULL)
+    assert wrong.returncode != 0, "a healthcheck that passes without the password checks nothing"
