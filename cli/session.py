@@ -30,15 +30,19 @@ def live_workers(connection: redis.Redis) -> list[str]:
     return sorted(names)
 
 
-def spawn_worker(url: str, max_idle: int | None = 900, rq_url: str | None = None) -> subprocess.Popen[bytes]:
-    """Start a background worker (that exits after ``max_idle`` idle seconds, if given)."""
+def spawn_worker(
+    url: str, max_idle: int | None = 900, rq_url: str | None = None, *, slow_bots: bool = True
+) -> subprocess.Popen[bytes]:
+    """Start a background worker (that exits after ``max_idle`` idle seconds, if given;
+    without ``slow_bots``, one kept for people's moves: ``red7 worker --no-slow-bots``)."""
     log_path = data_dir() / "worker.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = open(log_path, "ab")  # noqa: SIM115 - handed to the child process
     return subprocess.Popen(
         [sys.executable, "-m", "red7es.cli", "worker", "--url", url]
         + ([] if max_idle is None else ["--max-idle", str(max_idle)])
-        + ([] if rq_url is None else ["--rq-url", rq_url]),
+        + ([] if rq_url is None else ["--rq-url", rq_url])
+        + ([] if slow_bots else ["--no-slow-bots"]),
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
