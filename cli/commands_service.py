@@ -11,6 +11,7 @@ from typing import Any
 import click
 import redis
 
+from red7es.bots.ismcts import MAX_TIME
 from red7es.service.client import QUEUE_NAME
 from red7es.service.connection import (
     UNREACHABLE_ERRORS,
@@ -22,6 +23,7 @@ from red7es.service.connection import (
     masked_url,
 )
 from red7es.service.names import shown
+from red7es.service.store import DEFAULT_MAX_BOT_TIME
 
 from .options import IN_PS, emit_json, has_password, json_option, pass_session, secret_option, url_option
 from .session import Session, live_workers, spawn_worker
@@ -44,12 +46,36 @@ rq_url_option = secret_option(
 @click.option("--burst", is_flag=True, help="Serve one shift (10 s of games), then stop.")
 @click.option("--max-idle", type=int, metavar="SECONDS", help="Stop after this many idle seconds.")
 @click.option("--name", help="Worker name (default: random).")
+@click.option(
+    "--max-bot-time",
+    type=click.FloatRange(0, MAX_TIME, min_open=True),
+    default=DEFAULT_MAX_BOT_TIME,
+    show_default=True,
+    envvar="RED7_MAX_BOT_TIME",
+    metavar="SECONDS",
+    help="The longest a bot may think on one turn: new games asking more are refused, older ones cut short.",
+    callback=lambda _ctx, _param, value: _a_number(value),
+)
+@click.option(
+    "--slow-bots/--no-slow-bots",
+    default=True,
+    show_default=True,
+    envvar="RED7_SLOW_BOTS",
+    help="Whether to play bots that think long (ismcts:time=2); a worker without keeps people's moves quick.",
+)
 @click.option("--verbose", "-v", is_flag=True, help="Log every job.")
 @rq_url_option
 @url_option
 @pass_session
 def worker(
-    session: Session, burst: bool, max_idle: int | None, name: str | None, verbose: bool, rq_url: str | None
+    session: Session,
+    burst: bool,
+    max_idle: int | None,
+    name: str | None,
+    max_bot_time: float,
+    slow_bots: bool,
+    verbose: bool,
+    rq_url: str | None,
 ) -> None:
     """Run one worker: folds submitted commands into games and plays bots.
 
@@ -57,9 +83,14 @@ def worker(
     killed at any moment loses nothing (another picks its games up). A worker
     started before its Redis says so once and waits for it.
 
+    Bots that think long (over half a second a turn) are played only by workers
+    with --slow-bots: run at least one with --no-slow-bots, and people's moves are
+    never kept waiting behind a bot's search.
+
     \b
     Example:
         REDIS_URL=redis://localhost:6379/0 red7 worker
+        red7 worker --no-slow-bots        # a worker kept for people's moves
     """
     from red7es.workers.worker import run_worker
 
@@ -87,7 +118,16 @@ def worker(
         name=name,
         logging_level="INFO" if verbose else "WARNING",
         redis_down=redis_down,
+        slow_bots=slow_bots,
+        max_bot_time=max_bot_time,
     )
+
+
+def _a_number(value: float) -> float:
+    """``value`` unless it is nan, which click's FloatRange lets through (no comparison is true of it)."""
+    if value != value:
+        raise click.BadParameter("nan is not a number of seconds")
+    return value
 
 
 def _client_when_reachable(url: str) -> redis.Redis:
@@ -114,6 +154,8 @@ def _client_when_reachable(url: str) -> redis.Redis:
 def serve(session: Session, count: int, rq_url: str | None) -> None:
     """Run the service in the foreground: Redis (embedded unless --url) and workers.
 
+    With two workers or more, the first plays no bot that thinks long (red7
+    worker --no-slow-bots), so people's moves never wait on a bot's search.
     Workers that die are restarted. Ctrl-C stops them (the embedded Redis keeps
     running for the next command; stop it with `red7 shutdown`).
 
@@ -128,7 +170,12 @@ def serve(session: Session, count: int, rq_url: str | None) -> None:
             " give it one with --rq-url (or RED7_RQ_URL)"
         )
     session.connection.ping()
-    processes: list[subprocess.Popen[bytes]] = [spawn_worker(url, None, rq_url) for _ in range(count)]
+
+    def spawn(i: int) -> subprocess.Popen[bytes]:
+        # With two or more, the first is kept for people's moves: no bot's search holds them up.
+        return spawn_worker(url, None, rq_url, slow_bots=i > 0 or count == 1)
+
+    processes: list[subprocess.Popen[bytes]] = [spawn(i) for i in range(count)]
     click.echo(f"red7es serving {session.endpoint.shown} with {count} worker(s). Ctrl-C to stop.")
     stopping = False
 
@@ -142,7 +189,7 @@ def serve(session: Session, count: int, rq_url: str | None) -> None:
             for i, process in enumerate(processes):
                 if process.poll() is not None and not stopping:
                     click.echo(f"worker {process.pid} exited ({process.returncode}); restarting", err=True)
-                    processes[i] = spawn_worker(url, None, rq_url)
+                    processes[i] = spawn(i)
             time.sleep(0.5)
     except KeyboardInterrupt:
         pass

@@ -30,8 +30,11 @@ def live_workers(connection: redis.Redis) -> list[str]:
     return sorted(names)
 
 
-def spawn_worker(url: str, max_idle: int | None = 900, rq_url: str | None = None) -> subprocess.Popen[bytes]:
-    """Start a background worker (that exits after ``max_idle`` idle seconds, if given).
+def spawn_worker(
+    url: str, max_idle: int | None = 900, rq_url: str | None = None, *, slow_bots: bool = True
+) -> subprocess.Popen[bytes]:
+    """Start a background worker (that exits after ``max_idle`` idle seconds, if given;
+    without ``slow_bots``, one kept for people's moves: ``red7 worker --no-slow-bots``).
 
     The URLs go in its environment, not on its command line, where a password in them
     would be in ``ps`` for every local user for as long as the worker runs.
@@ -42,7 +45,9 @@ def spawn_worker(url: str, max_idle: int | None = 900, rq_url: str | None = None
     env = {k: v for k, v in os.environ.items() if k not in ("RED7_URL_FILE", "RED7_RQ_URL", "RED7_RQ_URL_FILE")}
     env.update(REDIS_URL=url, PYTHONUNBUFFERED="1", **({} if rq_url is None else {"RED7_RQ_URL": rq_url}))
     return subprocess.Popen(
-        [sys.executable, "-m", "red7es.cli", "worker"] + ([] if max_idle is None else ["--max-idle", str(max_idle)]),
+        [sys.executable, "-m", "red7es.cli", "worker"]
+        + ([] if max_idle is None else ["--max-idle", str(max_idle)])
+        + ([] if slow_bots else ["--no-slow-bots"]),
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -60,12 +60,14 @@ class WorkerPool:
         self.rq_url = rq_url  # RQ's own Redis (needed when ``url`` is a Redis Cluster)
         self.processes: list[subprocess.Popen[bytes]] = []
 
-    def start(self, count: int = 1, *, wait: bool = False, cli: bool = True) -> list[subprocess.Popen[bytes]]:
+    def start(
+        self, count: int = 1, *, wait: bool = False, cli: bool = True, args: Sequence[str] = ()
+    ) -> list[subprocess.Popen[bytes]]:
         """Start ``count`` workers; returns their processes.
 
         ``wait=True`` returns only once they all report (``red7:worker:*`` heartbeats, 30 s
         at most): Redis must then be up. ``cli=False`` runs ``run_worker`` directly, without
-        the CLI around it.
+        the CLI around it; ``args`` are more options of ``red7 worker`` (``--no-slow-bots``).
         """
         code = (
             "import redis; from red7es.workers.worker import run_worker; "
@@ -74,6 +76,7 @@ class WorkerPool:
         argv = ["-m", "red7es.cli", "worker", "--url", self.url] if cli else ["-c", code]
         if cli and self.rq_url:
             argv += ["--rq-url", self.rq_url]
+        argv += list(args) if cli else []
         # Only a waiting start talks to Redis: without wait, Redis may well be down.
         connection = client_for(self.url) if wait else None
         try:

@@ -8,12 +8,13 @@ measures strength properly).
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from red7es.bots.base import BotError, DecisionInterrupted, make_bot, spec_options
+from red7es.bots.base import BotError, DecisionInterrupted, make_bot, spec_options, thinks_long
 from red7es.bots.greedy import GreedyBot
 from red7es.bots.ismcts import IsmctsBot, playout, playout_turn, round_rewards
 from red7es.bots.random_bot import RandomBot
@@ -310,3 +311,47 @@ def test_every_option_is_documented() -> None:
     options = spec_options(IsmctsBot.from_options)
     assert documented == options == ["iterations", "time", "c", "belief"]
     assert make_bot("ismcts:" + ",".join(f"{o}=1" for o in options)).name == "ismcts"
+
+
+def test_a_new_games_budget_is_held_to_the_operators_cap() -> None:
+    """Issue 24: ``time=3600`` was accepted, and held a worker an hour a turn."""
+    with pytest.raises(BotError) as refused:
+        make_bot("ismcts:time=20", new_game=True, max_time=10)
+    assert str(refused.value) == (
+        "bad options for bot 'ismcts': time must be above 0 and at most 10 seconds on this service"
+        " (red7 worker --max-bot-time), not 20.0"
+    )
+    assert isinstance(make_bot("ismcts:time=10", new_game=True, max_time=10), IsmctsBot)
+    with pytest.raises(BotError, match="at most 3600 seconds, not 4000"):  # a cap above the fixed one is no cap
+        make_bot("ismcts:time=4000", new_game=True, max_time=1e9)
+
+
+@pytest.mark.parametrize("spec", ["ismcts:time=60", "ismcts:iterations=1000000", "ismcts:time=3600,iterations=1000000"])
+def test_every_search_ends_by_the_cap_an_older_games_too(spec: str) -> None:
+    """A game created before the cap (or under a higher one) keeps its spec, and its searches end by the cap."""
+    bot = make_bot(spec, seed=2, max_time=0.2)
+    game = Game.new(3, seed="capped")
+    obs = game.observation(game.turn)
+    started = time.perf_counter()
+    assert bot.choose(obs) in game.legal_turns()
+    assert time.perf_counter() - started < 10  # 0.2 s and the setting-up, not a minute
+    assert isinstance(bot, IsmctsBot) and bot.last_stats is not None and bot.last_stats.seconds < 5
+
+
+@pytest.mark.parametrize(
+    ("spec", "long"),
+    [
+        ("ismcts", False),
+        ("ismcts:time=0.5", False),
+        ("ismcts:time=0.6", True),
+        ("ismcts:iterations=2000", False),
+        ("ismcts:iterations=2001", True),
+        ("ismcts:time=5,iterations=100", False),  # whichever ends first
+        ("ismcts:time=0.1,iterations=100000", False),
+        ("ismcts:time=5,iterations=100000", True),
+        ("greedy", False),
+        ("random", False),
+    ],
+)
+def test_which_bots_think_long(spec: str, long: bool) -> None:
+    assert thinks_long(make_bot(spec)) is long

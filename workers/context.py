@@ -15,11 +15,11 @@ from typing import Any
 import redis
 from rq.timeouts import JobTimeoutException
 
-from red7es.service.client import GameService
+from red7es.service.client import NUDGE_TTL_MS, GameService
 from red7es.service.connection import UNREACHABLE_ERRORS, WAITED_OUT_ERRORS, unavailable
 from red7es.service.folding import Folder, GameBroken, has_work
-from red7es.service.inbox import Inbox
-from red7es.service.store import NoSuchGame
+from red7es.service.inbox import SLOW_INBOX_KEY, Inbox
+from red7es.service.store import DEFAULT_MAX_BOT_TIME, NoSuchGame
 
 __all__ = ["WorkerContext", "current_context", "repeating", "use_context"]
 
@@ -37,11 +37,24 @@ _CURRENT: contextvars.ContextVar[WorkerContext | None] = contextvars.ContextVar(
 class WorkerContext:
     """One per worker process: folds games, holds their leases, sweeps for lost work."""
 
-    def __init__(self, connection: redis.Redis, owner: str | None = None) -> None:
+    def __init__(
+        self,
+        connection: redis.Redis,
+        owner: str | None = None,
+        *,
+        slow_bots: bool = True,
+        max_bot_time: float = DEFAULT_MAX_BOT_TIME,
+    ) -> None:
         self.inbox = Inbox(connection)
+        # Games whose bot to move thinks long wait here for a worker that takes slow bots,
+        # so that no search holds up the inbox, where people's moves arrive.
+        self.slow_inbox = Inbox(connection, SLOW_INBOX_KEY)
+        self.slow_bots = slow_bots  # whether this worker takes games from the slow-bot inbox
+        self.max_bot_time = max_bot_time  # no bot decision of this worker lasts longer
+        self._published = False  # max_bot_time told to clients this shift
         self.service = GameService(connection, wake=self.inbox.post)
         self.store = self.service.store
-        self.folder = Folder(self.store, interrupted=lambda: self.stopping)
+        self.folder = Folder(self.store, interrupted=lambda: self.stopping, max_bot_time=max_bot_time)
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}"
         self._stalled_since: dict[str, float] = {}
         self._unreadable: set[str] = set()  # games whose keys the sweep could not read (logged once)
@@ -60,6 +73,8 @@ class WorkerContext:
         end = time.monotonic() + seconds
         served = 0
         self.inbox.recheck_group()  # once a shift
+        self.slow_inbox.recheck_group()
+        self._published = False
         while not self.stopping:
             left = end - time.monotonic()
             if left <= 0:
@@ -80,21 +95,33 @@ class WorkerContext:
     def _serve(self, consumer: str, left: float) -> int:
         """One pass of a shift: beat, sweep if due, fold what the inbox holds; games served."""
         self.beat()
+        if not self._published:
+            self.store.publish_max_bot_time(self.max_bot_time)
+            self._published = True
         if time.monotonic() - self.last_sweep >= SWEEP_SECONDS:
             self.sweep()
-        served = 0
         end = time.monotonic() + left
         taken = self.inbox.take(consumer, block_ms=max(1, int(min(left, 0.5) * 1000)))
+        served = self._fold(taken, end, self.inbox, quick=True)
+        if self.slow_bots and not self.stopping:
+            # One slow game a pass, then back to the inbox: a search never holds up games
+            # this worker has taken, and the other slow games are left to other workers.
+            served += self._fold(self.slow_inbox.take(consumer, count=1, block_ms=None), end, self.slow_inbox)
+        return served
+
+    def _fold(self, taken: list[str], end: float, inbox: Inbox, quick: bool = False) -> int:
+        """Advance the games taken from ``inbox`` (``quick``: leaving slow bots to others); games served."""
+        served = 0
         for n, game_id in enumerate(taken):
             if self.stopping or (n and time.monotonic() > end):
                 # A worker asked to stop goes at once, and slow bots can make a batch outlast
                 # the shift: hand the rest back rather than run into RQ's job timeout, which
                 # would cut a decision short.
                 for later in taken[n:]:
-                    self.inbox.post(later)
+                    inbox.post(later)
                 break
             try:
-                self.advance(game_id)
+                self.advance(game_id, quick=quick)
             except WAITED_OUT_ERRORS:
                 raise  # Redis is gone or refusing writes: the shift waits, the sweep recovers the games
             except JobTimeoutException:
@@ -107,13 +134,17 @@ class WorkerContext:
             self.last_work = time.monotonic()
         return served
 
-    def advance(self, game_id: str) -> dict[str, Any]:
-        """Fold a game for one time slice, then hand it back (re-posted if work is left)."""
+    def advance(self, game_id: str, *, quick: bool = False) -> dict[str, Any]:
+        """Fold a game for one time slice, then hand it back (re-posted if work is left).
+
+        A ``quick`` fold (a game from the inbox) leaves a bot that thinks long to the
+        slow-bot inbox, so the worker is soon back for people's moves.
+        """
         if not self.store.acquire_lease(game_id, self.owner, LEASE_MS):
             return {"game": game_id, "skipped": "another worker holds the game"}
         try:
             with self._kept_alive(game_id):
-                progress = self.folder.advance(game_id, max_seconds=SLICE_SECONDS)
+                progress = self.folder.advance(game_id, max_seconds=SLICE_SECONDS, quick=quick)
         except (GameBroken, NoSuchGame) as exc:
             log.error("%s", exc)
             self.store.release_lease(game_id, self.owner)
@@ -122,18 +153,25 @@ class WorkerContext:
         except BaseException:
             self.store.release_lease(game_id, self.owner)
             raise
-        # Order matters: release, clear the nudge, then look again, so a command that
-        # arrived meanwhile is either seen here or wakes a worker itself.
         self.store.release_lease(game_id, self.owner)
-        meta, last_command = self.store.clear_nudge_and_look(game_id)
-        if progress.more or has_work(meta, last_command):
-            self.service.schedule(game_id)
+        if progress.slow:
+            # The nudge stays set (to "slow"): a client's command meanwhile is answered by
+            # the slow-bot worker, before its bot thinks, and the sweep re-posts it there.
+            self.store.set_slow_nudge(game_id, NUDGE_TTL_MS)
+            self.slow_inbox.post_once(game_id)
+        else:
+            # Order matters: release, clear the nudge, then look again, so a command that
+            # arrived meanwhile is either seen here or wakes a worker itself.
+            meta, last_command = self.store.clear_nudge_and_look(game_id)
+            if progress.more or has_work(meta, last_command):
+                self.service.schedule(game_id)
         return {
             "game": game_id,
             "commands": progress.commands,
             "bot_moves": progress.bot_moves,
             "events": progress.events,
             "conflicts": progress.conflicts,
+            "slow": progress.slow,
         }
 
     def _kept_alive(self, game_id: str) -> contextlib.AbstractContextManager[None]:
@@ -180,7 +218,11 @@ class WorkerContext:
                 woken += 1
             elif now - first > STALL_SECONDS:
                 # The nudge is set but nobody picked the game up: its post was lost.
-                self.inbox.post(game_id)
+                # (A game waiting on the slow-bot inbox was not lost, only queued: posted once.)
+                if self.store.waits_for_slow_bots(game_id):
+                    self.slow_inbox.post_once(game_id)
+                else:
+                    self.inbox.post(game_id)
                 self._stalled_since[game_id] = now
                 woken += 1
         for game_id in list(self._stalled_since):

@@ -22,6 +22,7 @@ from rq.exceptions import StopRequested
 from red7es.bots.ismcts import MAX_TIME
 from red7es.service.client import QUEUE_NAME
 from red7es.service.connection import WAITED_OUT_ERRORS, backoff, is_cluster, unavailable
+from red7es.service.store import DEFAULT_MAX_BOT_TIME
 
 from .context import WorkerContext, use_context
 
@@ -124,6 +125,8 @@ def run_worker(
     name: str | None = None,
     logging_level: str = "WARNING",
     redis_down: bool = False,
+    slow_bots: bool = True,
+    max_bot_time: float = DEFAULT_MAX_BOT_TIME,
 ) -> None:
     """Run one worker until stopped; survives Redis restarts by reconnecting.
 
@@ -132,12 +135,14 @@ def run_worker(
     server, has its own.  ``burst`` serves one shift and stops; ``max_idle`` stops once
     no game has needed work for that many seconds.  ``redis_down``: the caller has
     already told that Redis cannot be reached, so the worker only tells when it can.
+    ``slow_bots``: take games whose bot thinks long (docs/architecture.md, *Slow bots*);
+    ``max_bot_time``: no bot decision lasts longer, and new games may ask no more.
     """
     if rq_connection is None:
         if is_cluster(connection):
             raise ValueError("RQ needs a single Redis server: give run_worker an rq_connection besides the cluster")
         rq_connection = connection
-    context = WorkerContext(connection)
+    context = WorkerContext(connection, slow_bots=slow_bots, max_bot_time=max_bot_time)
     context.max_idle = max_idle
     delays = backoff()
     delay = next(delays)

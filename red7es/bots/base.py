@@ -12,7 +12,22 @@ from ..game import Game
 from ..observation import Observation
 from ..steps import Turn
 
-__all__ = ["BOT_NAMES", "Bot", "BotError", "DecisionInterrupted", "make_bot", "observation_for", "spec_options"]
+__all__ = [
+    "BOT_NAMES",
+    "QUICK_TIME",
+    "Bot",
+    "BotError",
+    "DecisionInterrupted",
+    "make_bot",
+    "observation_for",
+    "spec_options",
+    "thinks_long",
+]
+
+# Seconds a bot's decision may take without holding a worker noticeably: a bot whose
+# budget may be longer ``thinks_long``, and its turns go to the workers that take slow
+# bots (docs/architecture.md, *Slow bots*).
+QUICK_TIME = 0.5
 
 
 class BotError(ValueError):
@@ -55,7 +70,7 @@ BOT_NAMES: tuple[str, ...] = tuple(_BOTS)
 
 
 # Arguments of a bot's from_options that are not options of its spec.
-_NOT_OPTIONS = ("seed", "interrupted")
+_NOT_OPTIONS = ("seed", "interrupted", "max_time")
 
 
 @functools.cache
@@ -70,7 +85,14 @@ def spec_options(from_options: Callable[..., object]) -> list[str]:
     return [p for p in _arguments(from_options) if p not in _NOT_OPTIONS]
 
 
-def make_bot(spec: str, seed: int = 0, *, new_game: bool = False, interrupted: Callable[[], bool] | None = None) -> Bot:
+def make_bot(
+    spec: str,
+    seed: int = 0,
+    *,
+    new_game: bool = False,
+    interrupted: Callable[[], bool] | None = None,
+    max_time: float | None = None,
+) -> Bot:
     """Build a bot from ``name`` or ``name:option=value,...`` (``ismcts:iterations=500``).
 
     The same spec and seed always make a bot that plays the same way.  ``new_game``
@@ -79,6 +101,8 @@ def make_bot(spec: str, seed: int = 0, *, new_game: bool = False, interrupted: C
     ``interrupted`` is handed to a bot that may think for long (its ``from_options``
     takes it), which asks it as it searches and gives up with
     :class:`DecisionInterrupted` once it says True; quick bots need not ask.
+    ``max_time`` (seconds) is the operator's cap on one decision, handed likewise to a bot
+    that may think long: it ends every search by then, and a new game's bot may ask no more.
     """
     name, _, opts = spec.partition(":")
     name = name.strip().lower()
@@ -102,11 +126,17 @@ def make_bot(spec: str, seed: int = 0, *, new_game: bool = False, interrupted: C
             raise BotError(f"bot option {key!r} is given twice in {spec!r}")
         options[key] = value.strip()
     try:
-        takes_it = interrupted is not None and "interrupted" in _arguments(cls.from_options)
-        extra = {"interrupted": interrupted} if takes_it else {}
+        handed = {"interrupted": interrupted, "max_time": max_time}
+        extra = {k: v for k, v in handed.items() if v is not None and k in _arguments(cls.from_options)}
         bot: Bot = cls.from_options(seed=seed, **options, **extra)
         if new_game and hasattr(bot, "check_limits"):
             bot.check_limits()
     except (TypeError, ValueError) as exc:
         raise BotError(f"bad options for bot {name!r}: {exc}") from None
     return bot
+
+
+def thinks_long(bot: Bot) -> bool:
+    """Whether a decision of ``bot`` may hold a worker for more than about :data:`QUICK_TIME`
+    (its ``thinks_long``; bots without one are quick)."""
+    return bool(getattr(bot, "thinks_long", False))

@@ -58,7 +58,7 @@ from ..observation import Dealer, Observation, determinize
 from ..rules import match_winners, palette_keys, qualifying_mask, rival_keys
 from ..steps import DRAW, END, FOLD, STEPS, Turn
 from ..variant import Variant
-from .base import DecisionInterrupted
+from .base import QUICK_TIME, DecisionInterrupted
 from .greedy import FOLD_VALUE, rules_held, turn_value, with_draw
 from .inference import card_weights
 
@@ -68,6 +68,7 @@ __all__ = [
     "IsmctsBot",
     "MAX_ITERATIONS",
     "MAX_TIME",
+    "QUICK_ITERATIONS",
     "SearchStats",
     "decision_seed",
     "playout",
@@ -83,6 +84,10 @@ DEFAULT_BELIEF = 0.9  # how far opponents are taken to choose like greedy (red7e
 # and a million iterations (a few minutes at the benchmarks' 4,000-8,000 playouts/s).
 MAX_TIME = 3600.0
 MAX_ITERATIONS = 1_000_000
+# An iteration budget a decision may take without holding a worker noticeably (about
+# QUICK_TIME at the benchmarks' slowest 4,000 playouts/s): beyond it, or QUICK_TIME, a bot
+# ``thinks_long`` and its turns go to the workers that take slow bots (docs/architecture.md).
+QUICK_ITERATIONS = 2_000
 BIAS = 1.0  # weight of the progressive bias, for the best turn of a node
 FPU = 1.0  # first-play urgency: the value of a turn not yet tried
 EPSILON = 0.1  # playouts: chance of a random turn instead of the best-valued one
@@ -132,11 +137,15 @@ class IsmctsBot:
         c: float = DEFAULT_C,
         belief: float = DEFAULT_BELIEF,
         interrupted: Callable[[], bool] | None = None,
+        max_time: float | None = None,
     ) -> None:
+        # The operator's cap on one decision (``red7 worker --max-bot-time``): a new game may
+        # ask no more (check_limits), and every search ends by it, an older game's too.
+        self.max_time = max_time if max_time is not None and max_time < MAX_TIME else MAX_TIME  # (nan too)
         if iterations is not None and iterations < 1:
             raise ValueError(f"iterations must be from 1 to {MAX_ITERATIONS:,}, not {iterations}")
         if time_limit is not None and not time_limit > 0:  # also refuses nan
-            raise ValueError(f"time must be above 0 and at most {MAX_TIME:g} seconds, not {time_limit}")
+            raise ValueError(self._time_problem(time_limit))
         if not c >= 0:
             raise ValueError(f"the exploration constant c must be 0 or more and finite, not {c}")
         if not 0.0 <= belief <= 1.0:
@@ -154,17 +163,22 @@ class IsmctsBot:
 
     def check_limits(self) -> None:
         """Refuse a budget no new game may be created with: over :data:`MAX_ITERATIONS` or
-        :data:`MAX_TIME`, or not finite (``time=inf`` held a worker on one turn for ever).
+        :data:`MAX_TIME` (or the ``max_time`` it was made with: the service's cap), or not
+        finite (``time=inf`` held a worker on one turn for ever).
 
         Only new games are held to these (:func:`~red7es.bots.base.make_bot` ``new_game``):
         a game created before they existed keeps its bot, and its record its audit.
         """
         if self.iterations is not None and self.iterations > MAX_ITERATIONS:
             raise ValueError(f"iterations must be from 1 to {MAX_ITERATIONS:,}, not {self.iterations}")
-        if self.time_limit is not None and not self.time_limit <= MAX_TIME:
-            raise ValueError(f"time must be above 0 and at most {MAX_TIME:g} seconds, not {self.time_limit}")
+        if self.time_limit is not None and not self.time_limit <= self.max_time:
+            raise ValueError(self._time_problem(self.time_limit))
         if not self.c < math.inf:
             raise ValueError(f"the exploration constant c must be 0 or more and finite, not {self.c}")
+
+    def _time_problem(self, time_limit: float) -> str:
+        cap = "" if self.max_time == MAX_TIME else " on this service (red7 worker --max-bot-time)"
+        return f"time must be above 0 and at most {self.max_time:g} seconds{cap}, not {time_limit}"
 
     @classmethod
     def from_options(
@@ -175,9 +189,10 @@ class IsmctsBot:
         c: float | str | None = None,
         belief: float | str | None = None,
         interrupted: Callable[[], bool] | None = None,
+        max_time: float | None = None,
     ) -> IsmctsBot:
-        """Build from ``make_bot`` options, whose values arrive as strings (``interrupted`` is
-        make_bot's, not an option)."""
+        """Build from ``make_bot`` options, whose values arrive as strings (``interrupted`` and
+        ``max_time`` are make_bot's, not options)."""
         return cls(
             seed=int(seed),
             iterations=None if iterations is None else _option("iterations", iterations, int),
@@ -185,7 +200,17 @@ class IsmctsBot:
             c=DEFAULT_C if c is None else _option("c", c, float),
             belief=DEFAULT_BELIEF if belief is None else _option("belief", belief, float),
             interrupted=interrupted,
+            max_time=max_time,
         )
+
+    @property
+    def thinks_long(self) -> bool:
+        """Whether a decision may hold its worker for more than about :data:`QUICK_TIME`."""
+        by_time = self.time_limit is not None and self.time_limit > QUICK_TIME
+        by_iterations = self.iterations is not None and self.iterations > QUICK_ITERATIONS
+        if self.time_limit is not None and self.iterations is not None:
+            return by_time and by_iterations  # whichever ends first
+        return by_time or by_iterations
 
     def choose(self, obs: Observation) -> Turn:
         """Search from ``obs`` within the budget and return the most visited turn."""
@@ -196,16 +221,17 @@ class IsmctsBot:
         if len(search.root_actions) == 1:
             self.last_stats = SearchStats(0, 0.0, 1)
             return _turn(search.root_actions[0])
-        # Budgets beyond the caps (an older game's bot, made before check_limits) are
-        # played at the caps: a worker must never think for ever on one turn.
-        deadline = None if self.time_limit is None else start + min(self.time_limit, MAX_TIME)
+        # Budgets beyond the caps (an older game's bot, made before check_limits or under a
+        # higher --max-bot-time) are played at the caps: a worker must never think for ever
+        # on one turn.  An iteration budget ends by the cap too, played as far as it got.
+        deadline = start + min(self.max_time if self.time_limit is None else self.time_limit, self.max_time)
         iterations = None if self.iterations is None else min(self.iterations, MAX_ITERATIONS)
         interrupted = self.interrupted
         done = 0
         while iterations is None or done < iterations:
             search.iterate()
             done += 1
-            if deadline is not None and time.perf_counter() >= deadline:
+            if time.perf_counter() >= deadline:
                 break
             if interrupted is not None and (iterations is None or done < iterations) and interrupted():
                 # (asked only while iterations remain: a finished search is a decision made)

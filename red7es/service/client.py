@@ -193,7 +193,8 @@ class GameService:
         """Create a game; people named in ``join`` are seated at once (tokens returned)."""
         seat_specs = tuple(seats)
         try:
-            validate_seats(variant, seat_specs)
+            # held to the workers' cap on a bot's decision (red7 worker --max-bot-time)
+            validate_seats(variant, seat_specs, max_bot_time=self.store.max_bot_time())
         except CreateRejected as exc:
             raise ServiceError(str(exc)) from None
         names = [s.name for s in seat_specs]

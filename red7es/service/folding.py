@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..bots.base import DecisionInterrupted
+from ..bots.base import QUICK_TIME, DecisionInterrupted
 from ..facts import GameOver
 from .codec import (
     GENESIS,
@@ -61,6 +61,7 @@ class Progress:
     appends: int = 0
     conflicts: int = 0
     more: bool = False  # stopped by the time or move budget with work left
+    slow: bool = False  # (quick folds) stopped because the bot to move thinks long: for a slow-bot worker
 
 
 class Folder:
@@ -73,6 +74,7 @@ class Folder:
         cache_size: int = 2000,
         bot_batch: int = 32,
         interrupted: Callable[[], bool] | None = None,
+        max_bot_time: float | None = None,
     ) -> None:
         self.store = store
         self.cache_size = cache_size
@@ -80,12 +82,18 @@ class Folder:
         # Asked by bots that think long (``ismcts``): True while a worker is stopping, so its
         # decision under way is given up, the turns decided before it written, the game handed on.
         self.interrupted = interrupted
+        self.max_bot_time = max_bot_time  # the worker's cap on one bot decision (seconds)
         self.tables: OrderedDict[str, Table] = OrderedDict()
 
     # ------------------------------------------------------------------ public
 
-    def advance(self, game_id: str, *, max_seconds: float = 1.0) -> Progress:
+    def advance(self, game_id: str, *, max_seconds: float = 1.0, quick: bool = False) -> Progress:
         """Fold everything pending for a game (or until ``max_seconds``).
+
+        ``quick`` folds leave a bot that thinks long to a slow-bot worker: they stop with
+        ``progress.slow`` before its decision (a bot that ``thinks_long``), or give the
+        decision up after about :data:`~red7es.bots.base.QUICK_TIME` seconds (one whose
+        budget proved longer than it said), so the worker is soon free for people.
 
         A compare-and-append lost to another folder is redone from the stored log;
         after 20 lost in a row this raises :class:`Contended` (nothing is lost: the
@@ -97,7 +105,7 @@ class Folder:
         deadline = time.monotonic() + max_seconds
         for _attempt in range(20):
             try:
-                self._advance(game_id, progress, deadline)
+                self._advance(game_id, progress, deadline, quick)
                 return progress
             except AppendConflict:
                 progress.conflicts += 1
@@ -119,7 +127,7 @@ class Folder:
 
     # ------------------------------------------------------------------ folding
 
-    def _advance(self, game_id: str, progress: Progress, deadline: float) -> None:
+    def _advance(self, game_id: str, progress: Progress, deadline: float, quick: bool) -> None:
         """Fold until nothing is pending or the slice is spent.  The caller keeps the game's
         lease alive meanwhile (a worker renews it from a thread: a bot may think for minutes)."""
         table, rows = self._table(game_id)
@@ -163,10 +171,16 @@ class Folder:
                 and len(bot_commands) < self.bot_batch
                 and (not bot_commands or time.monotonic() <= deadline)
             ):
+                if quick and table.bot_thinks_long:
+                    progress.more = progress.slow = True
+                    break
                 try:
-                    command = table.bot_command(table.version + len(events), self.interrupted)
+                    command = table.bot_command(
+                        table.version + len(events), self._interrupted(quick), self.max_bot_time
+                    )
                 except DecisionInterrupted:
                     progress.more = True  # a bot is still to move: whoever takes the game decides again
+                    progress.slow = quick and not (self.interrupted is not None and self.interrupted())
                     break
                 produced = table.handle(command)
                 if isinstance(produced[0], CommandRejected):  # a bot must never be refused
@@ -181,6 +195,15 @@ class Folder:
             if progress.more:
                 return
             rows = None
+
+    def _interrupted(self, quick: bool) -> Callable[[], bool] | None:
+        """What a bot's decision asks as it searches: is the worker stopping, or (``quick``)
+        has the decision outlasted :data:`~red7es.bots.base.QUICK_TIME`?"""
+        stopping = self.interrupted
+        if not quick:
+            return stopping
+        give_up_at = time.monotonic() + QUICK_TIME
+        return lambda: (stopping is not None and stopping()) or time.monotonic() > give_up_at
 
     def _table(self, game_id: str) -> tuple[Table | None, list[tuple[str, bytes]] | None]:
         """The warm table if it is still current, else rebuilt from the log.

@@ -5,33 +5,61 @@ the game's nudge key); workers read it as one consumer group, so each post reach
 one worker, within a millisecond, without a queue job per command.  Entries are read
 without acknowledgement: a post lost with a crashed worker is recovered by the
 workers' sweep, which re-posts every unfinished game that has work but no worker.
+
+A second inbox, ``red7:inbox:slow``, holds the games whose bot to move thinks long:
+only workers that take slow bots read it (docs/architecture.md, *Slow bots*), so the
+first inbox, where people's moves arrive, is never queued behind a long search.
 """
 
 from __future__ import annotations
 
 import redis
 
-__all__ = ["Inbox", "INBOX_KEY", "GROUP"]
+__all__ = ["Inbox", "INBOX_KEY", "GROUP", "SLOW_INBOX_KEY"]
 
 INBOX_KEY = "red7:inbox"
+SLOW_INBOX_KEY = "red7:inbox:slow"
 GROUP = "workers"
 MAXLEN = 100_000
 
 
 class Inbox:
-    def __init__(self, connection: redis.Redis) -> None:
+    def __init__(self, connection: redis.Redis, key: str = INBOX_KEY) -> None:
         self.redis = connection
+        self.key = key
         self._group_ready = False
 
     def post(self, game_id: str) -> None:
         if not self._group_ready:
             self.ensure_group()  # so a post made before any worker started is not missed
-        self.redis.xadd(INBOX_KEY, {"g": game_id}, maxlen=MAXLEN, approximate=True)
+        self.redis.xadd(self.key, {"g": game_id}, maxlen=MAXLEN, approximate=True)
+
+    def post_once(self, game_id: str) -> None:
+        """Post the game unless it already waits here, not yet taken by any worker.
+
+        For the slow-bot inbox, which a game may wait on for minutes: a second entry
+        would have it played twice as often as the games queued behind it.
+        """
+        if not self.waiting(game_id):
+            self.post(game_id)
+
+    def waiting(self, game_id: str) -> bool:
+        """Whether a post of the game is in the inbox and no worker has taken it yet."""
+        try:
+            groups = self.redis.xinfo_groups(self.key)
+        except redis.exceptions.ResponseError:
+            return False  # no inbox yet
+        taken = next((g["last-delivered-id"] for g in groups if g["name"] == GROUP.encode()), None)
+        if taken is None:
+            return False
+        rows = self.redis.xrange(self.key, min=b"(" + taken)  # the entries after the last one taken
+        assert isinstance(rows, list)  # RESP2 bytes, as in take()
+        return any(fields and fields.get(b"g") == game_id.encode() for _id, fields in rows)
 
     def ensure_group(self) -> None:
         """Create the workers' group (reading from the start of the inbox) if it is missing."""
         try:
-            self.redis.xgroup_create(INBOX_KEY, GROUP, id="0", mkstream=True)
+            self.redis.xgroup_create(self.key, GROUP, id="0", mkstream=True)
         except redis.exceptions.ResponseError as exc:
             if "BUSYGROUP" not in str(exc):
                 raise
@@ -41,11 +69,11 @@ class Inbox:
         """Have the next post or take make sure of the group again (a restarted Redis may have lost it)."""
         self._group_ready = False
 
-    def take(self, consumer: str, count: int = 32, block_ms: int = 500) -> list[str]:
-        """Game ids posted since this group last read, waiting up to ``block_ms``."""
+    def take(self, consumer: str, count: int = 32, block_ms: int | None = 500) -> list[str]:
+        """Game ids posted since this group last read, waiting up to ``block_ms`` (None: not at all)."""
         if not self._group_ready:
             self.ensure_group()
-        reply = self.redis.xreadgroup(GROUP, consumer, {INBOX_KEY: ">"}, count=count, block=block_ms, noack=True)
+        reply = self.redis.xreadgroup(GROUP, consumer, {self.key: ">"}, count=count, block=block_ms, noack=True)
         if not reply:
             return []
         assert isinstance(reply, list)  # RESP2, this connection's protocol: [[stream, entries]]

@@ -13,9 +13,12 @@ lives on one shard and its Lua scripts are atomic::
     red7:{g}:view:<n>   string  msgpack view of seat n
     red7:{g}:lease      string  which worker is folding the game right now
     red7:{g}:nudge      string  a worker has been woken for the game and not finished with it
+                                ("slow": the game waits on the slow-bot inbox)
 
-plus two keys outside any game: ``red7:games`` (sorted set of game ids by creation
-time) and ``red7:active`` (set of games not over yet, which workers sweep).
+plus keys outside any game: ``red7:games`` (sorted set of game ids by creation
+time), ``red7:active`` (set of games not over yet, which workers sweep) and
+``red7:max-bot-time`` (the workers' cap on a bot's decision, which clients hold new
+games to).
 """
 
 from __future__ import annotations
@@ -52,7 +55,16 @@ __all__ = [
     "entry_field",
     "GameIsOver",
     "log_length_problem",
+    "DEFAULT_MAX_BOT_TIME",
+    "MAX_BOT_TIME_KEY",
 ]
+
+# The longest a bot may think on one turn unless the operator says otherwise (red7 worker
+# --max-bot-time): long enough for a strong ismcts, short enough that a person waiting on
+# a slow-bot worker is not kept long.  Workers publish theirs under MAX_BOT_TIME_KEY.
+DEFAULT_MAX_BOT_TIME = 10.0
+MAX_BOT_TIME_KEY = "red7:max-bot-time"
+SLOW_NUDGE = b"slow"
 
 _GAME_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
 # Game ids starting so are kept for tournament games (red7es.tournament.ids.game_id):
@@ -469,6 +481,27 @@ class GameStore:
 
     def clear_nudge(self, game_id: str) -> None:
         self.redis.delete(Keys(game_id).nudge)
+
+    def set_slow_nudge(self, game_id: str, ttl_ms: int) -> None:
+        """Mark that the game waits on the slow-bot inbox (the sweep re-posts it there)."""
+        self.redis.set(Keys(game_id).nudge, SLOW_NUDGE, px=ttl_ms)
+
+    def waits_for_slow_bots(self, game_id: str) -> bool:
+        """Whether the game was last posted to the slow-bot inbox (:meth:`set_slow_nudge`)."""
+        return self.redis.get(Keys(game_id).nudge) == SLOW_NUDGE
+
+    def publish_max_bot_time(self, seconds: float) -> None:
+        """Tell clients the workers' cap on a bot's decision (the last worker started says)."""
+        self.redis.set(MAX_BOT_TIME_KEY, str(seconds))
+
+    def max_bot_time(self) -> float:
+        """The cap the workers published, or :data:`DEFAULT_MAX_BOT_TIME` if none did
+        (or the key holds no number: written by hand)."""
+        try:
+            value = float(self.redis.get(MAX_BOT_TIME_KEY) or DEFAULT_MAX_BOT_TIME)
+        except (ValueError, redis.ResponseError):
+            return DEFAULT_MAX_BOT_TIME
+        return value if 0 < value < float("inf") else DEFAULT_MAX_BOT_TIME
 
     def clear_nudge_and_look(self, game_id: str) -> tuple[dict[str, str], str]:
         """Clear the nudge, then read the meta and last command id: one round trip.

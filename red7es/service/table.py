@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bots.base import BotError, make_bot, observation_for
+from ..bots.base import BotError, make_bot, observation_for, thinks_long
 from ..cards import Card
 from ..cards import bits as _bits
 from ..deal import commitment
@@ -52,12 +52,15 @@ class CreateRejected(ValueError):
     """A create command that cannot start a game."""
 
 
-def validate_seats(variant: Variant, seats: tuple[SeatSpec, ...], *, new_game: bool = True) -> None:
+def validate_seats(
+    variant: Variant, seats: tuple[SeatSpec, ...], *, new_game: bool = True, max_bot_time: float | None = None
+) -> None:
     """Raise CreateRejected unless the seats fit the variant: names unique, bots known.
 
     ``new_game`` holds bots to the limits of games created now (``make_bot``) and names
     to today's rule (no control characters, which other clients could still send); an
-    audit re-executing an older create command passes False.
+    audit re-executing an older create command passes False.  ``max_bot_time`` is the
+    service's cap on a bot's decision, which a client creating a game holds bots to.
     """
     if len(seats) != variant.players:
         raise CreateRejected(f"{variant.players} players need {variant.players} seats, got {len(seats)}")
@@ -70,7 +73,7 @@ def validate_seats(variant: Variant, seats: tuple[SeatSpec, ...], *, new_game: b
             raise CreateRejected(f"seat {s.name!r} must be a person or a bot")
         if s.kind == BOT:
             try:
-                make_bot(s.bot or "", new_game=new_game)
+                make_bot(s.bot or "", new_game=new_game, max_time=max_bot_time)
             except BotError as exc:
                 raise CreateRejected(str(exc)) from None
     twice = sorted({n for n in names if names.count(n) > 1})
@@ -235,13 +238,16 @@ class Table:
             return self._join(command.seat, command.key, command.id)
         return self._turn(command, from_client)
 
-    def bot_command(self, position: int, interrupted: Callable[[], bool] | None = None) -> TurnCommand:
+    def bot_command(
+        self, position: int, interrupted: Callable[[], bool] | None = None, max_time: float | None = None
+    ) -> TurnCommand:
         """The turn the bot to move chooses, from its observation alone.
 
         ``position`` is the log version the command's facts will start at; it names
         the command and seeds the bot, so the same game always plays the same.  A bot
         that thinks long asks ``interrupted`` as it goes and may give up with
-        :class:`~red7es.bots.base.DecisionInterrupted` (the table is unchanged).
+        :class:`~red7es.bots.base.DecisionInterrupted` (the table is unchanged), and
+        ends its search within ``max_time`` seconds (the worker's cap).
         """
         seat = self.to_move
         if seat is None or not self.seats[seat].is_bot:
@@ -249,9 +255,18 @@ class Table:
         if self.game.seed is None:
             raise ValueError("bots cannot play without the game's seed")
         seed = bot_seed(self.game.seed, seat, position)
-        bot = make_bot(self.seats[seat].bot or "random", seed=seed, interrupted=interrupted)
+        bot = make_bot(self.seats[seat].bot or "random", seed=seed, interrupted=interrupted, max_time=max_time)
         turn = bot.choose(observation_for(bot, self.game, seat))
         return TurnCommand(f"{BOT_ID_PREFIX}{position}", seat, str(turn), BOT, "")
+
+    @property
+    def bot_thinks_long(self) -> bool:
+        """Whether the bot to move may think for more than about half a second
+        (:func:`~red7es.bots.base.thinks_long`); False when no bot is to move."""
+        seat = self.to_move
+        if seat is None or not self.seats[seat].is_bot:
+            return False
+        return thinks_long(make_bot(self.seats[seat].bot or "random"))
 
     def _join(self, seat: int, key: str, command_id: str) -> list[LogEvent]:
         name = self.seats[seat].name if 0 <= seat < len(self.seats) else str(seat)

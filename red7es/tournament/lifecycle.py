@@ -18,7 +18,7 @@ from ..deal import commitment, make_seed
 from ..service.codec import GENESIS
 from ..service.events import BOT, PERSON, SeatSpec
 from ..service.names import name_problem, unshowable
-from ..service.store import now_ms
+from ..service.store import GameStore, now_ms
 from ..variant import Variant
 from .codec import encode
 from .events import FORMATS, ROUND_ROBIN, TournamentCreated
@@ -58,8 +58,9 @@ def count_problem(entrants: int, table_size: int) -> str | None:
     return None
 
 
-def check_entrants(entrants: Sequence[SeatSpec], table_size: int) -> None:
-    """Raise TournamentError unless every entrant can take a seat in a game."""
+def check_entrants(entrants: Sequence[SeatSpec], table_size: int, max_bot_time: float | None = None) -> None:
+    """Raise TournamentError unless every entrant can take a seat in a game (its bot within
+    ``max_bot_time``, the workers' cap, which every game's creation will hold it to)."""
     problem = count_problem(len(entrants), table_size)
     if problem is not None:
         raise TournamentError(problem)
@@ -72,7 +73,7 @@ def check_entrants(entrants: Sequence[SeatSpec], table_size: int) -> None:
             raise TournamentError(f"entrant {e.name!r} must be a person or a bot")
         if e.kind == BOT:
             try:
-                make_bot(e.bot or "", new_game=True)
+                make_bot(e.bot or "", new_game=True, max_time=max_bot_time)
             except BotError as exc:
                 raise TournamentError(f"entrant {e.name}: {exc}") from None
     duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -95,7 +96,7 @@ def create_tournament(
     check_tournament_id(tournament)
     if format not in FORMATS:
         raise TournamentError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
-    check_entrants(entrants, variant.players)
+    check_entrants(entrants, variant.players, GameStore(connection).max_bot_time())
     n = len(entrants)
     if format == ROUND_ROBIN and comb(n, variant.players) > MAX_CYCLE_GAMES:
         raise TournamentError(

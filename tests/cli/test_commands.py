@@ -284,7 +284,11 @@ def test_new_seed_reproduces_the_deal(alice: Red7) -> None:
         (("-p", "a", "-b", "nosuch"), "unknown bot 'nosuch'"),
         (("-p", "a", "-b", "ismcts:frob=1"), "bot 'ismcts' has no option 'frob': it takes iterations, time, c, belief"),
         (("-p", "a", "-b", "ismcts:iterations=many"), "iterations must be a whole number, not 'many'"),
-        (("-p", "a", "-b", "ismcts:time=inf"), "time must be above 0 and at most 3600 seconds, not inf"),
+        (("-p", "a", "-b", "ismcts:time=inf"), "time must be above 0 and at most 10 seconds on this service"),
+        (  # the workers' --max-bot-time, 10 s by default (issue 24: time=3600 held a worker an hour a turn)
+            ("-p", "a", "-b", "ismcts:time=20"),
+            "time must be above 0 and at most 10 seconds on this service (red7 worker --max-bot-time), not 20.0",
+        ),
         (("-p", "a", "-b", "greedy", "--seed", ""), "a seed must not be empty"),
         (("-p", "a", "-b", "greedy", "--id", "Not An Id"), "is not a valid game id"),
     ],
