@@ -117,5 +117,7 @@ class Session:
             line = f"game {game_id} is not what you were shown: {problem.reason}"
         except OSError as exc:  # the file of heads seen cannot be read or written: the game still shows
             line = str(exc)
+        except redis.ResponseError:  # a key of the game holds what no worker writes: said by the workers
+            return
         self.warned.add(game_id)
         click.echo(f"warning: {line} (docs/trust.md)", err=True)

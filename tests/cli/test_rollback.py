@@ -87,3 +87,17 @@ def test_a_game_rolled_back_is_told_by_show_watch_and_audit_as(alice: Red7) -> N
         assert again.stderr.startswith(f"warning: game {GAME} is not what you were shown: events 0 to "), again.stderr
     finally:
         connection.close()
+
+
+def test_a_log_key_of_the_wrong_type_does_not_stop_show(alice: Red7) -> None:
+    """The check of what was shown reads the log: a log key written by hand is the workers' to report."""
+    game = "wrongtype"
+    alice.ok("new", "-p", "alice", "--bot", "greedy", "--id", game, "--seed", "rollback")
+    connection = redis.Redis.from_url(alice.url)
+    try:
+        connection.delete(f"red7:{{{game}}}:log")
+        connection.set(f"red7:{{{game}}}:log", "x")
+        shown = alice("show", game)
+        assert (shown.exit_code, shown.stderr) == (0, ""), shown.output
+    finally:
+        connection.close()
