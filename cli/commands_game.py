@@ -265,6 +265,7 @@ def new(
     joins = joins if join_all else (joins[:1] if join else [])
     session.ensure_worker()
     created = session.service.create(variant, seats, seed=seed, join=joins, game_id=game_id)  # tokens kept
+    session.witness(created.game_id)
     if as_json:
         emit_json(
             {
@@ -353,6 +354,7 @@ def join(session: Session, game: str, name: str, as_json: bool) -> None:
         except JoinRefused as exc:
             session.credentials.forget(game, name, exc.token)
             raise click.ClickException(f"cannot join: {exc}") from None
+    session.witness(game)
     if as_json:
         emit_json({"game": game, "seat": name, "token": token})
     else:
@@ -447,6 +449,7 @@ def show(session: Session, game: str, as_name: str | None, token: str | None, as
         view = seat_view(session.service, game, name)
     else:
         view = session.service.view(game)
+    session.witness(game)
     if as_json:
         emit_json(view)
         return
@@ -582,6 +585,7 @@ def move(
             f"no answer yet for game {game}: {why}; the turn is stored and will be answered, "
             f"so do not play another: ask for its answer with {again}"
         ) from None
+    session.witness(game)
     if as_json:
         emit_json(
             {
@@ -640,6 +644,7 @@ def watch(session: Session, game: str, as_name: str | None, token: str | None, t
 
     cursor = service.store.last_change_id(game)
     view = read_view()
+    session.witness(game)
     names = [s["name"] for s in view["seats"]]
     if not as_json:
         render_view(out, view, you=view.get("seat"))
@@ -653,6 +658,8 @@ def watch(session: Session, game: str, as_name: str | None, token: str | None, t
             # Redis restarted (or the network dropped): wait for it, then read on from the
             # last change seen (a changes stream keeps its ids across a restart).
             change = riding_out(session, partial(service.wait_change, game, cursor, timeout or 30.0), limit)
+            # after each change and each quiet spell (a restart that lost writes may bring none)
+            riding_out(session, partial(session.witness, game), limit)
             if change is None:
                 if timeout:
                     click.echo(f"No change for {timeout:g}s; stopping.", err=True)

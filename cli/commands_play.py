@@ -168,6 +168,7 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
     service = session.service
     cursor = service.store.last_change_id(game_id)
     view = seat_view(service, game_id, name)
+    session.witness(game_id)  # a game rolled back since this user last saw it is said first
     names = [s["name"] for s in view["seats"]]
     render_view(out, view, you=view["seat"])
     resync = False
@@ -202,6 +203,7 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
             # cursor is at least as new, so if it is not our turn the change that makes
             # it so is still ahead of the cursor and wait_change will see it.
             view = seat_view(service, game_id, name)
+            session.witness(game_id)
             to_show = view.get("to_move") == view["seat"] or view["status"] == "over"
             if to_show:
                 seen, later = _changes(service, game_id, seen, 0.001)  # what led to this view

@@ -19,14 +19,16 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.text import Text
 
-from red7es.service.audit import INCOMPLETE, PASS, AuditReport, audit_game, audit_record
+from red7es.service.audit import INCOMPLETE, PASS, AuditReport, audit_as, audit_game, audit_record
+from red7es.service.client import UnreadableKey
 from red7es.service.codec import decode_log
 from red7es.service.events import SeatJoined
 from red7es.service.record_files import FORMATS, Unreadable, detect_format, read_all, read_each, write_all
-from red7es.service.records import Record, import_record
+from red7es.service.records import Record, RecordError, import_record
 from red7es.service.records import export as export_record
 from red7es.service.replay import Replay, ReplayError, view_of
 from red7es.service.store import valid_game_id
+from red7es.service.tokens import public_key
 from red7es.wording import counted
 
 from .commands_game import check_token
@@ -397,12 +399,25 @@ def import_(session: Session, file: str, fmt: str | None, as_json: bool) -> None
 @click.option(
     "--tournament", "tournament_id", metavar="T", help="Audit a whole tournament (as `red7 tournament audit T`)."
 )
+@click.option(
+    "--as",
+    "as_name",
+    metavar="NAME",
+    help="Also check the record against what you saw as seat NAME: your key, and the log heads your commands "
+    "were shown (docs/trust.md).",
+)
 @format_option
 @json_option
 @url_option
 @pass_session
 def audit(
-    session: Session, source: str | None, all_games: bool, tournament_id: str | None, fmt: str | None, as_json: bool
+    session: Session,
+    source: str | None,
+    all_games: bool,
+    tournament_id: str | None,
+    as_name: str | None,
+    fmt: str | None,
+    as_json: bool,
 ) -> None:
     """Prove a game fair: replay it from its revealed seed and compare every event.
 
@@ -412,15 +427,21 @@ def audit(
     a game not over cannot be fully audited (its seed is secret), so its chain
     and signatures are checked and it reports INCOMPLETE with exit code 1.
 
+    The audit proves a record consistent, not that it is the game you played:
+    whoever can write to Redis could rewrite it whole. --as NAME checks it
+    against what this machine remembers of your seat NAME: the seat's key is
+    the one your token makes, and every log head you were shown is on its chain.
+
     \b
     Examples:
         red7 audit 3f9a2c1b
+        red7 audit 3f9a2c1b --as bob
         red7 audit game.jsonl --json
         red7 audit --all
         red7 audit --tournament cup
     """
     if tournament_id is not None:
-        if source or all_games:
+        if source or all_games or as_name is not None:
             raise click.UsageError("--tournament stands alone")
         from .commands_tournament import report_tournament_audit
 
@@ -429,19 +450,50 @@ def audit(
     if bool(source) == all_games:
         raise click.UsageError("give one GAME or FILE, --all, or --tournament T")
     _format_for_files(fmt, source)
+    if all_games and as_name is not None:
+        raise click.UsageError("--as checks one game: give its GAME or FILE, not --all")
     if all_games:
         ids = _finished(session)
         reports = _run(ids, lambda game: audit_game(session.service, game), as_json)
     elif source is not None and is_file(source):
         # a record that cannot be read is one failed game: the others are still audited
         records = _holding(list(_read_each(source, fmt)), source)
-        reports = _run(records, audit_record, as_json)
+        check = audit_record if as_name is None else _as_seat(session, as_name)
+        reports = _run(records, check, as_json)
     else:
         assert source is not None
-        reports = [audit_game(session.service, source)]
+        if as_name is None:
+            reports = [audit_game(session.service, source)]
+        else:
+            reports = [_as_seat(session, as_name)(_exported(session, source))]
     _report(reports, as_json, single=source is not None and len(reports) == 1)
     if not all(r.passed for r in reports):
         raise SystemExit(1)
+
+
+def _as_seat(session: Session, name: str) -> Callable[[Record | Unreadable], AuditReport]:
+    """The audit of a record checked against what this user saw as seat ``name`` (audit --as)."""
+
+    def check(record: Record | Unreadable) -> AuditReport:
+        if isinstance(record, Unreadable):
+            return audit_record(record)
+        token = session.credentials.token(record.game_id, name)
+        if token is None:
+            raise click.ClickException(
+                f"you hold no seat {name!r} in game {record.game_id}: --as checks a game against what "
+                "this machine remembers of a seat you took (its token in your credentials file)"
+            )
+        return audit_as(record, name, public_key(token), session.seen.heads(record.game_id))
+
+    return check
+
+
+def _exported(session: Session, game_id: str) -> Record:
+    """A game in Redis as a record; one line if it cannot be read."""
+    try:
+        return export_record(session.service, game_id)
+    except (RecordError, UnreadableKey) as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _finished(session: Session) -> list[str]:

@@ -1,7 +1,10 @@
-"""The per-user credentials file: the secret seat tokens of this user's seats.
+"""The per-user files of what this user holds and saw: seat tokens, and log heads seen.
 
-It lives in the red7es data directory (``RED7_HOME`` overrides it) as
-``credentials.json`` and is created readable by its owner only (mode 0600).
+Both live in the red7es data directory (``RED7_HOME`` overrides it), created readable
+by their owner only (mode 0600): ``credentials.json`` holds the secret seat tokens of
+this user's seats, ``seen.json`` the log heads this user's commands were shown of each
+game (docs/trust.md), which let ``red7 audit --as`` and ``show``/``watch``/``play`` tell
+a record or a game that is not what this user saw.
 """
 
 from __future__ import annotations
@@ -17,16 +20,21 @@ from typing import Any
 
 from red7es.service.connection import data_dir
 
-__all__ = ["Credentials"]
+__all__ = ["Credentials", "Seen"]
 
 _SHAPE = 'it does not hold {"games": {GAME: {SEAT NAME: TOKEN}}}'
+_SEEN_SHAPE = 'it does not hold {"games": {GAME: {VERSION: HEAD}}}'
 
 
-class Credentials:
-    """Seat tokens by game id and seat name."""
+class _OwnFile:
+    """A JSON file ``{"games": {GAME: {NAME: TEXT}}}`` of the data directory, readable by
+    its owner only, changed under a lock."""
 
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path or data_dir() / "credentials.json"
+    what = "credentials file"
+    shape = _SHAPE
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
 
     def _load(self) -> dict[str, Any]:
         try:
@@ -34,19 +42,19 @@ class Credentials:
         except FileNotFoundError:
             return {"games": {}}
         except (OSError, ValueError) as exc:
-            raise OSError(f"cannot read the credentials file {self.path}: {exc}") from None
+            raise OSError(f"cannot read the {self.what} {self.path}: {exc}") from None
         games = data.setdefault("games", {}) if isinstance(data, dict) else None
         if not isinstance(games, dict) or not all(
             isinstance(seats, dict) and all(isinstance(token, str) for token in seats.values())
             for seats in games.values()
         ):  # valid JSON of another shape: the same one line as a file that is not JSON
-            raise OSError(f"cannot read the credentials file {self.path}: {_SHAPE}")
+            raise OSError(f"cannot read the {self.what} {self.path}: {self.shape}")
         loaded: dict[str, Any] = data
         return loaded
 
     def _save(self, data: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".credentials.", dir=self.path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.stem}.", dir=self.path.parent)
         try:
             os.fchmod(fd, 0o600)
             with os.fdopen(fd, "w") as handle:
@@ -69,6 +77,13 @@ class Credentials:
         with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             yield
+
+
+class Credentials(_OwnFile):
+    """Seat tokens by game id and seat name."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        super().__init__(path or data_dir() / "credentials.json")
 
     def save(self, game_id: str, name: str, token: str) -> None:
         with self._locked():
@@ -98,3 +113,30 @@ class Credentials:
 
     def token(self, game_id: str, name: str) -> str | None:
         return self.seats(game_id).get(name)
+
+
+class Seen(_OwnFile):
+    """The log heads this user's commands were shown, by game id: ``version -> head``.
+
+    The first head seen at a version stays: a game rolled back and played on has other
+    heads at the same versions, and what the user saw is the evidence.
+    """
+
+    what = "file of heads seen"
+    shape = _SEEN_SHAPE
+
+    def __init__(self, path: Path | None = None) -> None:
+        super().__init__(path or data_dir() / "seen.json")
+
+    def remember(self, game_id: str, version: int, head: str) -> None:
+        with self._locked():
+            data = self._load()
+            heads = data["games"].setdefault(game_id, {})
+            if heads.get(str(version)) is None:
+                heads[str(version)] = head
+                self._save(data)
+
+    def heads(self, game_id: str) -> dict[int, str]:
+        """Version -> head for one game (entries whose version is not a number are left out)."""
+        heads: dict[str, str] = self._load()["games"].get(game_id, {})
+        return {int(v): h for v, h in heads.items() if v.isdigit()}

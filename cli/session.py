@@ -14,8 +14,9 @@ import redis
 
 from red7es.service.client import GameService
 from red7es.service.connection import Endpoint, UnreachableError, data_dir, resolve
+from red7es.service.witness import head_now, live_divergence
 
-from .credentials import Credentials
+from .credentials import Credentials, Seen
 
 __all__ = ["Session", "live_workers", "spawn_worker"]
 
@@ -66,6 +67,8 @@ class Session:
 
     url: str | None
     credentials: Credentials = field(default_factory=Credentials)
+    seen: Seen = field(default_factory=Seen)
+    warned: set[str] = field(default_factory=set)  # games whose rollback this command has told
 
     @cached_property
     def endpoint(self) -> Endpoint:
@@ -102,3 +105,28 @@ class Session:
                 return
             time.sleep(0.1)
         raise click.ClickException(f"started a worker but it did not come up; see {data_dir() / 'worker.log'}")
+
+    def witness(self, game_id: str) -> None:
+        """Check the game in Redis against the heads this user was shown; remember its head now.
+
+        A game rolled back (an OS crash lost Redis's last writes: docs/architecture.md)
+        or rewritten is said in one line on stderr, once per command. Its heads are then
+        not remembered any more, so every later command says it again and
+        ``red7 audit --as`` fails it (docs/trust.md).
+        """
+        if game_id in self.warned:
+            return
+        try:
+            problem = live_divergence(self.connection, game_id, self.seen.heads(game_id))
+            if problem is None:
+                now = head_now(self.connection, game_id)
+                if now is not None:
+                    self.seen.remember(game_id, now.version, now.head)
+                return
+            line = f"game {game_id} is not what you were shown: {problem.reason}"
+        except OSError as exc:  # the file of heads seen cannot be read or written: the game still shows
+            line = str(exc)
+        except redis.ResponseError:  # a key of the game holds what no worker writes: said by the workers
+            return
+        self.warned.add(game_id)
+        click.echo(f"warning: {line} (docs/trust.md)", err=True)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -66,11 +67,23 @@ from .record_files import Unreadable, readable_event
 from .records import Entry, Record, export, stream_order
 from .table import CreateRejected, Table
 from .tokens import verify_turn
+from .witness import record_divergence
 
 if TYPE_CHECKING:
     from .client import GameService
 
-__all__ = ["CHECKS", "COUNTS", "PASS", "FAIL", "INCOMPLETE", "AuditReport", "Divergence", "audit_game", "audit_record"]
+__all__ = [
+    "CHECKS",
+    "COUNTS",
+    "PASS",
+    "FAIL",
+    "INCOMPLETE",
+    "AuditReport",
+    "Divergence",
+    "audit_as",
+    "audit_game",
+    "audit_record",
+]
 
 PASS, FAIL, INCOMPLETE = "pass", "fail", "incomplete"
 
@@ -116,6 +129,10 @@ CHECKS: dict[str, str] = {
     "extra-event": "the log holds an event re-execution does not produce",
     "reordered": "two events are in the wrong order",
     "event": "an event differs from what re-execution produces",
+    # what a seat holder saw (audit --as: docs/trust.md)
+    "seat-key": "the seat is held in the record by a key that is not the one your client created",
+    "rolled-back": "the record ends before a version you were shown: events you saw are gone",
+    "rewritten": "a log head you were shown is not on the record's chain: the log was rewritten or rolled back",
 }
 
 # Which divergence is reported when several share an event number: the encoding first.
@@ -181,6 +198,7 @@ class AuditReport:
     commands: int
     checked: dict[str, int] = field(default_factory=dict)
     divergence: Divergence | None = None
+    witness: str | None = None  # audit --as: what matched what the seat holder was shown
 
     @property
     def passed(self) -> bool:
@@ -192,11 +210,13 @@ class AuditReport:
         if self.result == FAIL and self.divergence is not None:
             game = "(game unknown)" if self.game is None else self.game
             return f"FAIL {game}: {self.divergence.line()}"
+        witnessed = "" if self.witness is None else f"; {self.witness}"
         if self.result == INCOMPLETE:
             return (
                 f"INCOMPLETE {self.game}: the game is not over, so its seed is still secret and its deals and "
                 f"outcome cannot be checked; verified only: hash chain ({counted(self.events, 'event')}), "
                 f"{counted(c.get('signatures', 0), 'signature')}, {counted(c.get('steps', 0), 'step')} legal"
+                f"{witnessed}"
             )
         verified = ", ".join(
             counted(c.get(key, 0), noun)
@@ -209,11 +229,13 @@ class AuditReport:
         )
         return (
             f"PASS {self.game}: {counted(self.events, 'event')} re-executed from the revealed seed and "
-            f"{counted(self.commands, 'command')}; {verified} verified; hash chain intact"
+            f"{counted(self.commands, 'command')}; {verified} verified; hash chain intact{witnessed}"
         )
 
     def to_dict(self) -> dict[str, Any]:
+        witness = {} if self.witness is None else {"witness": self.witness}
         return {
+            **witness,
             "game": self.game,
             "result": self.result,
             "passed": self.passed,
@@ -261,6 +283,38 @@ def audit_record(record: Record | Unreadable) -> AuditReport:
         older = _Audit(record, batch_rules=1).run()
         if older.result != FAIL:
             return older
+    return report
+
+
+def audit_as(record: Record | Unreadable, name: str, key: str, heads: Mapping[int, str]) -> AuditReport:
+    """Audit a record, then check it against what the holder of seat ``name`` was shown.
+
+    ``key`` is the public key of the seat's token (the one the client created), ``heads``
+    the log heads the client remembers (version -> hex head). The audit alone cannot
+    tell a record rewritten whole by someone with write access to Redis; these can
+    (docs/trust.md). The first divergence by event number is reported, the audit's own
+    first at the same event only when it is earlier.
+    """
+    report = audit_record(record)
+    if isinstance(record, Unreadable):
+        return report
+    joined: dict[str, tuple[int, str]] = {}
+    names = [seat.name for seat in record.seats]
+    for i, entry in enumerate(record.events):
+        m = readable_event(entry.raw)
+        data = m.get("data")
+        if m.get("type") == "SeatJoined" and isinstance(data, dict):
+            seat, seat_key = data.get("seat"), data.get("key")
+            if type(seat) is int and 0 <= seat < len(names) and isinstance(seat_key, str):
+                joined.setdefault(names[seat], (i, seat_key))
+    problem = record_divergence([e.raw for e in record.events], {name: key}, joined, heads)
+    if problem is None:
+        report.witness = f"as {name}: your seat's key and {counted(len(heads), 'log head')} you were shown match"
+        return report
+    mine = Divergence(problem.check, problem.event, None, problem.expected, problem.found, problem.reason)
+    theirs = report.divergence
+    if theirs is None or theirs.event is None or (mine.event is not None and mine.event <= theirs.event):
+        report.result, report.divergence = FAIL, mine
     return report
 
 

@@ -94,8 +94,26 @@ def data_dir() -> Path:
     return Path(home) if home else Path(platformdirs.user_data_dir("red7es"))
 
 
+# How often the embedded Redis writes its append-only file to disk (docs/architecture.md#durability).
+APPENDFSYNC = ("always", "everysec", "no")
+
+
+def appendfsync() -> str | None:
+    """``RED7_APPENDFSYNC`` for the embedded Redis (None: not set, Redis's ``everysec``)."""
+    value = os.environ.get("RED7_APPENDFSYNC") or None
+    if value is not None and value not in APPENDFSYNC:
+        raise UnreachableError(f"RED7_APPENDFSYNC must be one of {', '.join(APPENDFSYNC)}, not {value!r}")
+    return value
+
+
 def embedded_server(home: Path | None = None) -> RedisServer:
-    return RedisServer((home or data_dir()) / "redis", appendonly=True, daemonize=True, binary=redis_binary())
+    return RedisServer(
+        (home or data_dir()) / "redis",
+        appendonly=True,
+        appendfsync=appendfsync() or "everysec",
+        daemonize=True,
+        binary=redis_binary(),
+    )
 
 
 def ensure_embedded(home: Path | None = None) -> RedisServer:
@@ -106,7 +124,8 @@ def ensure_embedded(home: Path | None = None) -> RedisServer:
     """
     server = embedded_server(home)
     try:
-        if not server.ping():
+        running = server.ping()
+        if not running:
             _start(server)
         server.wait_serving()
     except ServerError as exc:
@@ -114,6 +133,9 @@ def ensure_embedded(home: Path | None = None) -> RedisServer:
             f"could not start the embedded Redis in {server.directory}: {exc} "
             "(RED7_HOME chooses another data directory, --url another Redis)"
         ) from None
+    if running and appendfsync() is not None:  # asked for now, of a server started before: it applies at once
+        with server.client() as connection:
+            connection.config_set("appendfsync", server.appendfsync)
     return server
 
 

@@ -191,3 +191,27 @@ def test_a_server_that_never_finishes_loading_is_one_clear_error(
     server = loading_server(tmp_path, monkeypatch)
     with pytest.raises(ServerError, match=r"still loading its data after 0s \(it keeps loading: try again shortly\)"):
         server.wait_serving(timeout=0.1)
+
+
+def test_red7_appendfsync_sets_the_embedded_redis_durability(home: Path) -> None:
+    """RED7_APPENDFSYNC=always: every acknowledged write is on disk (docs/architecture.md#durability),
+    for a server started then and for one already running."""
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "NO_COLOR", "RED7_APPENDFSYNC")}
+    env["RED7_HOME"] = str(home)
+
+    def red7(*args: str, fsync: str | None = None) -> subprocess.CompletedProcess[str]:
+        extra = {} if fsync is None else {"RED7_APPENDFSYNC": fsync}
+        return subprocess.run([str(RED7), *args], env={**env, **extra}, capture_output=True, text=True, timeout=90)
+
+    def setting() -> str:
+        with RedisServer(home / "redis").client() as connection:
+            return str(connection.config_get("appendfsync")["appendfsync"])
+
+    assert red7("games", fsync="always").returncode == 0
+    assert setting() == "always"
+    assert red7("games").returncode == 0 and setting() == "always"  # unset: the server keeps what it was given
+    assert red7("games", fsync="no").returncode == 0 and setting() == "no"  # a running server takes it at once
+    wrong = red7("games", fsync="sometimes")
+    assert (wrong.returncode, wrong.stdout) == (1, "")
+    assert wrong.stderr == "Error: RED7_APPENDFSYNC must be one of always, everysec, no, not 'sometimes'\n"
+    assert red7("shutdown").returncode == 0

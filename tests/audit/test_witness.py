@@ -1,0 +1,160 @@
+"""``red7 audit --as``: a record rewritten whole passes the audit, not what its seat holder saw.
+
+The attack of issue 24 (point 8): with write access to Redis, seat an attacker's key
+for bob (the create command's joins and bob's SeatJoined) before bob's first move,
+play bob's seat with it and re-chain. Every signature verifies, every event
+re-executes, the chain is intact: the audit passes. Only bob can tell, from the key
+his client created and the log heads it was shown.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from red7es.cli.main import cli
+from red7es.service.audit import FAIL, INCOMPLETE, PASS, audit_as, audit_record
+from red7es.service.codec import event_hash
+from red7es.service.events import CreateCommand, SeatJoined, TurnCommand
+from red7es.service.record_files import write
+from red7es.service.records import Record
+from red7es.service.tokens import new_token, public_key, sign_turn
+from red7es.service.witness import chain_divergence
+from red7es.variant import Variant
+
+from .conftest import ADVANCED, Games
+from .tamper import edit_command, events_of, rechain
+
+GAME = "witnessed"
+
+
+@pytest.fixture(scope="module")
+def genuine(module_games: Games) -> tuple[Record, dict[str, str]]:
+    tokens = module_games.people(GAME, Variant(3, **ADVANCED), ("alice", "bob"), rng=random.Random(5), mischief=0.0)
+    return module_games.record(GAME), tokens
+
+
+def heads_of(record: Record) -> dict[int, str]:
+    """Every head the record's log had: what a client watching the whole game was shown."""
+    return {i + 1: event_hash(e.raw).hex() for i, e in enumerate(record.events)}
+
+
+def seat_taken(record: Record, name: str, token: str) -> Record:
+    """The attack: seat ``name`` joined with ``token``'s key from the start, its turns signed with it."""
+    seat = [s.name for s in record.seats].index(name)
+    key = public_key(token)
+
+    def joins(c: CreateCommand) -> CreateCommand:
+        return dataclasses.replace(c, joins=tuple((s, key if s == seat else k) for s, k in c.joins))
+
+    forged = edit_command(record, 0, joins)
+    for k in range(1, len(record.commands)):
+
+        def resign(c: object) -> object:
+            if isinstance(c, TurnCommand) and c.seat == seat and c.signature:
+                return dataclasses.replace(c, signature=sign_turn(token, record.game_id, c.id, c.seat, c.turn))
+            return c
+
+        try:
+            forged = edit_command(forged, k, resign)
+        except ValueError:  # a corrupt command stays as it was
+            continue
+    events = [
+        dataclasses.replace(e, key=key) if isinstance(e, SeatJoined) and e.seat == seat else e
+        for e in events_of(forged)
+    ]
+    return rechain(forged, events)
+
+
+def test_the_seat_taken_and_rechained_passes_the_audit_but_not_the_seat_holders(
+    genuine: tuple[Record, dict[str, str]],
+) -> None:
+    record, tokens = genuine
+    forged = seat_taken(record, "bob", new_token())
+    assert audit_record(forged).result == PASS  # what the audit alone cannot see
+    report = audit_as(forged, "bob", public_key(tokens["bob"]), heads_of(record))
+    assert report.result == FAIL and report.divergence is not None
+    joined = next(i for i, e in enumerate(events_of(forged)) if isinstance(e, SeatJoined) and e.name == "bob")
+    assert (report.divergence.check, report.divergence.event) == ("seat-key", joined), report.line()
+    # bob's heads alone tell it too, at the same event (alice, who holds no key of bob's, sees it so)
+    alice = audit_as(forged, "alice", public_key(tokens["alice"]), heads_of(record))
+    assert alice.divergence is not None
+    assert (alice.divergence.check, alice.divergence.event) == ("rewritten", joined), alice.line()
+
+
+def test_a_genuine_game_passes_as_each_seat(genuine: tuple[Record, dict[str, str]]) -> None:
+    record, tokens = genuine
+    for name, token in tokens.items():
+        report = audit_as(record, name, public_key(token), heads_of(record))
+        assert report.passed, report.line()
+        assert f"as {name}: your seat's key and {len(record.events)} log heads you were shown match" in report.line()
+
+
+def test_a_log_rolled_back_and_rechained_fails_at_the_first_event_gone(genuine: tuple[Record, dict[str, str]]) -> None:
+    record, tokens = genuine
+    cut = dataclasses.replace(rechain(record, events_of(record)[:20]), seed=None, status="playing")
+    assert audit_record(cut).result == INCOMPLETE
+    report = audit_as(cut, "bob", public_key(tokens["bob"]), heads_of(record))
+    assert report.divergence is not None
+    assert (report.result, report.divergence.check, report.divergence.event) == (FAIL, "rolled-back", 20)
+    assert "events 20 to " in report.line()
+
+
+def test_the_first_divergent_head_is_named() -> None:
+    hashes = [bytes([i]) * 32 for i in range(5)]
+    heads = {2: hashes[1].hex(), 4: "ff" * 32, 5: "ee" * 32}
+    problem = chain_divergence(heads, hashes)
+    assert problem is not None and (problem.check, problem.event) == ("rewritten", 3)
+    assert chain_divergence({2: hashes[1].hex(), 9: "00"}, hashes) == chain_divergence({9: "00"}, hashes)
+
+
+# ---------------------------------------------------------------------------- the command
+
+
+@pytest.fixture
+def home(genuine: tuple[Record, dict[str, str]], tmp_path: Path) -> Path:
+    """Bob's data directory: his token and every head of the genuine game (genuine.jsonl beside it)."""
+    record, tokens = genuine
+    home = tmp_path / "home"
+    home.mkdir()
+    write(record, tmp_path / "genuine.jsonl")
+    (home / "credentials.json").write_text(json.dumps({"games": {GAME: {"bob": tokens["bob"]}}}))
+    heads = {str(v): h for v, h in heads_of(record).items()}
+    (home / "seen.json").write_text(json.dumps({"games": {GAME: heads}}))
+    return home
+
+
+def audit(home: Path, *args: str) -> Result:
+    env = {"RED7_HOME": str(home), "REDIS_URL": "redis://127.0.0.1:1/0", "NO_COLOR": "1"}
+    return CliRunner().invoke(cli, ["audit", *args], env=env, catch_exceptions=False)
+
+
+def test_audit_as_fails_the_attack_and_passes_the_genuine_file(
+    genuine: tuple[Record, dict[str, str]], home: Path, tmp_path: Path
+) -> None:
+    write(seat_taken(genuine[0], "bob", new_token()), tmp_path / "forged.jsonl")
+
+    plain = audit(home, str(tmp_path / "forged.jsonl"))
+    assert plain.exit_code == 0 and plain.output.startswith(f"PASS {GAME}:"), plain.output
+    as_bob = audit(home, str(tmp_path / "forged.jsonl"), "--as", "bob")
+    assert as_bob.exit_code == 1, as_bob.output
+    assert as_bob.output.startswith(f"FAIL {GAME}: event ") and ": seat-key: seat bob is held" in as_bob.output
+    genuine_run = audit(home, str(tmp_path / "genuine.jsonl"), "--as", "bob", "--json")
+    assert genuine_run.exit_code == 0, genuine_run.output
+    assert json.loads(genuine_run.output)["witness"].startswith("as bob: your seat's key and ")
+
+
+def test_audit_as_a_seat_not_held_is_refused_in_one_line(home: Path, tmp_path: Path) -> None:
+    result = audit(home, str(tmp_path / "genuine.jsonl"), "--as", "alice")
+    assert result.exit_code == 1
+    assert result.output == (
+        f"Error: you hold no seat 'alice' in game {GAME}: --as checks a game against what this machine "
+        "remembers of a seat you took (its token in your credentials file)\n"
+    )
+    usage = audit(home, "--all", "--as", "bob")
+    assert usage.exit_code == 2 and "--as checks one game" in usage.output
