@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import asdict
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -112,7 +111,7 @@ def create_app(url: str, *, heartbeat: float = HEARTBEAT, queue_size: int | None
 
     @app.get("/api/games", summary="The newest games")
     async def list_games(limit: Annotated[int, Query(ge=1, le=500)] = 50) -> list[dict[str, Any]]:
-        return [asdict(summary) for summary in await blocking(service.games, limit)]
+        return [summary.as_json() for summary in await blocking(service.games, limit)]
 
     @app.get("/api/games/{game_id}", summary="A game's public view")
     async def game(game_id: str) -> dict[str, Any]:
@@ -170,6 +169,8 @@ def create_app(url: str, *, heartbeat: float = HEARTBEAT, queue_size: int | None
             Turn.parse(body.turn)
         except StepError as exc:
             raise errors.GatewayError(400, f"malformed turn: {exc}") from None
+        if body.id.startswith("bot-"):
+            raise errors.GatewayError(400, "command ids starting with bot- name bots' turns: choose another id")
         if not _SIGNATURE.match(body.sig):
             raise errors.GatewayError(401, "sig must be 128 lower-case hex digits")
         key = await blocking(service.seat_key, game_id, body.seat, view)
@@ -233,8 +234,9 @@ def create_app(url: str, *, heartbeat: float = HEARTBEAT, queue_size: int | None
         items = change_lines(hub, subscriber, game_id, seat, resume, heartbeat)
 
         async def lines() -> AsyncGenerator[bytes, None]:
-            async for item in items:
-                yield frame(item, sse)
+            async with contextlib.aclosing(items):  # closed with the response: the subscriber is let go at once
+                async for item in items:
+                    yield frame(item, sse)
 
         media = "text/event-stream" if sse else "application/x-ndjson"
         return StreamResponse(lines(), subscriber, media)

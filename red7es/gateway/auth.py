@@ -39,9 +39,9 @@ __all__ = [
 ]
 
 SKEW_MS = 30_000
-TIMESTAMP = "x-red7-timestamp"
-NONCE = "x-red7-nonce"
-SIGNATURE = "x-red7-signature"
+TIMESTAMP = "X-Red7-Timestamp"
+NONCE = "X-Red7-Nonce"
+SIGNATURE = "X-Red7-Signature"
 _NONCE = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 _TIMESTAMP = re.compile(r"^[0-9]{1,15}$")
 _SIGNATURE = re.compile(r"^[0-9a-f]{128}$")

@@ -162,6 +162,20 @@ class GameSummary:
     winners: list[int] | None
     unreadable: str | None = None  # why a key of the game cannot be read (UnreadableKey's line)
 
+    def as_json(self) -> dict[str, Any]:
+        """The game as `red7 games --json` and the gateway's game list show it (docs/cli.md)."""
+        return {
+            "game": self.game_id,
+            "status": self.status,
+            "version": self.version,
+            "to_move": self.to_move,
+            "created": self.created,
+            "seats": [{"name": x["name"], "kind": x.get("kind"), "bot": x.get("bot")} for x in self.seats],
+            "winners": self.winners,
+            "variant": self.variant,
+            "unreadable": self.unreadable,
+        }
+
 
 class GameService:
     """Everything a client does with games, on one Redis connection."""

@@ -38,6 +38,12 @@ def play_to_the_end(me: Seat) -> dict[str, Any]:
 
 def test_a_whole_game_over_http_against_a_bot(http: httpx.Client, service: GameService) -> None:
     game = new_game(service, ["ann"], {"bob": "greedy"})
+    listed = next(g for g in http.get("/api/games").json() if g["game"] == game)
+    direct = next(g.as_json() for g in service.games(500) if g.game_id == game)  # as `red7 games --json`
+    assert listed.keys() == direct.keys() and (listed["seats"], listed["variant"]) == (
+        direct["seats"],
+        direct["variant"],
+    )
     ann = join(http, game, 0)
     final = play_to_the_end(ann)
     assert final["outcome"]["winners"]
@@ -93,6 +99,8 @@ def test_malformed_bodies_and_turns_are_400(http: httpx.Client, table: tuple[str
     assert "sig" in error(http.post(path, json={"id": "x", "seat": 0, "turn": "fold"}), 400)
     error(http.post(path, json=[1, 2]), 400)
     assert error(ann.play("p:R9"), 400).startswith("malformed turn: ")
+    assert "bot-" in error(ann.play("fold", command_id="bot-1"), 400)
+    error(http.get("/api/games", params={"limit": 0}), 400)
     error(http.get(f"/api/games/{ann.game}/stream", params={"after": "yesterday"}), 400)
     error(http.get(f"/api/games/{ann.game}/record", params={"format": "xml"}), 400)
     error(http.post(f"/api/games/{ann.game}/seats/1/join", json={"key": "xyz"}), 400)
@@ -133,7 +141,8 @@ def test_a_replayed_signed_request_is_409(http: httpx.Client, table: tuple[str, 
 
 def test_refusals_are_409(http: httpx.Client, table: tuple[str, str, str]) -> None:
     ann, cat = seats(http, table)
-    view = ann.view()
+    with http.stream("GET", f"/api/games/{ann.game}/stream") as stream:  # past the bot's turn, if it leads
+        view = next(v["view"] for v in _views(stream) if v["view"]["to_move"] in (0, 1))
     mover, waiter = (ann, cat) if view["to_move"] == 0 else (cat, ann)
     legal = mover.view()["legal"]
     refused = waiter.play(legal[0])  # out of turn: stored, refereed, refused with the reason
