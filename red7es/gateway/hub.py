@@ -25,6 +25,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from red7es.service.connection import backoff
@@ -184,6 +185,19 @@ class Hub:
                 log.warning("gateway hub: Redis unreachable (%s); retrying", exc)
                 self._drop_all("lost the connection to Redis: resume from your last change id")
                 await asyncio.sleep(next(delays))
+            except ResponseError as exc:
+                # One game's changes key holds something else (written by hand): XREAD of
+                # all of them fails, so find it and drop its subscribers, not everyone's.
+                log.warning("gateway hub: %s", exc)
+                with contextlib.suppress(Exception):
+                    if await self._drop_unreadable(str(exc)):
+                        continue
+                self._drop_all(f"the gateway cannot read this game's changes: {exc}")
+                await asyncio.sleep(next(delays))
+            except Exception as exc:  # the one reader must outlive any surprise: its streams resume
+                log.exception("gateway hub: %s", exc)
+                self._drop_all("the gateway's reader failed: resume from your last change id")
+                await asyncio.sleep(next(delays))
             finally:
                 self._reader_id = None
                 with contextlib.suppress(Exception):
@@ -215,6 +229,23 @@ class Hub:
                 subscriber.drop(
                     f"too slow: {self.queue_size} changes not taken; resume from your last id", overflow=True
                 )
+
+    async def _drop_unreadable(self, problem: str) -> bool:
+        """Drop the subscribers of every game whose changes key is not a stream; whether any was."""
+        games = list(self._cursors)
+        pipe = self.redis.pipeline(transaction=False)
+        for game_id in games:
+            pipe.type(Keys(game_id).changes)
+        kinds = await pipe.execute()
+        found = False
+        for game_id, kind in zip(games, kinds, strict=True):
+            if text(kind) not in ("stream", "none"):
+                found = True
+                reason = f"game {game_id}: {Keys(game_id).changes} is a {text(kind)}, not a stream ({problem})"
+                for subscriber in list(self._subscribers.get(game_id, ())):
+                    self.unsubscribe(subscriber)
+                    subscriber.drop(reason)
+        return found
 
     def _drop_all(self, reason: str) -> None:
         for subscribers in list(self._subscribers.values()):

@@ -343,3 +343,85 @@ def test_a_subscriber_that_takes_no_notices_is_dropped_and_stalls_nobody(served:
             await hub.stop()
 
     asyncio.run(scenario())
+
+
+def test_a_changes_key_written_by_hand_ends_only_its_own_streams(served: Gateway) -> None:
+    """XREAD of every streamed game fails when one key is not a stream: the hub finds it,
+    ends its subscribers with the reason, and goes on serving the others."""
+    import asyncio
+
+    from red7es.gateway.hub import Dropped, Hub
+
+    async def scenario() -> None:
+        hub = Hub(served.url)
+        hub.start()
+        try:
+            good, bad = await hub.subscribe("gw-good"), await hub.subscribe("gw-bad")
+            await hub.redis.set("red7:{gw-bad}:changes", "not a stream")
+            with pytest.raises(Dropped, match="is a string, not a stream"):
+                await bad.wait("0-0", 10)
+            await hub.redis.xadd("red7:{gw-good}:changes", {"v": 1, "p": b""})
+            assert await good.wait("0-0", 10)
+        finally:
+            await hub.redis.delete("red7:{gw-bad}:changes", "red7:{gw-good}:changes")
+            await hub.stop()
+
+    asyncio.run(scenario())
+
+
+def test_red7_gateway_serves_until_stopped(served: Gateway, tmp_path: Any) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from support import wait_for
+
+    from red7es.service.redis_server import free_port
+
+    port = free_port()
+    command = [sys.executable, "-m", "red7es.cli", "gateway", "--port", str(port), "--log-level", "warning"]
+    process = subprocess.Popen(
+        command,
+        env=dict(os.environ, REDIS_URL=served.url),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+
+        def answers() -> bool:
+            try:
+                return httpx.get(f"http://127.0.0.1:{port}/api/games", timeout=2).status_code == 200
+            except httpx.TransportError:
+                assert process.poll() is None, process.communicate()
+                return False
+
+        wait_for(answers, "red7 gateway to answer")
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)
+    assert process.returncode == 0, err
+    assert f"red7es gateway on http://127.0.0.1:{port} for {served.url}." in out.decode()
+    cluster = subprocess.run(
+        [*command[:3], "gateway", "--url", "redis+cluster://127.0.0.1:1"], capture_output=True, text=True, timeout=60
+    )
+    assert cluster.returncode == 1 and "does not serve a Redis Cluster yet" in cluster.stderr
+
+
+def test_the_bot_in_the_docs_plays_a_whole_game(served: Gateway, service: GameService) -> None:
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "gateway.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n(.*?)```", page, re.S)
+    assert code, "no bot in docs/gateway.md"
+    game = new_game(service, ["bob"], {"greedy": "greedy"})
+    bot = subprocess.run(
+        [sys.executable, "-c", code.group(1), served.base, game, "bob"], capture_output=True, text=True, timeout=60
+    )
+    assert bot.returncode == 0, bot.stderr
+    assert bot.stdout.startswith("joined: {'game': ") and "\nover: {'winners': " in bot.stdout
+    assert service.view(game)["status"] == "over"
