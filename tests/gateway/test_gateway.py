@@ -425,3 +425,48 @@ def test_the_bot_in_the_docs_plays_a_whole_game(served: Gateway, service: GameSe
     assert bot.returncode == 0, bot.stderr
     assert bot.stdout.startswith("joined: {'game': ") and "\nover: {'winners': " in bot.stdout
     assert service.view(game)["status"] == "over"
+
+
+def test_a_stream_whose_client_stops_reading_is_ended_and_let_go(served: Gateway) -> None:
+    """Its response is stuck sending (the client's socket is full): once it falls
+    queue_size changes behind, the hub's overflow cancels the send, and the stream lets
+    go of its subscription; the hub never waits for it."""
+    import asyncio
+
+    from red7es.gateway.hub import Hub
+    from red7es.gateway.streams import StreamResponse
+
+    async def scenario() -> None:
+        hub = Hub(served.url, queue_size=2)
+        hub.start()
+        stuck = asyncio.Event()
+        try:
+            subscriber = await hub.subscribe("gw-stuck")
+
+            async def lines() -> Any:
+                while True:
+                    yield b"{}\n"
+
+            async def send(message: Any) -> None:
+                if message["type"] == "http.response.body":
+                    stuck.set()
+                    await asyncio.Event().wait()  # a client that never reads
+
+            async def receive() -> Any:
+                await asyncio.Event().wait()
+
+            scope = {"type": "http", "asgi": {"spec_version": "2.4"}}
+            response = asyncio.ensure_future(
+                StreamResponse(lines(), subscriber, "application/x-ndjson")(scope, receive, send)
+            )
+            await asyncio.wait_for(stuck.wait(), 10)
+            for n in range(3):
+                await hub.redis.xadd("red7:{gw-stuck}:changes", {"v": n, "p": b""})
+            await asyncio.wait_for(response, 10)  # ended, not stuck
+            assert subscriber.dropped and "too slow" in subscriber.dropped
+            assert hub.games == 0
+        finally:
+            await hub.redis.delete("red7:{gw-stuck}:changes")
+            await hub.stop()
+
+    asyncio.run(scenario())
