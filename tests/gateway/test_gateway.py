@@ -369,7 +369,7 @@ def test_a_changes_key_written_by_hand_ends_only_its_own_streams(served: Gateway
     asyncio.run(scenario())
 
 
-def test_red7_gateway_serves_until_stopped(served: Gateway, tmp_path: Any) -> None:
+def test_red7_gateway_serves_until_stopped(served: Gateway, service: GameService, tmp_path: Any) -> None:
     import os
     import signal
     import subprocess
@@ -398,9 +398,15 @@ def test_red7_gateway_serves_until_stopped(served: Gateway, tmp_path: Any) -> No
                 return False
 
         wait_for(answers, "red7 gateway to answer")
+        game = new_game(service, ["ann"], {"bob": "greedy"})
+        with httpx.stream("GET", f"http://127.0.0.1:{port}/api/games/{game}/stream", timeout=20) as stream:
+            assert next(stream.iter_lines())  # open: the gateway stops all the same, cutting it
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=20)
     finally:
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=20)
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
     assert process.returncode == 0, err
     assert f"red7es gateway on http://127.0.0.1:{port} for {served.url}." in out.decode()
     cluster = subprocess.run(
