@@ -98,7 +98,7 @@ async def authenticate(
     message = request_message(method, path, int(stamp), nonce)
     raw = signature.lower()
     if keys[seat] is None:
-        raise GatewayError(403, f"seat {seat} of game {game_id} is open: join it first")
+        raise GatewayError(403, f"seat {seat} of game {game_id} has no key: it is open (join it first) or a bot's")
     if not _verifies(keys[seat], raw, message):
         other = next((n for n, key in enumerate(keys) if n != seat and _verifies(key, raw, message)), None)
         if other is not None:

@@ -125,7 +125,7 @@ def test_another_seats_key_is_403(http: httpx.Client, table: tuple[str, str, str
     path = f"/api/games/{ann.game}/seats/0"
     assert error(http.get(path, headers=cat.headers("GET", path)), 403) == "signed by seat 1's key, not seat 0's"
     bot = f"/api/games/{ann.game}/seats/2"
-    assert "is open" in error(http.get(bot, headers=ann.headers("GET", bot)), 403)
+    assert "open (join it first) or a bot's" in error(http.get(bot, headers=ann.headers("GET", bot)), 403)
     forged = Seat(http, ann.game, 2, ann.token).turn_body("fold")
     error(http.post(f"/api/games/{ann.game}/turns", json=forged), 403)
 
