@@ -381,22 +381,7 @@ def games(session: Session, limit: int, as_json: bool) -> None:
     """
     summaries = session.service.games(limit)
     if as_json:
-        emit_json(
-            [
-                {
-                    "game": s.game_id,
-                    "status": s.status,
-                    "version": s.version,
-                    "to_move": s.to_move,
-                    "created": s.created,
-                    "seats": [{"name": x["name"], "kind": x.get("kind"), "bot": x.get("bot")} for x in s.seats],
-                    "winners": s.winners,
-                    "variant": s.variant,
-                    "unreadable": s.unreadable,
-                }
-                for s in summaries
-            ]
-        )
+        emit_json([s.as_json() for s in summaries])
         return
     if not summaries:
         click.echo("No games yet. Start one: red7 play --bots greedy")

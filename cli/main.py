@@ -48,9 +48,17 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from . import commands_game, commands_play, commands_records, commands_service, commands_tournament
+    from . import (
+        commands_game,
+        commands_gateway,
+        commands_play,
+        commands_records,
+        commands_service,
+        commands_tournament,
+    )
 
-    for module in (commands_game, commands_play, commands_service, commands_records, commands_tournament):
+    modules = (commands_game, commands_play, commands_service, commands_records, commands_tournament, commands_gateway)
+    for module in modules:
         for command in module.COMMANDS:
             cli.add_command(command)
 

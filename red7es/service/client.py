@@ -52,6 +52,7 @@ __all__ = [
     "Answer",
     "QUEUE_NAME",
     "GameSummary",
+    "answer_in",
     "seat_index",
     "read_view",
     "meta_int",
@@ -161,6 +162,20 @@ class GameSummary:
     winners: list[int] | None
     unreadable: str | None = None  # why a key of the game cannot be read (UnreadableKey's line)
 
+    def as_json(self) -> dict[str, Any]:
+        """The game as `red7 games --json` and the gateway's game list show it (docs/cli.md)."""
+        return {
+            "game": self.game_id,
+            "status": self.status,
+            "version": self.version,
+            "to_move": self.to_move,
+            "created": self.created,
+            "seats": [{"name": x["name"], "kind": x.get("kind"), "bot": x.get("bot")} for x in self.seats],
+            "winners": self.winners,
+            "variant": self.variant,
+            "unreadable": self.unreadable,
+        }
+
 
 class GameService:
     """Everything a client does with games, on one Redis connection."""
@@ -232,26 +247,35 @@ class GameService:
         seat = seat_index(view, name)
         token = new_token()
         key = public_key(token)
-        command = JoinCommand(uuid.uuid4().hex, seat, key)
         mark = self.store.last_change_id(game_id)
-        try:
-            self.store.submit(game_id, command.id, encode_command(command, now_ms()))
-        except GameIsOver as exc:
-            raise ServiceError(f"{exc}: its seats can no longer be joined") from None
-        self._keep(game_id, {name: token})
-        self.schedule(game_id)
+        command_id = self.submit_join(game_id, seat, key, keep=lambda: self._keep(game_id, {name: token}))
         answer = self._await(
             game_id,
             mark,
             wait,
             lambda e: (
                 (e.get("type") == "SeatJoined" and e.get("key") == key)
-                or (e.get("type") == "CommandRejected" and e.get("id") == command.id)
+                or (e.get("type") == "CommandRejected" and e.get("id") == command_id)
             ),
         )
         if answer.get("type") == "CommandRejected":
             raise JoinRefused(str(answer["reason"]), token)
         return token
+
+    def submit_join(self, game_id: str, seat: int, key: str, *, keep: Callable[[], None] | None = None) -> str:
+        """Append a join of ``seat`` with public key ``key`` and wake a worker; returns the
+        command's id.  Only the public key is sent: whoever holds its token (the CLI, or a
+        remote client through the HTTP gateway) never gives it away.  ``keep`` runs once the
+        command is stored and before the worker is woken (the CLI saves the token then)."""
+        command = JoinCommand(uuid.uuid4().hex, seat, key)
+        try:
+            self.store.submit(game_id, command.id, encode_command(command, now_ms()))
+        except GameIsOver as exc:
+            raise ServiceError(f"{exc}: its seats can no longer be joined") from None
+        if keep is not None:
+            keep()
+        self.schedule(game_id)
+        return command.id
 
     def submit(
         self, game_id: str, name: str, token: str, turn: str | Turn, *, command_id: str | None = None
@@ -267,7 +291,12 @@ class GameService:
             signature = sign_turn(token, game_id, command_id, seat, text)
         except TokenError as exc:
             raise ServiceError(str(exc)) from None
-        command = TurnCommand(command_id, seat, text, "person", signature)
+        return self.submit_signed(game_id, TurnCommand(command_id, seat, text, "person", signature))
+
+    def submit_signed(self, game_id: str, command: TurnCommand) -> tuple[str, bool]:
+        """Append a turn someone else signed (the HTTP gateway never holds a token) and wake
+        a worker; returns (command id, was it a duplicate).  The worker checks the signature."""
+        command_id = command.id
         try:
             stream_id, duplicate = self.store.submit(game_id, command_id, encode_command(command, now_ms()))
         except (ReservedId, MismatchedId) as exc:
@@ -317,21 +346,19 @@ class GameService:
         in the same change, up to the next command's.
         """
         for batch in self._event_batches(game_id, after, wait):
-            for i, event in enumerate(batch):
-                if event.get("id") != command_id:
-                    continue
-                kind = event.get("type")
-                if kind == "CommandRejected":
-                    reason = event.get("reason") or self._rejection_reason(game_id, command_id, event.get("seat"))
-                    return Answer(command_id, False, reason, [dict(event, reason=reason)])
-                if kind == "CommandApplied":
-                    events = [event]
-                    for later in batch[i + 1 :]:
-                        if later.get("type") in ("CommandApplied", "CommandRejected"):
-                            break
-                        events.append(later)
-                    return Answer(command_id, True, None, events)
+            found = answer_in(batch, command_id)
+            if found is not None:
+                return self.with_reason(game_id, found)
         raise AssertionError("unreachable: the batches end only by an error")  # pragma: no cover
+
+    def with_reason(self, game_id: str, answer: Answer) -> Answer:
+        """A rejection as :func:`answer_in` found it on the public changes stream, with its
+        reason filled in from the seat's view (or the log); other answers as they are."""
+        if answer.applied or answer.reason:
+            return answer
+        event = answer.events[0]
+        reason = self._rejection_reason(game_id, answer.command_id, event.get("seat"))
+        return Answer(answer.command_id, False, reason, [dict(event, reason=reason)])
 
     def _rejection_reason(self, game_id: str, command_id: str, seat: Any) -> str:
         """Why a turn was refused: public notices leave it out, the seat's view has it."""
@@ -533,6 +560,31 @@ class GameService:
                 if match(event):
                     return dict(event)
         raise AssertionError("unreachable: the batches end only by an error")  # pragma: no cover
+
+
+def answer_in(batch: Sequence[dict[str, Any]], command_id: str) -> Answer | None:
+    """The answer to command ``command_id`` among the public events of one change, or None.
+
+    An applied command's answer is its ``CommandApplied`` and the events after it in the
+    same change, up to the next command's.  A rejection's reason is not on the public
+    stream (it can tell the seat's cards): ``reason`` is then None, and
+    :meth:`GameService.with_reason` reads it from the seat's view.
+    """
+    for i, event in enumerate(batch):
+        if event.get("id") != command_id:
+            continue
+        kind = event.get("type")
+        if kind == "CommandRejected":
+            reason = event.get("reason")
+            return Answer(command_id, False, str(reason) if reason else None, [dict(event)])
+        if kind == "CommandApplied":
+            events = [event]
+            for later in batch[i + 1 :]:
+                if later.get("type") in ("CommandApplied", "CommandRejected"):
+                    break
+                events.append(later)
+            return Answer(command_id, True, None, events)
+    return None
 
 
 def _summary(game_id: str, meta: dict[str, str], raw: bytes | None) -> GameSummary:

@@ -26,6 +26,7 @@ import base64
 import binascii
 import contextlib
 import functools
+import io
 import json
 import os
 import secrets
@@ -50,6 +51,7 @@ __all__ = [
     "read",
     "read_all",
     "read_each",
+    "record_bytes",
     "write",
     "write_all",
 ]
@@ -135,17 +137,9 @@ def write_all(records: Iterable[Record], path: str | os.PathLike[str], format: s
         fd, tmp = _create_beside(target)
     except OSError as exc:  # name the file asked for, not the temporary one beside it
         raise RecordError(cannot_write(path, exc)) from None
-    count = 0
     try:
         with os.fdopen(fd, "wb") as handle:
-            for record in records:
-                if fmt == "jsonl":
-                    for line in json_lines(record):
-                        handle.write(line.encode())
-                        handle.write(b"\n")
-                else:
-                    _write_msgpack(record, handle)
-                count += 1
+            count = _write_records(records, handle, fmt)
         with contextlib.suppress(FileNotFoundError):  # a file replaced keeps its mode
             os.chmod(tmp, target.stat().st_mode & 0o777)
         os.replace(tmp, target)
@@ -155,6 +149,30 @@ def write_all(records: Iterable[Record], path: str | os.PathLike[str], format: s
         if isinstance(exc, OSError):  # e.g. PATH is a directory: named, not the temporary file
             raise RecordError(cannot_write(path, exc)) from None
         raise
+    return count
+
+
+def record_bytes(records: Iterable[Record], format: str) -> bytes:
+    """The bytes of a record file of ``format`` (``jsonl`` or ``msgpack``) holding ``records``:
+    what :func:`write_all` writes to a file, for a server that sends it instead."""
+    if format not in FORMATS:
+        raise RecordError(f"unknown record format {format!r}: jsonl or msgpack")
+    handle = io.BytesIO()
+    _write_records(records, handle, format)
+    return handle.getvalue()
+
+
+def _write_records(records: Iterable[Record], handle: IO[bytes], fmt: str) -> int:
+    """Write records one after another in ``fmt``; returns how many."""
+    count = 0
+    for record in records:
+        if fmt == "jsonl":
+            for line in json_lines(record):
+                handle.write(line.encode())
+                handle.write(b"\n")
+        else:
+            _write_msgpack(record, handle)
+        count += 1
     return count
 
 

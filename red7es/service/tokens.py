@@ -15,7 +15,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-__all__ = ["TokenError", "new_token", "public_key", "sign_turn", "verify_turn", "turn_message"]
+__all__ = ["TokenError", "new_token", "public_key", "sign", "sign_turn", "verify", "verify_turn", "turn_message"]
 
 
 class TokenError(ValueError):
@@ -47,15 +47,25 @@ def turn_message(game: str, command_id: str, seat: int, turn: str) -> bytes:
     return f"red7es/turn/v1\n{game}\n{command_id}\n{seat}\n{turn}".encode()
 
 
+def sign(token: str, message: bytes) -> str:
+    """The hex Ed25519 signature of ``message`` by ``token``."""
+    return _private(token).sign(message).hex()
+
+
+def verify(key: str, signature: str, message: bytes) -> bool:
+    """True when ``signature`` (hex) of ``message`` was made by the token whose public key is ``key``."""
+    try:
+        public = Ed25519PublicKey.from_public_bytes(bytes.fromhex(key))
+        public.verify(bytes.fromhex(signature), message)
+    except (ValueError, InvalidSignature):
+        return False
+    return True
+
+
 def sign_turn(token: str, game: str, command_id: str, seat: int, turn: str) -> str:
-    return _private(token).sign(turn_message(game, command_id, seat, turn)).hex()
+    return sign(token, turn_message(game, command_id, seat, turn))
 
 
 def verify_turn(key: str, signature: str, game: str, command_id: str, seat: int, turn: str) -> bool:
     """True when ``signature`` was made by the token whose public key is ``key``."""
-    try:
-        public = Ed25519PublicKey.from_public_bytes(bytes.fromhex(key))
-        public.verify(bytes.fromhex(signature), turn_message(game, command_id, seat, turn))
-    except (ValueError, InvalidSignature):
-        return False
-    return True
+    return verify(key, signature, turn_message(game, command_id, seat, turn))

@@ -1,0 +1,314 @@
+"""The gateway's ASGI app: the HTTP API in front of Redis (docs/gateway.md).
+
+Stateless: everything it knows is in Redis, so any number of processes may serve one
+Redis behind a load balancer.  One-shot reads and writes go through the same
+:class:`~red7es.service.client.GameService` the CLI uses, in a thread pool (each holds
+a pooled connection for one short command); waiting — streams, and a submitted turn's
+answer — goes through the process's one :class:`~red7es.gateway.hub.Hub`, so no client
+ever holds a blocking Redis connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Annotated, Any, TypeVar
+
+import anyio
+from fastapi import FastAPI, Header, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from starlette.concurrency import run_in_threadpool
+
+from red7es.service.client import Answer, GameService, answer_in, seat_index
+from red7es.service.connection import client_for, is_cluster_url
+from red7es.service.events import TurnCommand
+from red7es.service.record_files import record_bytes
+from red7es.service.records import export
+from red7es.service.store import NoSuchGame, valid_game_id
+from red7es.service.tokens import verify_turn
+from red7es.steps import StepError, Turn
+
+from . import auth, errors
+from .hub import Hub, Subscriber
+from .streams import HEARTBEAT, StreamResponse, change_lines, frame
+
+__all__ = ["create_app", "ANSWER_WAIT"]
+
+T = TypeVar("T")
+ANSWER_WAIT = 10.0  # seconds a submit waits for the referee's answer
+_CHANGE_ID = re.compile(r"^[0-9]{1,20}-[0-9]{1,20}$")
+_KEY = re.compile(r"^[0-9a-f]{64}$")
+_SIGNATURE = re.compile(r"^[0-9a-f]{128}$")
+
+
+class TurnBody(BaseModel):
+    """A turn signed by its seat's token exactly as ``red7 move`` signs it."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: StrictStr = Field(
+        min_length=1, max_length=100, description="command id, chosen by the client, unique in the game"
+    )
+    seat: StrictInt = Field(ge=0, description="the seat's number")
+    turn: StrictStr = Field(min_length=1, max_length=1000, description="the turn in notation, e.g. 'p:R7 c:B3'")
+    sig: StrictStr = Field(description="hex Ed25519 signature of red7es/turn/v1\\n{game}\\n{id}\\n{seat}\\n{turn}")
+
+
+class JoinBody(BaseModel):
+    """The public key of a token the client made for itself; the token never leaves it."""
+
+    model_config = ConfigDict(extra="forbid")
+    key: StrictStr = Field(description="hex Ed25519 public key (64 lower-case hex digits)")
+
+
+def create_app(url: str, *, heartbeat: float = HEARTBEAT, queue_size: int | None = None) -> FastAPI:
+    """The gateway for the Redis at ``url`` (not a cluster: see docs/gateway.md)."""
+    if is_cluster_url(url):
+        raise ValueError("the gateway does not serve a Redis Cluster yet: give it one Redis server's URL")
+    service = GameService(client_for(url))
+    hub = Hub(url) if queue_size is None else Hub(url, queue_size=queue_size)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        hub.start()
+        try:
+            yield
+        finally:
+            await hub.stop()
+
+    app = FastAPI(
+        title="red7es gateway",
+        summary="Play, watch and audit Red7 games without Redis access (docs/gateway.md).",
+        version="1",
+        lifespan=lifespan,
+    )
+    app.state.hub = hub
+    app.state.service = service
+    errors.install(app)
+    app.add_middleware(errors.BodyLimit)
+
+    async def blocking(fn: Callable[..., T], *args: Any) -> T:
+        return await run_in_threadpool(fn, *args)
+
+    async def public_view(game_id: str) -> dict[str, Any]:
+        if not valid_game_id(game_id):
+            raise NoSuchGame(game_id)
+        return await blocking(service.view, game_id)
+
+    async def seat_in(view: dict[str, Any], game_id: str, seat: str) -> int:
+        try:
+            return seat_index(view, seat)
+        except Exception:
+            raise errors.GatewayError(404, f"no seat {seat!r} in game {game_id}") from None
+
+    async def signed_seat(request: Request, game_id: str, seat_name: str) -> tuple[int, dict[str, Any]]:
+        """The seat a signed request is for, once its signature, time and nonce pass."""
+        view = await public_view(game_id)
+        seat = await seat_in(view, game_id, seat_name)
+        keys = [s.get("key") for s in view["seats"]]
+        await auth.authenticate(hub.redis, request.headers, request.method, _signed_path(request), game_id, seat, keys)
+        return seat, view
+
+    @app.get("/api/games", summary="The newest games")
+    async def list_games(limit: Annotated[int, Query(ge=1, le=500)] = 50) -> list[dict[str, Any]]:
+        return [summary.as_json() for summary in await blocking(service.games, limit)]
+
+    @app.get("/api/games/{game_id}", summary="A game's public view")
+    async def game(game_id: str) -> dict[str, Any]:
+        return await public_view(game_id)
+
+    @app.get("/api/games/{game_id}/seats/{seat}", summary="A seat's view, with its hand (signed request)")
+    async def seat_view(request: Request, game_id: str, seat: str) -> dict[str, Any]:
+        number, _view = await signed_seat(request, game_id, seat)
+        return await blocking(service.view, game_id, number)
+
+    @app.get("/api/games/{game_id}/seats/{seat}/legal", summary="A seat's legal turns (signed request)")
+    async def legal(request: Request, game_id: str, seat: str) -> dict[str, Any]:
+        number, _view = await signed_seat(request, game_id, seat)
+        view = await blocking(service.view, game_id, number)
+        return {
+            "game": game_id,
+            "seat": number,
+            "version": view.get("version"),
+            "to_move": view.get("to_move"),
+            "legal": view.get("legal") or [],
+        }
+
+    @app.post("/api/games/{game_id}/seats/{seat}/join", summary="Take an open seat with a public key")
+    async def join(game_id: str, seat: str, body: JoinBody) -> dict[str, Any]:
+        view = await public_view(game_id)
+        number = await seat_in(view, game_id, seat)
+        if not _KEY.match(body.key):
+            raise errors.GatewayError(400, "key must be 64 lower-case hex digits (an Ed25519 public key)")
+        entry = view["seats"][number]
+        if entry.get("kind") == "bot":
+            raise errors.GatewayError(409, f"seat {entry['name']} is a bot")
+        if entry.get("key"):
+            raise errors.GatewayError(409, f"seat {entry['name']} is taken")
+
+        def matches(event: dict[str, Any], command_id: str) -> bool:
+            return (event.get("type") == "SeatJoined" and event.get("key") == body.key) or (
+                event.get("type") == "CommandRejected" and event.get("id") == command_id
+            )
+
+        async with subscribed(game_id) as subscriber:
+            mark = await blocking(service.store.last_change_id, game_id)
+            command_id = await blocking(service.submit_join, game_id, number, body.key)
+            event = await first_event(subscriber, game_id, mark, lambda e: matches(e, command_id))
+        if event.get("type") == "CommandRejected":
+            reason = event.get("reason") or "the join was refused"
+            raise errors.GatewayError(409, f"rejected: {reason}", id=command_id)
+        return {"game": game_id, "seat": number, "name": entry["name"], "key": body.key}
+
+    @app.post("/api/games/{game_id}/turns", summary="Submit a signed turn; the referee's answer")
+    async def submit(game_id: str, body: TurnBody, response: Response) -> dict[str, Any]:
+        view = await public_view(game_id)
+        if body.seat >= len(view["seats"]):
+            raise errors.GatewayError(404, f"no seat {body.seat} in game {game_id}")
+        try:
+            Turn.parse(body.turn)
+        except StepError as exc:
+            raise errors.GatewayError(400, f"malformed turn: {exc}") from None
+        if body.id.startswith("bot-"):
+            raise errors.GatewayError(400, "command ids starting with bot- name bots' turns: choose another id")
+        if not _SIGNATURE.match(body.sig):
+            raise errors.GatewayError(401, "sig must be 128 lower-case hex digits")
+        key = await blocking(service.seat_key, game_id, body.seat, view)
+        if key is None:
+            raise errors.GatewayError(
+                403, f"seat {body.seat} of game {game_id} is open or a bot: it takes no signed turns"
+            )
+        if not verify_turn(key, body.sig, game_id, body.id, body.seat, body.turn):
+            raise errors.GatewayError(401, "bad signature: not made by this seat's token over this turn")
+        command = TurnCommand(body.id, body.seat, body.turn, "person", body.sig)
+        async with subscribed(game_id) as subscriber:
+            mark = await blocking(service.store.last_change_id, game_id)
+            _id, duplicate = await blocking(service.submit_signed, game_id, command)
+            answer = await wait_answer(subscriber, game_id, "0-0" if duplicate else mark, body.id)
+        answer = await blocking(service.with_reason, game_id, answer)
+        if not answer.applied:
+            raise errors.GatewayError(409, f"rejected: {answer.reason}", id=body.id, applied=False)
+        return {"id": body.id, "applied": True, "events": answer.events}
+
+    @app.get("/api/games/{game_id}/record", summary="A finished game's record, as `red7 export` writes it")
+    async def record(game_id: str, format: Annotated[str, Query(pattern="^(jsonl|msgpack)$")] = "jsonl") -> Response:
+        if not valid_game_id(game_id):
+            raise NoSuchGame(game_id)
+        exported = await blocking(export, service, game_id)
+        if not exported.over:
+            raise errors.GatewayError(409, f"game {game_id} is not over: its record would reveal every hand")
+        body = await blocking(record_bytes, [exported], format)
+        media = "application/x-ndjson" if format == "jsonl" else "application/x-msgpack"
+        disposition = f'attachment; filename="{game_id}.{format}"'
+        return Response(body, media_type=media, headers={"Content-Disposition": disposition})
+
+    @app.get("/api/games/{game_id}/stream", summary="The game live: public view, then each change")
+    async def stream(
+        request: Request,
+        game_id: str,
+        after: Annotated[str | None, Query(description="resume after this change id")] = None,
+        last_event_id: Annotated[str | None, Header()] = None,
+    ) -> Response:
+        await public_view(game_id)
+        return await open_stream(request, game_id, None, after, last_event_id)
+
+    @app.get("/api/games/{game_id}/seats/{seat}/stream", summary="The game live as a seat sees it (signed request)")
+    async def seat_stream(
+        request: Request,
+        game_id: str,
+        seat: str,
+        after: Annotated[str | None, Query(description="resume after this change id")] = None,
+        last_event_id: Annotated[str | None, Header()] = None,
+    ) -> Response:
+        number, _view = await signed_seat(request, game_id, seat)
+        return await open_stream(request, game_id, number, after, last_event_id)
+
+    async def open_stream(
+        request: Request, game_id: str, seat: int | None, after: str | None, last_event_id: str | None
+    ) -> Response:
+        resume = last_event_id or after
+        if resume is not None and not _CHANGE_ID.match(resume):
+            raise errors.GatewayError(400, f"{resume!r} is not a change id (such as 1764800000000-0)")
+        sse = "text/event-stream" in request.headers.get("accept", "")
+        subscriber = await hub.subscribe(game_id)
+        items = change_lines(hub, subscriber, game_id, seat, resume, heartbeat)
+
+        async def lines() -> AsyncGenerator[bytes, None]:
+            async with contextlib.aclosing(items):  # closed with the response: the subscriber is let go at once
+                async for item in items:
+                    yield frame(item, sse)
+
+        media = "text/event-stream" if sse else "application/x-ndjson"
+        return StreamResponse(lines(), subscriber, media)
+
+    @contextlib.asynccontextmanager
+    async def subscribed(game_id: str) -> AsyncIterator[Subscriber]:
+        subscriber = await hub.subscribe(game_id)
+        try:
+            yield subscriber
+        finally:
+            hub.unsubscribe(subscriber)
+
+    async def wait_answer(subscriber: Subscriber, game_id: str, mark: str, command_id: str) -> Answer:
+        """The referee's answer to ``command_id``, from the changes after ``mark``."""
+        found: list[Answer] = []
+
+        def look(batch: list[dict[str, Any]]) -> bool:
+            answer = answer_in(batch, command_id)
+            if answer is not None:
+                found.append(answer)
+            return answer is not None
+
+        await follow(subscriber, game_id, mark, look)
+        return found[0]
+
+    async def first_event(
+        subscriber: Subscriber, game_id: str, mark: str, match: Callable[[dict[str, Any]], bool]
+    ) -> dict[str, Any]:
+        found: list[dict[str, Any]] = []
+
+        def look(batch: list[dict[str, Any]]) -> bool:
+            found.extend(e for e in batch if match(e))
+            return bool(found)
+
+        await follow(subscriber, game_id, mark, look)
+        return dict(found[0])
+
+    async def follow(
+        subscriber: Subscriber,
+        game_id: str,
+        mark: str,
+        look: Callable[
+            [
+                list[dict[str, Any]],
+            ],
+            bool,
+        ],
+    ) -> None:
+        """Read the game's changes after ``mark`` until ``look`` accepts a batch of events;
+        503 after ANSWER_WAIT seconds (the command stays stored: send it again to get its answer)."""
+        deadline = anyio.current_time() + ANSWER_WAIT
+        items = change_lines(hub, subscriber, game_id, None, mark, heartbeat=ANSWER_WAIT)
+        async with contextlib.aclosing(items):
+            async for item in items:
+                if item is not None and item["type"] == "change" and look(item["events"]):
+                    return
+                if item is not None and item["type"] in ("broken", "error"):
+                    raise errors.GatewayError(
+                        409 if item["type"] == "broken" else 503,
+                        item.get("reason") or item.get("error") or "the game broke",
+                    )
+                if item is None or anyio.current_time() > deadline:
+                    break
+        raise errors.GatewayError(
+            503, "no answer from a worker yet: the command is stored; send the same request again for its answer"
+        )
+
+    return app
+
+
+def _signed_path(request: Request) -> str:
+    """The path a client signed: as sent on the request line, query string included."""
+    raw = request.scope.get("raw_path") or request.url.path.encode()
+    query = request.scope.get("query_string", b"")
+    return (raw + (b"?" + query if query else b"")).decode("latin-1")

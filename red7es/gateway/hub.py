@@ -1,0 +1,255 @@
+"""One reader of Redis per gateway process, fanning game changes out to every subscriber.
+
+A subscriber (an open stream, or a submit waiting for the referee's answer) never
+reads Redis blocking: it registers with the :class:`Hub` for a game and waits on its
+own bounded queue.  The hub holds one connection doing ``XREAD BLOCK`` over the changes
+streams of every game that has a subscriber, re-issued (``CLIENT UNBLOCK``) when a game
+is added, and puts each new change id on the queues of that game's subscribers.  The
+notices only wake subscribers: each one then reads what it has not sent yet with a
+plain ``XRANGE`` from the last change id it sent, so a subscriber can never miss a
+change or be told one twice, whatever the timing of its registration.
+
+The hub never waits on a subscriber.  One whose queue is full (it has not taken the
+last :data:`QUEUE_SIZE` notices: its client reads too slowly) is dropped and its
+``on_overflow`` called, which ends its HTTP response: it can resume from its last
+change id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import redis.asyncio as aioredis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from red7es.service.connection import backoff
+from red7es.service.records import stream_order
+from red7es.service.store import Keys, text
+
+__all__ = ["Hub", "Subscriber", "QUEUE_SIZE", "is_after"]
+
+log = logging.getLogger(__name__)
+
+QUEUE_SIZE = 64  # change notices a subscriber may leave untaken before it is dropped
+BLOCK_MS = 1000  # longest XREAD BLOCK: a game added meanwhile is read at the latest then
+_GONE = "gone"  # the queue item that ends a subscriber's wait: it was dropped
+
+
+def is_after(change_id: str, mark: str) -> bool:
+    """True when stream id ``change_id`` comes after ``mark``."""
+    return stream_order(change_id) > stream_order(mark)
+
+
+class Subscriber:
+    """One waiter on one game's changes: a bounded queue of change ids the hub fills."""
+
+    def __init__(self, game_id: str, size: int = QUEUE_SIZE) -> None:
+        self.game_id = game_id
+        self.queue: asyncio.Queue[str] = asyncio.Queue(size)
+        self.dropped: str | None = None  # why the hub dropped it (one line), once it has
+        self.on_overflow: Callable[[], None] | None = None
+
+    def notify(self, change_id: str) -> bool:
+        """Queue a notice; False if the queue is full (the subscriber is too slow)."""
+        try:
+            self.queue.put_nowait(change_id)
+        except asyncio.QueueFull:
+            return False
+        return True
+
+    def drop(self, reason: str, *, overflow: bool = False) -> None:
+        """End this subscriber's wait: the next :meth:`wait` raises :class:`Dropped`.  On an
+        ``overflow`` its client is not reading: ``on_overflow`` ends its response at once."""
+        if self.dropped is not None:
+            return
+        self.dropped = reason
+        with contextlib.suppress(asyncio.QueueFull):
+            self.queue.put_nowait(_GONE)  # wakes a waiter; a full queue is not waited on anyway
+        if overflow and self.on_overflow is not None:
+            self.on_overflow()
+
+    async def wait(self, after: str, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a change after ``after``; whether one came.
+
+        Notices of changes up to ``after`` (already sent) are taken and ignored.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            if self.dropped is not None:
+                raise Dropped(self.dropped)
+            left = deadline - loop.time()
+            if left <= 0:
+                return False
+            try:
+                change_id = await asyncio.wait_for(self.queue.get(), left)
+            except asyncio.TimeoutError:
+                return False
+            if change_id == _GONE:
+                continue  # the loop raises Dropped
+            if is_after(change_id, after):
+                self._take_rest()
+                return True
+
+    def _take_rest(self) -> None:
+        """Empty the queue: the reader that follows reads every change there is."""
+        while not self.queue.empty():
+            if self.queue.get_nowait() == _GONE:
+                self.queue.put_nowait(_GONE)
+                return
+
+
+class Dropped(RuntimeError):
+    """The hub dropped this subscriber (too slow, or the hub lost Redis): one line why."""
+
+
+class Hub:
+    """The process's one blocking reader of games' changes streams."""
+
+    def __init__(self, url: str, *, queue_size: int = QUEUE_SIZE, block_ms: int = BLOCK_MS) -> None:
+        self.url = url
+        self.queue_size = queue_size
+        self.block_ms = block_ms
+        self.redis: aioredis.Redis = aioredis.Redis.from_url(url)  # short reads, pooled
+        self._subscribers: dict[str, set[Subscriber]] = {}
+        self._cursors: dict[str, str] = {}  # game -> last change id the hub has delivered
+        self._wanted = asyncio.Event()  # set when a game is added
+        self._reader_id: int | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def games(self) -> int:
+        return len(self._subscribers)
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="red7-gateway-hub")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for subscribers in list(self._subscribers.values()):
+            for subscriber in list(subscribers):
+                subscriber.drop("the gateway is stopping")
+        await self.redis.aclose()
+
+    async def subscribe(self, game_id: str) -> Subscriber:
+        """A new subscriber to ``game_id``'s changes: notified of every change written
+        after this returns (earlier ones it reads itself)."""
+        subscriber = Subscriber(game_id, self.queue_size)
+        if game_id not in self._subscribers:
+            last = await self.redis.xrevrange(Keys(game_id).changes, max="+", min="-", count=1)
+            if game_id not in self._subscribers:  # (another subscribe may have come meanwhile)
+                self._subscribers[game_id] = set()
+                self._cursors[game_id] = text(last[0][0]) if last else "0-0"
+                self._wanted.set()
+                await self._interrupt()
+        self._subscribers[game_id].add(subscriber)
+        return subscriber
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        subscribers = self._subscribers.get(subscriber.game_id)
+        if subscribers is None:
+            return
+        subscribers.discard(subscriber)
+        if not subscribers:
+            del self._subscribers[subscriber.game_id]
+            del self._cursors[subscriber.game_id]
+
+    async def _interrupt(self) -> None:
+        """Make the reader re-issue its XREAD with the new set of games now."""
+        if self._reader_id is None:
+            return
+        with contextlib.suppress(Exception):  # at worst the read ends by itself within block_ms
+            await self.redis.client_unblock(self._reader_id)
+
+    async def _run(self) -> None:
+        delays = backoff()
+        while True:
+            reader = aioredis.Redis.from_url(
+                self.url, single_connection_client=True, socket_timeout=self.block_ms / 1000 + 10
+            )
+            try:
+                self._reader_id = await reader.client_id()
+                delays = backoff()
+                await self._read(reader)
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                self._reader_id = None
+                log.warning("gateway hub: Redis unreachable (%s); retrying", exc)
+                self._drop_all("lost the connection to Redis: resume from your last change id")
+                await asyncio.sleep(next(delays))
+            except ResponseError as exc:
+                # One game's changes key holds something else (written by hand): XREAD of
+                # all of them fails, so find it and drop its subscribers, not everyone's.
+                log.warning("gateway hub: %s", exc)
+                with contextlib.suppress(Exception):
+                    if await self._drop_unreadable(str(exc)):
+                        continue
+                self._drop_all(f"the gateway cannot read this game's changes: {exc}")
+                await asyncio.sleep(next(delays))
+            except Exception as exc:  # the one reader must outlive any surprise: its streams resume
+                log.exception("gateway hub: %s", exc)
+                self._drop_all("the gateway's reader failed: resume from your last change id")
+                await asyncio.sleep(next(delays))
+            finally:
+                self._reader_id = None
+                with contextlib.suppress(Exception):
+                    await reader.aclose()
+
+    async def _read(self, reader: aioredis.Redis) -> None:
+        while True:
+            if not self._subscribers:
+                self._wanted.clear()
+                await self._wanted.wait()
+                continue
+            self._wanted.clear()
+            streams: dict[Any, Any] = {Keys(g).changes: c for g, c in self._cursors.items()}
+            reply: Any = await reader.xread(streams, block=self.block_ms, count=100)
+            for stream, rows in reply or []:  # RESP2, this connection's protocol: [[stream, entries]]
+                game_id = text(stream).split("{", 1)[1].rsplit("}", 1)[0]
+                for change_id, _fields in rows:
+                    self._deliver(game_id, text(change_id))
+
+    def _deliver(self, game_id: str, change_id: str) -> None:
+        """Tell every subscriber of the game; drop the ones too slow to take it (no await:
+        a subscriber added later reads this change itself)."""
+        if game_id not in self._cursors:
+            return  # its last subscriber left while the read was on its way
+        self._cursors[game_id] = change_id
+        for subscriber in list(self._subscribers[game_id]):
+            if not subscriber.notify(change_id):
+                self.unsubscribe(subscriber)
+                subscriber.drop(
+                    f"too slow: {self.queue_size} changes not taken; resume from your last id", overflow=True
+                )
+
+    async def _drop_unreadable(self, problem: str) -> bool:
+        """Drop the subscribers of every game whose changes key is not a stream; whether any was."""
+        games = list(self._cursors)
+        pipe = self.redis.pipeline(transaction=False)
+        for game_id in games:
+            pipe.type(Keys(game_id).changes)
+        kinds = await pipe.execute()
+        found = False
+        for game_id, kind in zip(games, kinds, strict=True):
+            if text(kind) not in ("stream", "none"):
+                found = True
+                reason = f"game {game_id}: {Keys(game_id).changes} is a {text(kind)}, not a stream ({problem})"
+                for subscriber in list(self._subscribers.get(game_id, ())):
+                    self.unsubscribe(subscriber)
+                    subscriber.drop(reason)
+        return found
+
+    def _drop_all(self, reason: str) -> None:
+        for subscribers in list(self._subscribers.values()):
+            for subscriber in list(subscribers):
+                subscriber.drop(reason)
+        self._subscribers.clear()
+        self._cursors.clear()

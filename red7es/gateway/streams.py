@@ -1,0 +1,160 @@
+"""A game's live stream: the current view, then each change as it happens.
+
+Lines (each a JSON object; NDJSON by default, Server-Sent Events on request)::
+
+    {"type": "view",   "id": C, "view": {...}}          the whole view as of change C
+    {"type": "change", "id": C, "from": v, "to": w, "events": [...]}   one change (public events)
+    {"type": "broken", "id": C, "reason": "..."}       the game broke: the stream ends
+    {"type": "error",  "error": "..."}                  the stream cannot go on: resume from your last id
+
+A fresh stream starts with a ``view``; one resumed after change id C starts with the
+changes after C.  Every batch of changes is followed by a ``view`` (a seat's stream:
+that seat's view, with its hand; anyone else's: the public view) read in the same
+transaction as the changes, so each view is exactly the state after the change whose
+id it carries.  The stream ends after the view of a finished game.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import anyio
+import msgpack
+import redis.asyncio as aioredis
+from starlette.responses import StreamingResponse
+from starlette.types import Send
+
+from red7es.service.client import UnreadableKey, read_view
+from red7es.service.connection import UNREACHABLE_ERRORS
+from red7es.service.store import Keys, start_after, text
+
+from .hub import Dropped, Hub, Subscriber
+
+__all__ = ["StreamResponse", "change_lines", "frame"]
+
+PAGE = 200  # changes read per round trip
+HEARTBEAT = 15.0  # seconds without a line before an empty keep-alive one
+
+
+def frame(item: dict[str, Any] | None, sse: bool) -> bytes:
+    """One line of the stream; None is a keep-alive (an empty line, or an SSE comment)."""
+    if item is None:
+        return b": keep-alive\n\n" if sse else b"\n"
+    data = json.dumps(item, ensure_ascii=False, separators=(",", ":"))
+    if not sse:
+        return data.encode() + b"\n"
+    head = f"id: {item['id']}\n" if "id" in item else ""
+    return f"{head}event: {item['type']}\ndata: {data}\n\n".encode()
+
+
+async def _read(
+    connection: aioredis.Redis, game_id: str, seat: int | None, after: str | None
+) -> tuple[list[tuple[str, bytes]], bytes | None, str]:
+    """In one transaction: the changes after ``after`` (or none, and the last change id,
+    when ``after`` is None) and the view, so the view is the state after the last of them."""
+    keys = Keys(game_id)
+    pipe = connection.pipeline(transaction=True)
+    start = start_after(after) if after is not None else None
+    if after is None:
+        pipe.xrevrange(keys.changes, max="+", min="-", count=1)
+    elif start is not None:
+        pipe.xrange(keys.changes, min=start, max="+", count=PAGE)
+    else:
+        pipe.xrange(keys.changes, min="+", max="+", count=1)  # nothing can follow the largest id
+    pipe.get(keys.public_view if seat is None else keys.view(seat))
+    rows, view = await pipe.execute()
+    changes = [(text(i), fields.get(b"p", b"")) for i, fields in rows or []]
+    if after is None:
+        return [], view, changes[0][0] if changes else "0-0"
+    return changes, view, changes[-1][0] if changes else after
+
+
+def _change(game_id: str, change_id: str, payload: bytes) -> dict[str, Any]:
+    try:
+        change = msgpack.unpackb(payload, raw=False)
+    except Exception:  # msgpack raises several unrelated types for bad bytes
+        change = None
+    if not isinstance(change, dict) or not isinstance(change.get("events"), list):
+        return {"type": "error", "error": f"game {game_id}: change {change_id} cannot be read"}
+    if change.get("broken"):
+        return {"type": "broken", "id": change_id, "reason": str(change["broken"])}
+    return {
+        "type": "change",
+        "id": change_id,
+        "from": change.get("from"),
+        "to": change.get("to"),
+        "events": change["events"],
+    }
+
+
+def _view(game_id: str, seat: int | None, change_id: str, raw: bytes | None) -> dict[str, Any]:
+    try:
+        view = None if raw is None else read_view(game_id, raw, seat)
+    except UnreadableKey as exc:
+        return {"type": "error", "error": str(exc)}
+    return {"type": "view", "id": change_id, "view": view}
+
+
+async def change_lines(
+    hub: Hub, subscriber: Subscriber, game_id: str, seat: int | None, after: str | None, heartbeat: float = HEARTBEAT
+) -> AsyncGenerator[dict[str, Any] | None, None]:
+    """The stream's items (None: nothing for ``heartbeat`` seconds); ``subscriber`` must be
+    registered with ``hub`` before the first read, and is let go when this ends."""
+    try:
+        if after is None:
+            _rows, raw, after = await _read(hub.redis, game_id, seat, None)
+            line = _view(game_id, seat, after, raw)
+            yield line
+            if _ends(line):
+                return
+        while True:
+            rows, raw, last = await _read(hub.redis, game_id, seat, after)
+            for change_id, payload in rows:
+                line = _change(game_id, change_id, payload)
+                yield line
+                if line["type"] != "change":
+                    return
+                after = change_id
+            if rows and len(rows) < PAGE:
+                line = _view(game_id, seat, last, raw)
+                yield line
+                if _ends(line):
+                    return
+            if rows and len(rows) == PAGE:
+                continue  # more to read before the view is current
+            if not await subscriber.wait(after, heartbeat):
+                yield None
+    except Dropped as exc:
+        yield {"type": "error", "error": str(exc)}
+    except UNREACHABLE_ERRORS:
+        yield {"type": "error", "error": "lost the connection to Redis: resume from your last change id"}
+    finally:
+        hub.unsubscribe(subscriber)
+
+
+def _ends(line: dict[str, Any]) -> bool:
+    """A stream ends after an error and after the view of a finished game."""
+    view = line.get("view")
+    return line["type"] == "error" or (isinstance(view, dict) and view.get("status") == "over")
+
+
+class StreamResponse(StreamingResponse):
+    """A streaming response that the hub can end at once (its client reads too slowly):
+    the subscriber's ``on_overflow`` cancels the sending, even one blocked on a full socket."""
+
+    def __init__(self, lines: AsyncGenerator[bytes, None], subscriber: Subscriber, media_type: str) -> None:
+        super().__init__(lines, media_type=media_type, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        self.subscriber = subscriber
+        self.lines = lines
+
+    async def stream_response(self, send: Send) -> None:
+        with anyio.CancelScope() as scope:
+            self.subscriber.on_overflow = scope.cancel
+            try:
+                await super().stream_response(send)
+            finally:
+                with contextlib.suppress(Exception):
+                    await self.lines.aclose()
