@@ -24,7 +24,7 @@ from red7es.service.command_reads import READ_BYTES, CommandReader, Oversized
 from red7es.service.envelope import MAX_COMMAND_SIZE, MAX_SIZE
 from red7es.service.events import CommandRejected, CreateCommand
 from red7es.service.folding import Folder, decide
-from red7es.service.store import CommandTooLarge, Keys, now_ms
+from red7es.service.store import CommandTooLarge, Keys, now_ms, text
 from red7es.service.table import Table
 from red7es.variant import Variant
 
@@ -37,7 +37,7 @@ def _flood(connection: redis.Redis, game_id: str, count: int, size: int) -> list
     """``count`` commands of ``size`` bytes added to the game's stream behind submit.lua's back,
     as anyone who can write to Redis could; their stream ids."""
     key = Keys(game_id).commands
-    return [connection.xadd(key, {"c": bytes([0xC1]) * size}).decode() for _ in range(count)]
+    return [text(connection.xadd(key, {"c": bytes([0xC1]) * size})) for _ in range(count)]
 
 
 def _peak_rss_kib(pid: int) -> int:
