@@ -21,9 +21,11 @@ from ..steps import StepError, Turn
 from ..variant import Variant
 from ..wording import with_article
 from .codec import GENESIS, Recorded, decode_command, decode_log, encode_command
+from .envelope import MAX_COMMAND_SIZE
 from .events import CommandRejected, CreateCommand, JoinCommand, SeatJoined, SeatSpec, TurnCommand
 from .inbox import Inbox
 from .store import (
+    CommandTooLarge,
     GameIsOver,
     GameStore,
     Keys,
@@ -45,6 +47,7 @@ __all__ = [
     "Rejected",
     "NoAnswer",
     "NoWorker",
+    "TurnTooLarge",
     "BrokenGame",
     "UnreadableKey",
     "JoinRefused",
@@ -122,6 +125,17 @@ class BrokenGame(ServiceError):
         super().__init__(f"game {game_id} is broken: {reason}")
         self.game_id = game_id
         self.reason = reason
+
+
+class TurnTooLarge(Rejected):
+    """A turn whose command would be larger than any referee reads: refused before it is
+    sent (a worker would only answer it as corrupt).  ``room`` is the most the turn's text
+    may take with its command id and signature."""
+
+    def __init__(self, size: int, room: int) -> None:
+        super().__init__(f"a turn is at most {room:,} bytes; this one is {size:,}")
+        self.size = size
+        self.room = room
 
 
 class JoinRefused(Rejected):
@@ -267,9 +281,13 @@ class GameService:
         except TokenError as exc:
             raise ServiceError(str(exc)) from None
         command = TurnCommand(command_id, seat, text, "person", signature)
+        raw = encode_command(command, now_ms())
+        if len(raw) > MAX_COMMAND_SIZE:
+            size = len(text.encode())
+            raise TurnTooLarge(size, MAX_COMMAND_SIZE - (len(raw) - size))
         try:
-            stream_id, duplicate = self.store.submit(game_id, command_id, encode_command(command, now_ms()))
-        except (ReservedId, MismatchedId) as exc:
+            stream_id, duplicate = self.store.submit(game_id, command_id, raw)
+        except (ReservedId, MismatchedId, CommandTooLarge) as exc:
             raise ServiceError(str(exc)) from None
         except GameIsOver as exc:
             # Refused before it is stored, so a finished game's record never changes.
@@ -313,15 +331,18 @@ class GameService:
         """The worker's answer to a command, waiting for it without polling.
 
         An applied command's answer is its ``CommandApplied`` and the events after it
-        in the same change, up to the next command's.
+        in the same change, up to the next command's.  A command the worker could not
+        read is answered as corrupt under its stream id (the only id it has then), so
+        that answer is recognised too.
         """
+        ids = {command_id, self.store.command_stream_id(game_id, command_id)} - {None}
         for batch in self._event_batches(game_id, after, wait):
             for i, event in enumerate(batch):
-                if event.get("id") != command_id:
+                if event.get("id") not in ids:
                     continue
                 kind = event.get("type")
                 if kind == "CommandRejected":
-                    reason = event.get("reason") or self._rejection_reason(game_id, command_id, event.get("seat"))
+                    reason = event.get("reason") or self._rejection_reason(game_id, ids, event.get("seat"))
                     return Answer(command_id, False, reason, [dict(event, reason=reason)])
                 if kind == "CommandApplied":
                     events = [event]
@@ -332,16 +353,16 @@ class GameService:
                     return Answer(command_id, True, None, events)
         raise AssertionError("unreachable: the batches end only by an error")  # pragma: no cover
 
-    def _rejection_reason(self, game_id: str, command_id: str, seat: Any) -> str:
+    def _rejection_reason(self, game_id: str, ids: set[str | None], seat: Any) -> str:
         """Why a turn was refused: public notices leave it out, the seat's view has it."""
-        if isinstance(seat, int):
+        if isinstance(seat, int) and seat >= 0:
             rejected = self.view(game_id, seat).get("rejected") or {}
-            if rejected.get("id") == command_id:
+            if rejected.get("id") in ids:
                 return str(rejected["reason"])
         # An older rejection of this command (a resubmitted id): find it in the log.
         for recorded in reversed(self.log(game_id)):
             event = recorded.event
-            if isinstance(event, CommandRejected) and event.id == command_id:
+            if isinstance(event, CommandRejected) and event.id in ids:
                 return event.reason
         return "rejected"
 
