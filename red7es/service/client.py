@@ -231,7 +231,11 @@ class GameService:
         command = CreateCommand(f"create-{game_id}", variant, seat_specs, commitment(secret), tuple(joins))
         mark = self.store.last_change_id(game_id) if wait else "0-0"  # only a wait reads from the mark
         at = now_ms()  # one clock reading: meta's created is the create command's at (GameCreated.created)
-        if not self.store.create(game_id, command.id, encode_command(command, at), secret, at, GENESIS):
+        try:
+            stored = self.store.create(game_id, command.id, encode_command(command, at), secret, at, GENESIS)
+        except CommandTooLarge as exc:  # (seats' names and bots are short: only a bot's options could be long)
+            raise ServiceError(f"the game cannot be created: {exc}") from None
+        if not stored:
             raise ServiceError(f"a game {game_id!r} already exists")
         self._keep(game_id, tokens)
         self.schedule(game_id)

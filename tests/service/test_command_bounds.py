@@ -18,7 +18,7 @@ from support import WorkerPool, new_id, wait_for
 
 from red7es.deal import commitment
 from red7es.service import folding
-from red7es.service.client import GameService
+from red7es.service.client import GameService, ServiceError
 from red7es.service.codec import GENESIS, command_limit, encode_command
 from red7es.service.command_reads import READ_BYTES, CommandReader, Oversized
 from red7es.service.envelope import MAX_COMMAND_SIZE, MAX_SIZE
@@ -151,3 +151,13 @@ def test_a_flood_of_large_commands_leaves_a_worker_small_and_is_answered(
         assert svc.answered(game, 1.0)
     finally:
         real_redis.delete(Keys(game).commands)  # 120 MB the session's Redis need not keep
+
+
+def test_a_create_too_large_is_said_in_one_line(fake_redis: redis.Redis, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No create red7es makes is near the limit (names and bots are short): were one over
+    it, the client says so as a ServiceError, not a traceback."""
+    monkeypatch.setattr("red7es.service.store.MAX_COMMAND_SIZE", 100)
+    refused = r"^the game cannot be created: a command is at most 100 bytes; this one is "
+    with pytest.raises(ServiceError, match=refused):
+        offline_service(fake_redis).create(Variant(2), [person("ann"), person("bob")], game_id="g", wait=None)
+    assert not fake_redis.exists(Keys("g").meta)
