@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from red7es.bots.base import BOT_NAMES
-from red7es.service.client import GameService, JoinRefused, NoAnswer, seat_index
+from red7es.service.client import GameService, JoinRefused, NoAnswer, TurnTooLarge, seat_index
 from red7es.service.codec import seat_data
 from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.events import BOT, PERSON, SeatSpec
@@ -542,7 +542,8 @@ def move(
 
     Steps: p:R7 (play to palette), c:B3 (discard to Canvas), draw, 7c:G2 / 7d:G2
     (a 7's action), 1:O4 (a 1's action), fold. The whole turn is applied or
-    nothing is; a rejected turn exits with code 1 and says why.
+    nothing is; a rejected turn exits with code 1 and says why. A turn too
+    large for any referee (about 16 KB) is refused before it is sent (exit 2).
 
     \b
     Examples:
@@ -562,6 +563,8 @@ def move(
             f"{error_line(exc)}; the turn may or may not be stored; "
             f"send it again with its id, which takes effect once: {again}"
         ) from None
+    except TurnTooLarge as exc:
+        raise click.UsageError(str(exc)) from None  # refused before it was sent: nothing is stored
     except NoAnswer:
         workers = len(live_workers(session.connection))
         start = red7_line("worker", url=typed_url())

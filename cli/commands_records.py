@@ -15,19 +15,21 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+import redis
 from rich.console import Console
 from rich.progress import Progress
 from rich.text import Text
 
-from red7es.service.audit import INCOMPLETE, PASS, AuditReport, audit_as, audit_game, audit_record
+from red7es.service.audit import INCOMPLETE, PASS, AuditReport, audit_as, audit_game, audit_record, unexportable
 from red7es.service.client import UnreadableKey
 from red7es.service.codec import decode_log
+from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.events import SeatJoined
 from red7es.service.record_files import FORMATS, Unreadable, detect_format, read_all, read_each, write_all
 from red7es.service.records import Record, RecordError, import_record
 from red7es.service.records import export as export_record
 from red7es.service.replay import Replay, ReplayError, view_of
-from red7es.service.store import valid_game_id
+from red7es.service.store import Keys, valid_game_id
 from red7es.service.tokens import public_key
 from red7es.wording import counted
 
@@ -454,7 +456,7 @@ def audit(
         raise click.UsageError("--as checks one game: give its GAME or FILE, not --all")
     if all_games:
         ids = _finished(session)
-        reports = _run(ids, lambda game: audit_game(session.service, game), as_json)
+        reports = _run(ids, lambda game: _audit_stored(session, game), as_json)
     elif source is not None and is_file(source):
         # a record that cannot be read is one failed game: the others are still audited
         records = _holding(list(_read_each(source, fmt)), source)
@@ -497,9 +499,34 @@ def _exported(session: Session, game_id: str) -> Record:
 
 
 def _finished(session: Session) -> list[str]:
+    """The games ``--all`` audits: those over, and those whose meta cannot tell (missing,
+    or not a hash): damage to report, not a reason to skip the game or stop."""
     store = session.service.store
     ids = store.all_games()
-    return [g for g, meta in zip(ids, store.metas(ids), strict=True) if meta.get("status") == "over"]
+    pipe = store.redis.pipeline(transaction=False)  # one slot per game: not one command
+    for game_id in ids:
+        pipe.hget(Keys(game_id).meta, "status")
+    statuses = pipe.execute(raise_on_error=False)
+    return [
+        g
+        for g, status in zip(ids, statuses, strict=True)
+        if status in (b"over", None) or isinstance(status, redis.ResponseError)
+    ]
+
+
+def _audit_stored(session: Session, game_id: str) -> AuditReport:
+    """:func:`audit_game`, or, for a game that cannot even be read as a record (its log
+    deleted, a key of another type), a failed report saying why: one game's damage never
+    stops ``--all``.  Only a lost connection does (no other game could be read either)."""
+    try:
+        return audit_game(session.service, game_id)
+    except UNREACHABLE_ERRORS:
+        raise
+    except Exception as exc:
+        line = error_line(exc)
+        if line is None:  # a bug: its traceback
+            raise
+        return unexportable(game_id, line)
 
 
 def _run(items: list[Any], fn: Callable[[Any], AuditReport], quiet: bool) -> list[AuditReport]:

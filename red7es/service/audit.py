@@ -257,11 +257,15 @@ def audit_game(service: GameService, game_id: str) -> AuditReport:
     try:
         record = export(service, game_id)
     except UnreadableKey as exc:
-        problem = Divergence(
-            "unreadable", None, None, "a game as workers store it", "a key that cannot be read", str(exc)
-        )
-        return AuditReport(game_id, FAIL, 0, 0, {}, problem)
+        return unexportable(game_id, str(exc))
     return audit_record(record)
+
+
+def unexportable(game_id: str, reason: str) -> AuditReport:
+    """The report of a game in Redis that cannot be read as a record (``reason`` says why):
+    one failed game, check ``unreadable``, so ``red7 audit --all`` goes on to the others."""
+    problem = Divergence("unreadable", None, None, "a game as workers store it", "a key that cannot be read", reason)
+    return AuditReport(game_id, FAIL, 0, 0, {}, problem)
 
 
 def audit_record(record: Record | Unreadable) -> AuditReport:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -21,9 +21,11 @@ from ..steps import StepError, Turn
 from ..variant import Variant
 from ..wording import with_article
 from .codec import GENESIS, Recorded, decode_command, decode_log, encode_command
+from .envelope import MAX_COMMAND_SIZE
 from .events import CommandRejected, CreateCommand, JoinCommand, SeatJoined, SeatSpec, TurnCommand
 from .inbox import Inbox
 from .store import (
+    CommandTooLarge,
     GameIsOver,
     GameStore,
     Keys,
@@ -45,6 +47,7 @@ __all__ = [
     "Rejected",
     "NoAnswer",
     "NoWorker",
+    "TurnTooLarge",
     "BrokenGame",
     "UnreadableKey",
     "JoinRefused",
@@ -123,6 +126,17 @@ class BrokenGame(ServiceError):
         super().__init__(f"game {game_id} is broken: {reason}")
         self.game_id = game_id
         self.reason = reason
+
+
+class TurnTooLarge(Rejected):
+    """A turn whose command would be larger than any referee reads: refused before it is
+    sent (a worker would only answer it as corrupt).  ``room`` is the most the turn's text
+    may take with its command id and signature."""
+
+    def __init__(self, size: int, room: int) -> None:
+        super().__init__(f"a turn is at most {room:,} bytes; this one is {size:,}")
+        self.size = size
+        self.room = room
 
 
 class JoinRefused(Rejected):
@@ -233,7 +247,11 @@ class GameService:
         command = CreateCommand(f"create-{game_id}", variant, seat_specs, commitment(secret), tuple(joins))
         mark = self.store.last_change_id(game_id) if wait else "0-0"  # only a wait reads from the mark
         at = now_ms()  # one clock reading: meta's created is the create command's at (GameCreated.created)
-        if not self.store.create(game_id, command.id, encode_command(command, at), secret, at, GENESIS):
+        try:
+            stored = self.store.create(game_id, command.id, encode_command(command, at), secret, at, GENESIS)
+        except CommandTooLarge as exc:  # (seats' names and bots are short: only a bot's options could be long)
+            raise ServiceError(f"the game cannot be created: {exc}") from None
+        if not stored:
             raise ServiceError(f"a game {game_id!r} already exists")
         self._keep(game_id, tokens)
         self.schedule(game_id)
@@ -295,11 +313,18 @@ class GameService:
 
     def submit_signed(self, game_id: str, command: TurnCommand) -> tuple[str, bool]:
         """Append a turn someone else signed (the HTTP gateway never holds a token) and wake
-        a worker; returns (command id, was it a duplicate).  The worker checks the signature."""
+        a worker; returns (command id, was it a duplicate).  The worker checks the signature.
+
+        :class:`TurnTooLarge` before anything is sent when the command would be larger than
+        any referee reads (it would only be answered as corrupt)."""
         command_id = command.id
+        raw = encode_command(command, now_ms())
+        if len(raw) > MAX_COMMAND_SIZE:
+            size = len(command.turn.encode())
+            raise TurnTooLarge(size, MAX_COMMAND_SIZE - (len(raw) - size))
         try:
-            stream_id, duplicate = self.store.submit(game_id, command_id, encode_command(command, now_ms()))
-        except (ReservedId, MismatchedId) as exc:
+            stream_id, duplicate = self.store.submit(game_id, command_id, raw)
+        except (ReservedId, MismatchedId, CommandTooLarge) as exc:
             raise ServiceError(str(exc)) from None
         except GameIsOver as exc:
             # Refused before it is stored, so a finished game's record never changes.
@@ -343,33 +368,38 @@ class GameService:
         """The worker's answer to a command, waiting for it without polling.
 
         An applied command's answer is its ``CommandApplied`` and the events after it
-        in the same change, up to the next command's.
+        in the same change, up to the next command's.  A command the worker could not
+        read is answered as corrupt under its stream id (the only id it has then), so
+        that answer is recognised too.
         """
+        stream_id = self.store.command_stream_id(game_id, command_id)
+        ids = {command_id} if stream_id is None else {command_id, stream_id}
         for batch in self._event_batches(game_id, after, wait):
-            found = answer_in(batch, command_id)
+            found = answer_in(batch, command_id, ids)
             if found is not None:
-                return self.with_reason(game_id, found)
+                return self.with_reason(game_id, found, ids)
         raise AssertionError("unreachable: the batches end only by an error")  # pragma: no cover
 
-    def with_reason(self, game_id: str, answer: Answer) -> Answer:
+    def with_reason(self, game_id: str, answer: Answer, ids: set[str] | None = None) -> Answer:
         """A rejection as :func:`answer_in` found it on the public changes stream, with its
-        reason filled in from the seat's view (or the log); other answers as they are."""
+        reason filled in from the seat's view (or the log); other answers as they are.
+        ``ids``: every id the command may be answered under (default: its command id)."""
         if answer.applied or answer.reason:
             return answer
         event = answer.events[0]
-        reason = self._rejection_reason(game_id, answer.command_id, event.get("seat"))
+        reason = self._rejection_reason(game_id, ids or {answer.command_id}, event.get("seat"))
         return Answer(answer.command_id, False, reason, [dict(event, reason=reason)])
 
-    def _rejection_reason(self, game_id: str, command_id: str, seat: Any) -> str:
+    def _rejection_reason(self, game_id: str, ids: set[str], seat: Any) -> str:
         """Why a turn was refused: public notices leave it out, the seat's view has it."""
-        if isinstance(seat, int):
+        if isinstance(seat, int) and seat >= 0:
             rejected = self.view(game_id, seat).get("rejected") or {}
-            if rejected.get("id") == command_id:
+            if rejected.get("id") in ids:
                 return str(rejected["reason"])
         # An older rejection of this command (a resubmitted id): find it in the log.
         for recorded in reversed(self.log(game_id)):
             event = recorded.event
-            if isinstance(event, CommandRejected) and event.id == command_id:
+            if isinstance(event, CommandRejected) and event.id in ids:
                 return event.reason
         return "rejected"
 
@@ -562,8 +592,11 @@ class GameService:
         raise AssertionError("unreachable: the batches end only by an error")  # pragma: no cover
 
 
-def answer_in(batch: Sequence[dict[str, Any]], command_id: str) -> Answer | None:
+def answer_in(batch: Sequence[dict[str, Any]], command_id: str, ids: Collection[str] = ()) -> Answer | None:
     """The answer to command ``command_id`` among the public events of one change, or None.
+
+    ``ids``: other ids it may be answered under (a command the worker could not read is
+    answered under its stream id).
 
     An applied command's answer is its ``CommandApplied`` and the events after it in the
     same change, up to the next command's.  A rejection's reason is not on the public
@@ -571,7 +604,7 @@ def answer_in(batch: Sequence[dict[str, Any]], command_id: str) -> Answer | None
     :meth:`GameService.with_reason` reads it from the seat's view.
     """
     for i, event in enumerate(batch):
-        if event.get("id") != command_id:
+        if event.get("id") != command_id and event.get("id") not in ids:
             continue
         kind = event.get("type")
         if kind == "CommandRejected":

@@ -42,6 +42,7 @@ from .envelope import (
     flat,
     pack_map,
     register_upcaster,
+    too_large,
 )
 from .events import (
     CommandApplied,
@@ -76,6 +77,8 @@ __all__ = [
     "EVENTS",
     "COMMANDS",
     "COMMANDS_BEFORE_RULES_3",
+    "command_limit",
+    "oversized_command",
 ]
 
 
@@ -358,4 +361,21 @@ def decode_command(raw: bytes, what: str = "command", rules: int = BATCH_RULES) 
     """Decode a command as the referee of a game under batch rules ``rules`` reads it; returns
     (command, at).  From batch rules 3, a command is at most :data:`MAX_COMMAND_SIZE` bytes
     and a Create is read exactly as docs/events.md types it (docs/events.md, Batch rules)."""
-    return (COMMANDS if rules >= STRICT_COMMAND_RULES else COMMANDS_BEFORE_RULES_3).decode(raw, what)
+    return _command_codec(rules).decode(raw, what)
+
+
+def command_limit(rules: int = BATCH_RULES) -> int:
+    """The largest command, in bytes, the referee of batch rules ``rules`` reads: a larger
+    one is answered as corrupt (:func:`oversized_command`) without its bytes being read."""
+    return _command_codec(rules).limit
+
+
+def oversized_command(what: str, rules: int = BATCH_RULES) -> CorruptEvent:
+    """What :func:`decode_command` raises for a command over :func:`command_limit`: a worker
+    that was sent only the size of such a command answers it exactly as the audit, which
+    has its bytes, re-executes it."""
+    return too_large(what, command_limit(rules))
+
+
+def _command_codec(rules: int) -> CommandCodec[Any]:
+    return COMMANDS if rules >= STRICT_COMMAND_RULES else COMMANDS_BEFORE_RULES_3

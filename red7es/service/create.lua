@@ -1,6 +1,10 @@
 -- Create a game: store its secret seed and its first command, once.
 -- KEYS: 1 commands stream, 2 meta hash, 3 secret hash, 4 command ids hash
 -- ARGV: 1 command id, 2 command bytes, 3 seed (hex), 4 created (ms), 5 genesis head (hex)
+-- A command larger than any referee reads would only break the game: refused, unread.
+if #ARGV[2] > 16384 then
+  return redis.error_reply('a command is at most 16384 bytes; this one is ' .. #ARGV[2])
+end
 if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[1]) == 1 then
   return false
 end

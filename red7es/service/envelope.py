@@ -42,6 +42,7 @@ __all__ = [
     "flat",
     "pack_map",
     "register_upcaster",
+    "too_large",
 ]
 
 GENESIS = bytes(32)
@@ -140,12 +141,18 @@ def chain_problem(recorded: Sequence[Recorded]) -> str | None:
     return None
 
 
+def too_large(what: str, limit: int) -> CorruptEvent:
+    """The error for a record over ``limit`` bytes: one wording, whether its bytes were read
+    or only its size was (a worker never fetches a command too large to read)."""
+    return CorruptEvent(f"{what} is larger than {limit} bytes")
+
+
 def _unpack_map(raw: bytes, what: str, limit: int = MAX_SIZE) -> dict[str, Any]:
     """The msgpack map in ``raw``, refusing anything else before its fields are looked at."""
     if not isinstance(raw, bytes | bytearray | memoryview):
         raise CorruptEvent(f"{what} is not bytes")
     if len(raw) > limit:
-        raise CorruptEvent(f"{what} is larger than {limit} bytes")
+        raise too_large(what, limit)
     try:
         obj = msgpack.unpackb(raw, raw=False, strict_map_key=True)
     except Exception as exc:  # msgpack raises several unrelated exception types

@@ -18,17 +18,21 @@ from dataclasses import dataclass
 
 from ..bots.base import QUICK_TIME, DecisionInterrupted
 from ..facts import GameOver
+from ..game import BATCH_RULES
 from .codec import (
     GENESIS,
     CorruptEvent,
     Recorded,
+    command_limit,
     decode_command,
     decode_log,
     encode_command,
     encode_event,
     event_hash,
+    oversized_command,
     pack_map,
 )
+from .command_reads import CommandReader, Oversized, Row
 from .envelope import MAX_SIZE, chain_problem
 from .events import Command, CommandRejected, CreateCommand, LogEvent, TurnCommand
 from .store import AppendConflict, Batch, DamagedGame, GameStore, log_length_problem, now_ms
@@ -77,6 +81,7 @@ class Folder:
         max_bot_time: float | None = None,
     ) -> None:
         self.store = store
+        self.reader = CommandReader(store.redis)  # reads commands bounded in bytes, whatever was submitted
         self.cache_size = cache_size
         self.bot_batch = bot_batch
         # Asked by bots that think long (``ismcts``): True while a worker is stopping, so its
@@ -133,7 +138,7 @@ class Folder:
         table, rows = self._table(game_id)
         while True:
             if rows is None:
-                rows = self.store.commands(game_id, after=table.cursor if table else "0-0", count=200)
+                rows = self.reader.commands(game_id, table.cursor if table else "0-0", _limit(table))
             if table is None:
                 if not rows:
                     return
@@ -205,14 +210,15 @@ class Folder:
         give_up_at = time.monotonic() + QUICK_TIME
         return lambda: (stopping is not None and stopping()) or time.monotonic() > give_up_at
 
-    def _table(self, game_id: str) -> tuple[Table | None, list[tuple[str, bytes]] | None]:
+    def _table(self, game_id: str) -> tuple[Table | None, list[Row] | None]:
         """The warm table if it is still current, else rebuilt from the log.
 
         With a warm table, the commands after its cursor are read in the same round
         trip as the game's meta (returned too; None when not read).
         """
         table = self.tables.get(game_id)
-        meta, rows = self.store.meta_and_commands(game_id, table.cursor if table is not None else None)
+        cursor = table.cursor if table is not None else None
+        meta, rows = self.reader.meta_and_commands(game_id, cursor, _limit(table))
         if meta.get("broken"):
             raise GameBroken(f"game {game_id}: {meta['broken']}")
         if table is not None and str(table.version) == meta["version"] and table.cursor == meta["cursor"]:
@@ -250,10 +256,10 @@ class Folder:
         self._remember(table)
         return table, None
 
-    def _start(self, game_id: str, row: tuple[str, bytes]) -> Table:
+    def _start(self, game_id: str, row: Row) -> Table:
         stream_id, raw = row
         try:
-            command, at = decode_command(raw, f"command {stream_id}")
+            command, at = read_command(raw, f"command {stream_id}", BATCH_RULES)
             if not isinstance(command, CreateCommand):
                 raise CreateRejected("the first command of a game must create it")
             table, events = Table.start(game_id, command, self.store.seed(game_id), at)
@@ -326,13 +332,27 @@ def has_work(meta: dict[str, str], last_command_id: str) -> bool:
     return last_command_id != meta.get("cursor", "0-0")
 
 
-def decide(table: Table, stream_id: str, raw: bytes) -> list[LogEvent]:
+def decide(table: Table, stream_id: str, raw: bytes | Oversized) -> list[LogEvent]:
     """The log events a client's command causes (module level so the audit re-executes it)."""
     try:
-        command, _at = decode_command(raw, f"command {stream_id}", table.batch_rules)
+        command, _at = read_command(raw, f"command {stream_id}", table.batch_rules)
     except CorruptEvent as exc:
         return [CommandRejected(stream_id, -1, "corrupt", "", str(exc))]
     return decide_command(table, command)
+
+
+def read_command(raw: bytes | Oversized, what: str, rules: int) -> tuple[Command, int]:
+    """:func:`~red7es.service.codec.decode_command`, for a command read whole or only
+    measured (too large to read): CorruptEvent for both alike."""
+    if isinstance(raw, Oversized):
+        raise oversized_command(what, rules)
+    return decode_command(raw, what, rules)  # type: ignore[no-any-return]
+
+
+def _limit(table: Table | None) -> int:
+    """The largest command read whole for a game: what its referee reads (a game not
+    started yet is started under this red7es's batch rules)."""
+    return command_limit(table.batch_rules if table is not None else BATCH_RULES)
 
 
 def decide_command(table: Table, command: Command) -> list[LogEvent]:

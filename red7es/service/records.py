@@ -165,6 +165,8 @@ def export(service: GameService, game_id: str) -> Record:
     if not events:
         if meta.get("broken"):  # its create command could not start it (docs/events.md, A create that fails)
             raise RecordError(f"game {game_id} is broken: {meta['broken']}")
+        if meta.get("version", "0") not in ("", "0"):  # events were appended: the log is gone, not late
+            raise RecordError(f"game {game_id} has no log, although its meta counts {meta['version']} events")
         raise RecordError(f"game {game_id} has no log yet: no worker has created it")
     try:
         first = decode_event(events[0].raw, "event 0").event

@@ -34,7 +34,7 @@ from typing import Any
 import redis
 
 from ..wording import counted
-from .envelope import pack_map
+from .envelope import MAX_COMMAND_SIZE, pack_map
 
 __all__ = [
     "GameStore",
@@ -54,6 +54,7 @@ __all__ = [
     "text",
     "entry_field",
     "GameIsOver",
+    "CommandTooLarge",
     "log_length_problem",
     "DEFAULT_MAX_BOT_TIME",
     "MAX_BOT_TIME_KEY",
@@ -109,6 +110,14 @@ class GameIsOver(ValueError):
     def __init__(self, game_id: str) -> None:
         super().__init__(f"game {game_id} is over")
         self.game_id = game_id
+
+
+class CommandTooLarge(ValueError):
+    """A command larger than any referee reads (MAX_COMMAND_SIZE): refused, never stored."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"a command is at most {MAX_COMMAND_SIZE:,} bytes; this one is {size:,}")
+        self.size = size
 
 
 class AppendConflict(RuntimeError):
@@ -187,6 +196,8 @@ class GameStore:
 
     def create(self, game_id: str, command_id: str, command: bytes, seed: bytes, created: int, genesis: bytes) -> bool:
         """Store a new game's seed and create command; False if the id is taken."""
+        if len(command) > MAX_COMMAND_SIZE:  # (create.lua refuses it too)
+            raise CommandTooLarge(len(command))
         k = Keys(game_id)
         result = self._create(
             keys=[k.commands, k.meta, k.secret, k.cmdids],
@@ -202,6 +213,8 @@ class GameStore:
 
     def submit(self, game_id: str, command_id: str, command: bytes) -> tuple[str, bool]:
         """Append a command once per id; returns (stream id, was it a duplicate)."""
+        if len(command) > MAX_COMMAND_SIZE:  # (submit.lua refuses it too: this spares sending it)
+            raise CommandTooLarge(len(command))
         k = Keys(game_id)
         code, stream_id = self._submit(keys=[k.commands, k.cmdids, k.meta], args=[command_id, command])
         if code == 0:
@@ -212,6 +225,8 @@ class GameStore:
             raise MismatchedId(f"command submitted as {command_id!r} names another id in its data.id")
         if code == 5:
             raise GameIsOver(game_id)
+        if code == 6:
+            raise CommandTooLarge(int(stream_id))
         return text(stream_id), code == 2
 
     def append(self, game_id: str, batch: Batch) -> tuple[int, str]:

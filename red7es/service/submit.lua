@@ -7,6 +7,11 @@
 -- data.id, never the id it was submitted under). Bytes Redis's cmsgpack cannot read that
 -- far are appended all the same: the worker answers them as corrupt.
 -- {5, ''} for a game that is over (its record is complete: nothing more is added to it).
+-- {6, size} for a command larger than 16384 bytes, the most a referee reads: first, before
+-- anything reads it (cmsgpack would spend a second on 50 MB), and never stored.
+if #ARGV[2] > 16384 then
+  return {6, #ARGV[2]}
+end
 if redis.call('EXISTS', KEYS[3]) == 0 then
   return {0, ''}
 end

@@ -21,10 +21,10 @@ from red7es.game import BATCH_RULES, Game, IllegalStep
 from red7es.service import folding
 from red7es.service.audit import FAIL, PASS, audit_record
 from red7es.service.codec import EVENT_TYPES, decode_command
-from red7es.service.envelope import GENESIS, EventType
+from red7es.service.envelope import GENESIS, MAX_COMMAND_SIZE, EventType
 from red7es.service.events import CommandApplied, CommandRejected, GameCreated, SeatSpec
 from red7es.service.records import Record
-from red7es.service.store import now_ms
+from red7es.service.store import Keys, now_ms
 from red7es.service.table import Table
 from red7es.service.tokens import new_token, public_key
 from red7es.variant import Variant
@@ -185,6 +185,10 @@ def _sent_by_hand(games: Games, game_id: str, data: dict[str, Any], kind: str = 
         assert games.service.store.create(game_id, data["id"], raw, seed, now_ms(), GENESIS)
         games.service.schedule(game_id)
         return str(games.service.store.commands(game_id)[0][0])
+    if len(raw) > MAX_COMMAND_SIZE:  # an older submit.lua took a command of any size; today's refuses it
+        stream_id = games.connection.xadd(Keys(game_id).commands, {"c": raw}).decode()
+        games.connection.hset(Keys(game_id).cmdids, data.get("id", "x"), stream_id)
+        return stream_id
     return str(games.service.store.submit(game_id, data.get("id", "x"), raw)[0])
 
 

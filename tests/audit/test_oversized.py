@@ -4,7 +4,9 @@ A worker answered a 300 KB command whose type was 300,000 control characters wit
 rejection quoting the type's repr (four characters each): a 1.2 MB log event, over the
 limit every reader refuses. The game then broke at its next rebuild and failed its
 audit. A turn text just under 1 MiB did the same through a refused turn's ``text``.
-Commands are now capped far below the log's limit, and what an answer quotes is short.
+Commands are now capped far below the log's limit, and what an answer quotes is short;
+submit.lua refuses them, so they are put on the stream by hand here, as a writer to
+Redis could, and the worker reads only their size.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import pytest
 from red7es.service.audit import PASS, audit_record
 from red7es.service.envelope import MAX_COMMAND_SIZE, MAX_SIZE
 from red7es.service.events import CommandRejected, SeatSpec
-from red7es.service.store import now_ms
+from red7es.service.store import CommandTooLarge, Keys, now_ms
 from red7es.variant import Variant
 
 from .conftest import Games
@@ -39,7 +41,9 @@ def test_an_oversized_command_is_answered_briefly_and_the_game_stays_readable(ga
     games.settle("g")
     raw = msgpack.packb({**bomb, "at": now_ms()})
     assert len(raw) > MAX_COMMAND_SIZE
-    stream_id = svc.store.submit("g", "bomb", raw)[0]
+    with pytest.raises(CommandTooLarge):  # submit.lua refuses it: only a writer to Redis can put it there
+        svc.store.submit("g", "bomb", raw)
+    stream_id = games.connection.xadd(Keys("g").commands, {"c": raw}).decode()
     games.settle("g")
     answer = events_of(games.record("g"))[-1]
     assert isinstance(answer, CommandRejected) and answer.kind == "corrupt" and answer.id == stream_id
