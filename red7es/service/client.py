@@ -545,8 +545,8 @@ class GameService:
         never hides the other games."""
         ids = self.store.games(limit)
         return [
-            _summary(game_id, meta, raw)
-            for game_id, (meta, raw) in zip(ids, self.store.metas_and_views(ids), strict=True)
+            _summary(game_id, meta, raw, problem)
+            for game_id, (meta, raw, problem) in zip(ids, self.store.metas_and_views_as_read(ids), strict=True)
         ]
 
     # ------------------------------------------------------------------ helpers
@@ -620,10 +620,11 @@ def answer_in(batch: Sequence[dict[str, Any]], command_id: str, ids: Collection[
     return None
 
 
-def _summary(game_id: str, meta: dict[str, str], raw: bytes | None) -> GameSummary:
+def _summary(game_id: str, meta: dict[str, str], raw: bytes | None, problem: str | None = None) -> GameSummary:
     """One game of :meth:`GameService.games`: what can be read of it, and the first
-    key that cannot be (its fields then read as unknown)."""
-    problems: list[str] = []
+    key that cannot be (its fields then read as unknown; ``problem``: one Redis refused
+    to read, a key of another type)."""
+    problems: list[str] = [] if problem is None else [problem]
 
     def number(name: str, default: int | None) -> int | None:
         try:

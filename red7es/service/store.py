@@ -464,13 +464,32 @@ class GameStore:
         A pipeline of per-game reads rather than one MGET: the games' keys live in
         different hash slots, which a Redis Cluster refuses in a single command.
         """
+        states = []
+        for meta, view, problem in self.metas_and_views_as_read(game_ids):
+            if problem is not None:
+                raise redis.ResponseError(problem)
+            states.append((meta, view))
+        return states
+
+    def metas_and_views_as_read(self, game_ids: list[str]) -> list[tuple[dict[str, str], bytes | None, str | None]]:
+        """:meth:`metas_and_views`, with a key of another type (damage) read as missing and
+        Redis's reason for it third, instead of failing the whole read: a listing shows
+        the damaged game and every other one."""
         pipe = self.redis.pipeline(transaction=False)
         for g in game_ids:
             k = Keys(g)
             pipe.hgetall(k.meta)
             pipe.get(k.public_view)
-        replies = pipe.execute()
-        return [({text(a): text(b) for a, b in replies[i].items()}, replies[i + 1]) for i in range(0, len(replies), 2)]
+        replies = pipe.execute(raise_on_error=False)
+        states: list[tuple[dict[str, str], bytes | None, str | None]] = []
+        for game_id, meta, view in zip(game_ids, replies[0::2], replies[1::2], strict=True):
+            problem = None
+            if isinstance(meta, redis.ResponseError):
+                problem, meta = f"{Keys(game_id).meta}: {meta}", {}
+            if isinstance(view, redis.ResponseError):
+                problem, view = problem or f"{Keys(game_id).public_view}: {view}", None
+            states.append(({text(a): text(b) for a, b in meta.items()}, view, problem))
+        return states
 
     # ------------------------------------------------------------------ coordination
 

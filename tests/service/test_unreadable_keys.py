@@ -59,6 +59,23 @@ def test_games_lists_a_damaged_game_as_unreadable_and_every_other_as_before(fake
     assert intact["damaged"].unreadable is None
 
 
+@pytest.mark.parametrize("suffix", ["meta", "view:public"])
+def test_games_lists_a_game_whose_key_is_of_another_type_as_unreadable(real_redis: redis.Redis, suffix: str) -> None:
+    """Was a WRONGTYPE ResponseError for the whole listing (the gateway's GET /api/games
+    answered 500): a key of another type, written by hand, must hide no other game."""
+    service = _played(real_redis, "before", "damaged", "after")
+    intact = {s.game_id: s for s in service.games()}
+    key = f"red7:{{damaged}}:{suffix}"
+    real_redis.delete(key)
+    real_redis.rpush(key, "not what a worker writes")
+    listed = {s.game_id: s for s in service.games()}
+    assert set(listed) == {"before", "damaged", "after"}
+    assert listed["before"] == intact["before"] and listed["after"] == intact["after"]
+    assert listed["damaged"].status == "unreadable"
+    assert listed["damaged"].unreadable is not None and key in listed["damaged"].unreadable
+    assert "WRONGTYPE" in listed["damaged"].unreadable
+
+
 @pytest.mark.parametrize("seat", [None, 0])
 def test_view_of_a_damaged_view_names_the_key(fake_redis: Any, seat: int | None) -> None:
     service = _played(fake_redis, "g")
