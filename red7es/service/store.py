@@ -26,7 +26,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 import redis
 
@@ -52,6 +52,7 @@ __all__ = [
     "entry_field",
     "GameIsOver",
     "log_length_problem",
+    "WorkState",
 ]
 
 _GAME_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,39}$")
@@ -139,6 +140,15 @@ ACTIVE = "red7:active"
 _BLOCK_CHUNK_MS = 500  # longest single blocking read: below any sane socket timeout
 
 
+class WorkState(NamedTuple):
+    """What the sweep reads of one game: its meta, its lease, its last command."""
+
+    meta: dict[str, str]
+    lease: str | None  # who holds the game's lease, None for nobody
+    lease_ms: int  # the lease's PTTL: -1 for one that never expires (a worker's always does), -2 for none
+    last_command: str  # the id of the last command on its stream, "0-0" for none
+
+
 @dataclass
 class Batch:
     """One compare-and-append: events and views computed by a worker from a version."""
@@ -170,6 +180,7 @@ class GameStore:
         self._append = connection.register_script(_script("append.lua"))
         self._release = connection.register_script(_script("release.lua"))
         self._renew = connection.register_script(_script("renew.lua"))
+        self._drop_lease = connection.register_script(_script("drop_lease.lua"))
 
     # ------------------------------------------------------------------ writing
 
@@ -328,6 +339,13 @@ class GameStore:
         events = [entry_field(fields, b"e") for _, fields in rows or []]
         return events[start:end]
 
+    def log_before(self, game_id: str, before: str | None, count: int) -> list[tuple[str, bytes]]:
+        """Up to ``count`` log entries before stream id ``before`` (from the end for None), newest first."""
+        rows = self.redis.xrevrange(
+            Keys(game_id).log, max="+" if before is None else f"({before}", min="-", count=count
+        )
+        return [(text(i), entry_field(fields, b"e")) for i, fields in rows or []]
+
     def log_entries(self, game_id: str) -> list[tuple[str, bytes]]:
         rows = self.redis.xrange(Keys(game_id).log, min="-", max="+")
         return [(text(i), entry_field(fields, b"e")) for i, fields in rows or []]
@@ -400,8 +418,8 @@ class GameStore:
     def active_games(self) -> list[str]:
         return sorted(text(g) for g in self.redis.smembers(ACTIVE))
 
-    def work_states(self, game_ids: list[str]) -> list[tuple[dict[str, str], str | None, str] | redis.ResponseError]:
-        """(meta, lease holder, last command id) of each game, in one round trip (for sweeps).
+    def work_states(self, game_ids: list[str]) -> list[WorkState | redis.ResponseError]:
+        """What the sweep needs to know of each game (:class:`WorkState`), in one round trip.
 
         A game whose keys cannot be read (one of the wrong type, written by hand) gives
         the error instead of its state, so that it cannot hide every other game.
@@ -411,18 +429,18 @@ class GameStore:
             k = Keys(g)
             pipe.hgetall(k.meta)
             pipe.get(k.lease)
+            pipe.pttl(k.lease)
             pipe.xrevrange(k.commands, max="+", min="-", count=1)
         replies = pipe.execute(raise_on_error=False)
-        states: list[tuple[dict[str, str], str | None, str] | redis.ResponseError] = []
-        for i in range(0, len(replies), 3):
-            error = next((r for r in replies[i : i + 3] if isinstance(r, redis.ResponseError)), None)
+        states: list[WorkState | redis.ResponseError] = []
+        for i in range(0, len(replies), 4):
+            error = next((r for r in replies[i : i + 4] if isinstance(r, redis.ResponseError)), None)
             if error is not None:
                 states.append(error)
                 continue
             meta = {text(a): text(b) for a, b in replies[i].items()}
             lease = text(replies[i + 1]) if replies[i + 1] else None
-            last = text(replies[i + 2][0][0]) if replies[i + 2] else "0-0"
-            states.append((meta, lease, last))
+            states.append(WorkState(meta, lease, int(replies[i + 2]), _last_id(replies[i + 3])))
         return states
 
     def metas(self, game_ids: list[str]) -> list[dict[str, str]]:
@@ -458,6 +476,14 @@ class GameStore:
 
     def release_lease(self, game_id: str, owner: str) -> None:
         self._release(keys=[Keys(game_id).lease], args=[owner])
+
+    def drop_lease(self, game_id: str, holder: str, longest_ms: int) -> bool:
+        """Remove the game's lease if ``holder`` still has it and it never expires, or not within
+        ``longest_ms``; True if removed.  A worker's lease always expires within ``longest_ms``:
+        one that does not was written by hand, and would keep every worker off the game for ever.
+        Removing even a live worker's is safe: the compare-and-append, not the lease, keeps two
+        workers from both extending a game."""
+        return bool(self._drop_lease(keys=[Keys(game_id).lease], args=[holder, longest_ms]))
 
     def lease_holder(self, game_id: str) -> str | None:
         value = self.redis.get(Keys(game_id).lease)
