@@ -24,6 +24,7 @@ from .codec import GENESIS, Recorded, decode_command, decode_log, encode_command
 from .events import CommandRejected, CreateCommand, JoinCommand, SeatJoined, SeatSpec, TurnCommand
 from .inbox import Inbox
 from .store import (
+    DamagedGame,
     GameIsOver,
     GameStore,
     Keys,
@@ -234,7 +235,7 @@ class GameService:
         command = JoinCommand(uuid.uuid4().hex, seat, key)
         mark = self.store.last_change_id(game_id)
         try:
-            self.store.submit(game_id, command.id, encode_command(command, now_ms()))
+            self._store_command(game_id, command.id, encode_command(command, now_ms()))
         except GameIsOver as exc:
             raise ServiceError(f"{exc}: its seats can no longer be joined") from None
         self._keep(game_id, {name: token})
@@ -268,7 +269,7 @@ class GameService:
             raise ServiceError(str(exc)) from None
         command = TurnCommand(command_id, seat, text, "person", signature)
         try:
-            stream_id, duplicate = self.store.submit(game_id, command_id, encode_command(command, now_ms()))
+            stream_id, duplicate = self._store_command(game_id, command_id, encode_command(command, now_ms()))
         except (ReservedId, MismatchedId) as exc:
             raise ServiceError(str(exc)) from None
         except GameIsOver as exc:
@@ -278,6 +279,16 @@ class GameService:
             self._check_same_command(game_id, stream_id, command)
         self.schedule(game_id)
         return command_id, duplicate
+
+    def _store_command(self, game_id: str, command_id: str, command: bytes) -> tuple[str, bool]:
+        """Submit a command to the store; a game whose keys cannot take it (its commands stream
+        out of ids, a key of the wrong type: written by hand) is marked broken with the reason,
+        as a worker marks one whose keys cannot take an append, so that nobody is left trying."""
+        try:
+            return self.store.submit(game_id, command_id, command)
+        except DamagedGame as exc:
+            self.store.mark_broken(game_id, str(exc))
+            raise BrokenGame(game_id, str(exc)) from None
 
     def _check_same_command(self, game_id: str, stream_id: str, command: TurnCommand) -> None:
         """A resubmitted id must carry the same turn: otherwise say so instead of pretending."""

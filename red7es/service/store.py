@@ -52,6 +52,7 @@ __all__ = [
     "entry_field",
     "GameIsOver",
     "log_length_problem",
+    "refused_key",
     "WorkState",
 ]
 
@@ -105,12 +106,17 @@ class AppendConflict(RuntimeError):
 
 
 class DamagedGame(RuntimeError):
-    """The game's keys cannot take an append: nothing was written, and the game needs a human.
+    """The game's keys cannot take an append or a command: nothing was written, and the game needs a human.
 
     A key of the wrong type (``red7:{g}:cmdids`` made a string), a stream with no ids left,
-    or a log whose length is not ``meta.version``.  Retrying cannot help: the folder marks
-    the game broken with this reason.
+    or a log whose length is not ``meta.version``.  Retrying cannot help: the folder (or the
+    client whose command was refused) marks the game broken with this reason.
     """
+
+
+def refused_key(key: str, error: str) -> str:
+    """Why ``key`` refused a client's command, from Redis's error: one line naming the key."""
+    return f"{key} cannot take a command: {error.removeprefix('ERR ')}"
 
 
 class Keys:
@@ -202,7 +208,9 @@ class GameStore:
     def submit(self, game_id: str, command_id: str, command: bytes) -> tuple[str, bool]:
         """Append a command once per id; returns (stream id, was it a duplicate)."""
         k = Keys(game_id)
-        code, stream_id = self._submit(keys=[k.commands, k.cmdids, k.meta], args=[command_id, command])
+        code, stream_id, *refusal = self._submit(keys=[k.commands, k.cmdids, k.meta], args=[command_id, command])
+        if code == 6:
+            raise DamagedGame(refused_key(text(stream_id), text(refusal[0])))
         if code == 0:
             raise NoSuchGame(game_id)
         if code == 3:

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import logging
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
-from support import wait_for
+from support import Red7, one_line_error, wait_for
 
 from red7es.facts import GameOver
 from red7es.service.client import BrokenGame, GameService
 from red7es.service.events import CommandRejected, SeedRevealed
 from red7es.service.folding import Folder
-from red7es.service.store import ACTIVE, Keys
+from red7es.service.redis_server import RedisServer
+from red7es.service.store import ACTIVE, LAST_STREAM_ID, Keys
 from red7es.variant import Variant
 from red7es.workers.context import LEASE_MS, WorkerContext
 
@@ -96,6 +98,48 @@ def test_a_lease_written_by_hand_is_removed_and_the_game_goes_on(
     assert re.search(
         f"game held: removed its lease, held by 'x' with {had}, where a worker's lasts {LEASE_MS} ms$", said[0]
     )
+
+
+def test_the_largest_stream_id_on_the_commands_breaks_the_game_and_a_move_says_so(
+    workers: Any, real_redis: redis.Redis, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """An entry added by hand with the largest id: the worker answered it as corrupt and the
+    game stayed "playing" while every later move failed with Redis's raw error."""
+    workers.start(1, wait=True)
+    red7 = Red7(redis_server.url, tmp_path / "home")
+    red7.ok("new", "-p", "ann", "-p", "bob", "--id", "maxed", "--join-all")
+    wait_for(lambda: red7("show", "maxed").exit_code == 0, "the game to be dealt")
+    real_redis.xadd(Keys("maxed").commands, {"c": b"junk"}, id=LAST_STREAM_ID)
+    svc = GameService(real_redis)
+    reason = _broken(svc, "maxed", workers)  # the sweep finds it unanswered; its worker answers, then breaks it
+    assert reason == f"red7:{{maxed}}:commands has no stream ids left after {LAST_STREAM_ID}: no command can follow it"
+    answered = check_chain(svc.store.log("maxed"))[-1].event
+    assert isinstance(answered, CommandRejected) and answered.id == LAST_STREAM_ID
+    assert one_line_error(red7("move", "maxed", "fold", "--as", "ann")) == f"Error: game maxed is broken: {reason}"
+
+
+def test_a_commands_stream_out_of_ids_refuses_a_move_in_one_line_and_breaks_the_game(
+    workers: Any, real_redis: redis.Redis, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """The largest id added and deleted again: no entry the worker could answer, but the stream
+    takes no more (XADD * fails).  Each move failed with "Redis refused a command: The stream has
+    exhausted the last possible ID …" and the game stayed "playing"."""
+    workers.start(1, wait=True)
+    red7 = Red7(redis_server.url, tmp_path / "home")
+    red7.ok("new", "-p", "ann", "-p", "bob", "--id", "spent", "--join-all")
+    wait_for(lambda: red7("show", "spent").exit_code == 0, "the game to be dealt")
+    commands = Keys("spent").commands
+    real_redis.xadd(commands, {"c": b"junk"}, id=LAST_STREAM_ID)
+    real_redis.xdel(commands, LAST_STREAM_ID)
+    before = real_redis.xlen(commands)
+    reason = (
+        "red7:{spent}:commands cannot take a command: "
+        "The stream has exhausted the last possible ID, unable to add more items"
+    )
+    assert one_line_error(red7("move", "spent", "fold", "--as", "ann")) == f"Error: game spent is broken: {reason}"
+    svc = GameService(real_redis)
+    assert svc.store.broken("spent") == reason and real_redis.xlen(commands) == before
+    assert not real_redis.sismember(ACTIVE, "spent") and svc.store.seed("spent") is not None
 
 
 # ---------------------------------------------------------------------- the sweep, in-process
