@@ -17,6 +17,7 @@ from rq.timeouts import JobTimeoutException
 
 from red7es.service.client import NUDGE_TTL_MS, GameService
 from red7es.service.connection import UNREACHABLE_ERRORS, WAITED_OUT_ERRORS, unavailable
+from red7es.service.ending import end_problem
 from red7es.service.folding import Folder, GameBroken, has_work
 from red7es.service.inbox import SLOW_INBOX_KEY, Inbox
 from red7es.service.store import DEFAULT_MAX_BOT_TIME, NoSuchGame
@@ -191,7 +192,12 @@ class WorkerContext:
         return repeating(renew, KEEPALIVE_SECONDS, f"keepalive for game {game_id}")
 
     def sweep(self) -> int:
-        """Re-post games that have work but nobody on them (a worker died mid-game)."""
+        """Re-post games that have work but nobody on them (a worker died mid-game).
+
+        Also what one write by hand would freeze for ever: a lease that never expires (or
+        outlasts a worker's) is removed, and a game meta says is over is finished only if
+        its log shows it ended (else it is marked broken, its seed kept).
+        """
         self.last_sweep = time.monotonic()
         woken = 0
         now = time.monotonic()
@@ -203,14 +209,21 @@ class WorkerContext:
                     self._unreadable.add(game_id)
                 continue
             self._unreadable.discard(game_id)
-            meta, lease, last_command = state
-            if not meta or meta.get("status") == "over":
-                self.store.finish(game_id)  # its worker died between the last append and tidying up
-                continue
-            if meta.get("broken"):
+            if state.meta.get("broken"):
                 self.store.deactivate(game_id)  # its log needs a human, not a retry every sweep
                 continue
-            if lease is not None or not has_work(meta, last_command):
+            if not state.meta or state.meta.get("status") == "over":
+                self._finish(game_id, state.meta)  # its worker died between the last append and tidying up
+                continue
+            lease = state.lease
+            if lease is not None and (state.lease_ms == -1 or state.lease_ms > LEASE_MS):
+                lease = self._drop_lease(game_id, lease, state.lease_ms)
+                if lease is None and has_work(state.meta, state.last_command):
+                    # Its nudge may be set, by a wake-up the lease turned away: post it at once.
+                    self.inbox.post(game_id)
+                    woken += 1
+                    continue
+            if lease is not None or not has_work(state.meta, state.last_command):
                 self._stalled_since.pop(game_id, None)
                 continue
             first = self._stalled_since.setdefault(game_id, now)
@@ -230,6 +243,36 @@ class WorkerContext:
                 del self._stalled_since[game_id]
         self._unreadable &= set(active)
         return woken
+
+    def _finish(self, game_id: str, meta: dict[str, str]) -> None:
+        """Forget the seed of a game whose log shows it ended; mark one whose meta alone says so
+        broken (``HSET meta status over`` by hand): a seed once deleted is gone for good."""
+        problem = end_problem(self.store, game_id)
+        if problem is None:
+            self.store.finish(game_id)
+        elif meta:
+            reason = f"meta.status is 'over' but {problem}"
+            log.error("game %s is broken: %s", game_id, reason)
+            self.store.mark_broken(game_id, reason)
+        else:
+            # No meta to mark: there is nothing to fold, but keep the seed for whoever repairs it.
+            log.error("game %s has no meta and %s: no longer swept, its seed kept", game_id, problem)
+            self.store.deactivate(game_id)
+
+    def _drop_lease(self, game_id: str, holder: str, left_ms: int) -> str | None:
+        """Remove a lease that never expires (or not within a worker's), which would keep every
+        worker off the game for ever, and say so; the lease's holder after that (None: removed)."""
+        if not self.store.drop_lease(game_id, holder, LEASE_MS):
+            return holder  # someone else's by now, or fine: the next sweep looks again
+        expiry = "no expiry" if left_ms == -1 else f"{left_ms:,} ms left"
+        log.warning(
+            "game %s: removed its lease, held by %r with %s, where a worker's lasts %d ms",
+            game_id,
+            holder,
+            expiry,
+            LEASE_MS,
+        )
+        return None
 
 
 @contextlib.contextmanager

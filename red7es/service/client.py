@@ -26,6 +26,7 @@ from .events import CommandRejected, CreateCommand, JoinCommand, SeatJoined, Sea
 from .inbox import Inbox
 from .store import (
     CommandTooLarge,
+    DamagedGame,
     GameIsOver,
     GameStore,
     Keys,
@@ -287,7 +288,7 @@ class GameService:
         command is stored and before the worker is woken (the CLI saves the token then)."""
         command = JoinCommand(uuid.uuid4().hex, seat, key)
         try:
-            self.store.submit(game_id, command.id, encode_command(command, now_ms()))
+            self._store_command(game_id, command.id, encode_command(command, now_ms()))
         except GameIsOver as exc:
             raise ServiceError(f"{exc}: its seats can no longer be joined") from None
         if keep is not None:
@@ -323,7 +324,7 @@ class GameService:
             size = len(command.turn.encode())
             raise TurnTooLarge(size, MAX_COMMAND_SIZE - (len(raw) - size))
         try:
-            stream_id, duplicate = self.store.submit(game_id, command_id, raw)
+            stream_id, duplicate = self._store_command(game_id, command_id, raw)
         except (ReservedId, MismatchedId, CommandTooLarge) as exc:
             raise ServiceError(str(exc)) from None
         except GameIsOver as exc:
@@ -333,6 +334,16 @@ class GameService:
             self._check_same_command(game_id, stream_id, command)
         self.schedule(game_id)
         return command_id, duplicate
+
+    def _store_command(self, game_id: str, command_id: str, command: bytes) -> tuple[str, bool]:
+        """Submit a command to the store; a game whose keys cannot take it (its commands stream
+        out of ids, a key of the wrong type: written by hand) is marked broken with the reason,
+        as a worker marks one whose keys cannot take an append, so that nobody is left trying."""
+        try:
+            return self.store.submit(game_id, command_id, command)
+        except DamagedGame as exc:
+            self.store.mark_broken(game_id, str(exc))
+            raise BrokenGame(game_id, str(exc)) from None
 
     def _check_same_command(self, game_id: str, stream_id: str, command: TurnCommand) -> None:
         """A resubmitted id must carry the same turn: otherwise say so instead of pretending."""

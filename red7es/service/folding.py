@@ -35,7 +35,7 @@ from .codec import (
 from .command_reads import CommandReader, Oversized, Row
 from .envelope import MAX_SIZE, chain_problem
 from .events import Command, CommandRejected, CreateCommand, LogEvent, TurnCommand
-from .store import AppendConflict, Batch, DamagedGame, GameStore, log_length_problem, now_ms
+from .store import LAST_STREAM_ID, AppendConflict, Batch, DamagedGame, GameStore, Keys, log_length_problem, now_ms
 from .table import CreateRejected, Table, public_event
 
 __all__ = ["Contended", "Folder", "Progress", "GameBroken", "decide", "decide_command", "has_work"]
@@ -156,6 +156,10 @@ class Folder:
                 self._flush(table, events, cursor, [])
                 progress.events += len(events)
                 progress.appends += 1
+                if cursor == LAST_STREAM_ID:  # answered; but no command can follow it, and no bot move
+                    raise DamagedGame(
+                        f"{Keys(game_id).commands} has no stream ids left after {cursor}: no command can follow it"
+                    )
                 rows = None
                 if time.monotonic() > deadline:
                     progress.more = True  # a flood of commands: let other games have a turn

@@ -29,7 +29,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 import redis
 
@@ -58,6 +58,8 @@ __all__ = [
     "log_length_problem",
     "DEFAULT_MAX_BOT_TIME",
     "MAX_BOT_TIME_KEY",
+    "refused_key",
+    "WorkState",
 ]
 
 # The longest a bot may think on one turn unless the operator says otherwise (red7 worker
@@ -125,12 +127,17 @@ class AppendConflict(RuntimeError):
 
 
 class DamagedGame(RuntimeError):
-    """The game's keys cannot take an append: nothing was written, and the game needs a human.
+    """The game's keys cannot take an append or a command: nothing was written, and the game needs a human.
 
     A key of the wrong type (``red7:{g}:cmdids`` made a string), a stream with no ids left,
-    or a log whose length is not ``meta.version``.  Retrying cannot help: the folder marks
-    the game broken with this reason.
+    or a log whose length is not ``meta.version``.  Retrying cannot help: the folder (or the
+    client whose command was refused) marks the game broken with this reason.
     """
+
+
+def refused_key(key: str, error: str) -> str:
+    """Why ``key`` refused a client's command, from Redis's error: one line naming the key."""
+    return f"{key} cannot take a command: {error.removeprefix('ERR ')}"
 
 
 class Keys:
@@ -158,6 +165,15 @@ class Keys:
 INDEX = "red7:games"
 ACTIVE = "red7:active"
 _BLOCK_CHUNK_MS = 500  # longest single blocking read: below any sane socket timeout
+
+
+class WorkState(NamedTuple):
+    """What the sweep reads of one game: its meta, its lease, its last command."""
+
+    meta: dict[str, str]
+    lease: str | None  # who holds the game's lease, None for nobody
+    lease_ms: int  # the lease's PTTL: -1 for one that never expires (a worker's always does), -2 for none
+    last_command: str  # the id of the last command on its stream, "0-0" for none
 
 
 @dataclass
@@ -191,6 +207,7 @@ class GameStore:
         self._append = connection.register_script(_script("append.lua"))
         self._release = connection.register_script(_script("release.lua"))
         self._renew = connection.register_script(_script("renew.lua"))
+        self._drop_lease = connection.register_script(_script("drop_lease.lua"))
 
     # ------------------------------------------------------------------ writing
 
@@ -216,7 +233,9 @@ class GameStore:
         if len(command) > MAX_COMMAND_SIZE:  # (submit.lua refuses it too: this spares sending it)
             raise CommandTooLarge(len(command))
         k = Keys(game_id)
-        code, stream_id = self._submit(keys=[k.commands, k.cmdids, k.meta], args=[command_id, command])
+        code, stream_id, *refusal = self._submit(keys=[k.commands, k.cmdids, k.meta], args=[command_id, command])
+        if code == 7:
+            raise DamagedGame(refused_key(text(stream_id), text(refusal[0])))
         if code == 0:
             raise NoSuchGame(game_id)
         if code == 3:
@@ -355,6 +374,13 @@ class GameStore:
         events = [entry_field(fields, b"e") for _, fields in rows or []]
         return events[start:end]
 
+    def log_before(self, game_id: str, before: str | None, count: int) -> list[tuple[str, bytes]]:
+        """Up to ``count`` log entries before stream id ``before`` (from the end for None), newest first."""
+        rows = self.redis.xrevrange(
+            Keys(game_id).log, max="+" if before is None else f"({before}", min="-", count=count
+        )
+        return [(text(i), entry_field(fields, b"e")) for i, fields in rows or []]
+
     def log_entries(self, game_id: str) -> list[tuple[str, bytes]]:
         rows = self.redis.xrange(Keys(game_id).log, min="-", max="+")
         return [(text(i), entry_field(fields, b"e")) for i, fields in rows or []]
@@ -427,8 +453,8 @@ class GameStore:
     def active_games(self) -> list[str]:
         return sorted(text(g) for g in self.redis.smembers(ACTIVE))
 
-    def work_states(self, game_ids: list[str]) -> list[tuple[dict[str, str], str | None, str] | redis.ResponseError]:
-        """(meta, lease holder, last command id) of each game, in one round trip (for sweeps).
+    def work_states(self, game_ids: list[str]) -> list[WorkState | redis.ResponseError]:
+        """What the sweep needs to know of each game (:class:`WorkState`), in one round trip.
 
         A game whose keys cannot be read (one of the wrong type, written by hand) gives
         the error instead of its state, so that it cannot hide every other game.
@@ -438,18 +464,18 @@ class GameStore:
             k = Keys(g)
             pipe.hgetall(k.meta)
             pipe.get(k.lease)
+            pipe.pttl(k.lease)
             pipe.xrevrange(k.commands, max="+", min="-", count=1)
         replies = pipe.execute(raise_on_error=False)
-        states: list[tuple[dict[str, str], str | None, str] | redis.ResponseError] = []
-        for i in range(0, len(replies), 3):
-            error = next((r for r in replies[i : i + 3] if isinstance(r, redis.ResponseError)), None)
+        states: list[WorkState | redis.ResponseError] = []
+        for i in range(0, len(replies), 4):
+            error = next((r for r in replies[i : i + 4] if isinstance(r, redis.ResponseError)), None)
             if error is not None:
                 states.append(error)
                 continue
             meta = {text(a): text(b) for a, b in replies[i].items()}
             lease = text(replies[i + 1]) if replies[i + 1] else None
-            last = text(replies[i + 2][0][0]) if replies[i + 2] else "0-0"
-            states.append((meta, lease, last))
+            states.append(WorkState(meta, lease, int(replies[i + 2]), _last_id(replies[i + 3])))
         return states
 
     def metas(self, game_ids: list[str]) -> list[dict[str, str]]:
@@ -504,6 +530,14 @@ class GameStore:
 
     def release_lease(self, game_id: str, owner: str) -> None:
         self._release(keys=[Keys(game_id).lease], args=[owner])
+
+    def drop_lease(self, game_id: str, holder: str, longest_ms: int) -> bool:
+        """Remove the game's lease if ``holder`` still has it and it never expires, or not within
+        ``longest_ms``; True if removed.  A worker's lease always expires within ``longest_ms``:
+        one that does not was written by hand, and would keep every worker off the game for ever.
+        Removing even a live worker's is safe: the compare-and-append, not the lease, keeps two
+        workers from both extending a game."""
+        return bool(self._drop_lease(keys=[Keys(game_id).lease], args=[holder, longest_ms]))
 
     def lease_holder(self, game_id: str) -> str | None:
         value = self.redis.get(Keys(game_id).lease)

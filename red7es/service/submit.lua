@@ -12,6 +12,8 @@
 if #ARGV[2] > 16384 then
   return {6, #ARGV[2]}
 end
+-- {7, key, error} when a key cannot take the command (a commands stream whose ids are used
+-- up, a key of the wrong type: written by hand): nothing is written, and the game needs a human.
 if redis.call('EXISTS', KEYS[3]) == 0 then
   return {0, ''}
 end
@@ -22,13 +24,21 @@ local read, named = pcall(function() return cmsgpack.unpack(ARGV[2]).data.id end
 if read and type(named) == 'string' and named ~= ARGV[1] then
   return {4, ''}
 end
-local existing = redis.call('HGET', KEYS[2], ARGV[1])
+-- redis.pcall answers an error as a table with an err field instead of raising it
+local existing = redis.pcall('HGET', KEYS[2], ARGV[1])
+if type(existing) == 'table' then
+  return {7, KEYS[2], existing.err}
+end
 if existing then
   return {2, existing}
 end
 if redis.call('HGET', KEYS[3], 'status') == 'over' then
   return {5, ''}
 end
-local id = redis.call('XADD', KEYS[1], '*', 'c', ARGV[2])
+-- the first write: if it is refused, nothing was written
+local id = redis.pcall('XADD', KEYS[1], '*', 'c', ARGV[2])
+if type(id) == 'table' then
+  return {7, KEYS[1], id.err}
+end
 redis.call('HSET', KEYS[2], ARGV[1], id)
 return {1, id}

@@ -149,37 +149,41 @@ def test_a_game_whose_first_append_was_not_counted_is_broken_not_started_again(
 MAX_ID = "18446744073709551615-18446744073709551615"
 
 
-def test_a_command_with_the_largest_stream_id_is_answered_then_the_game_breaks_at_the_bots_turn(
+NO_IDS_LEFT = f"red7:{{pa}}:commands has no stream ids left after {MAX_ID}: no command can follow it"
+
+
+def test_a_command_with_the_largest_stream_id_is_answered_then_the_game_breaks(
     svc: GameService, real_redis: redis.Redis
 ) -> None:
     """QA's other repro: a commands entry added by hand with the largest id.  Reading after it
     failed ("invalid start ID for the interval") and the game stalled unmarked; now it is
-    answered like any corrupt command, and as no bot's command can follow it, the bot's
-    append is refused whole and the game marked broken."""
+    answered like any corrupt command, and as no command (nor bot's turn) can follow it, the
+    game is marked broken at once."""
     folder = Folder(svc.store)
     _alice_moved(svc, folder)
     real_redis.xadd(K.commands, {"c": b"junk"}, id=MAX_ID)
-    reason = f"cannot append: red7:{{pa}}:commands has room for 0 more entries after {MAX_ID}, not 1"
-    with pytest.raises(GameBroken, match=re.escape(f"game pa: {reason}")):
+    with pytest.raises(GameBroken, match=re.escape(f"game pa: {NO_IDS_LEFT}")):
         fold(folder, GID)
     meta = svc.store.meta(GID)
-    assert meta["broken"] == reason and meta["cursor"] == MAX_ID
+    assert meta["broken"] == NO_IDS_LEFT and meta["cursor"] == MAX_ID
     answered = check_chain(svc.store.log(GID))[-1].event
     assert isinstance(answered, CommandRejected) and (answered.id, answered.kind) == (MAX_ID, "corrupt")
     assert int(meta["version"]) == len(svc.store.log(GID))
 
 
-def test_a_person_only_game_reads_nothing_after_the_largest_stream_id(
+def test_a_person_only_game_is_broken_once_it_answered_the_largest_stream_id(
     svc: GameService, real_redis: redis.Redis
 ) -> None:
-    """With no bot to move, the game is answered up to the entry and then has nothing pending."""
+    """With no bot to move, the game was answered up to the entry and then had nothing pending,
+    left "playing" while every later submit failed with Redis's raw error (QA, issue 24)."""
     folder = Folder(svc.store)
     svc.create(Variant(2), [person("ann"), person("bob")], seed="max", game_id=GID, wait=None)
     fold(folder, GID)
     real_redis.xadd(K.commands, {"c": b"junk"}, id=MAX_ID)
-    fold(folder, GID)
-    assert svc.store.meta(GID)["cursor"] == MAX_ID and not folder.pending(GID)
-    assert folder.advance(GID).commands == 0  # the warm table reads after its cursor: nothing
+    with pytest.raises(GameBroken, match=re.escape(f"game pa: {NO_IDS_LEFT}")):
+        fold(folder, GID)
+    assert svc.store.meta(GID)["cursor"] == MAX_ID and svc.store.broken(GID) == NO_IDS_LEFT
+    assert not folder.pending(GID) and not real_redis.sismember(ACTIVE, GID)
 
 
 @pytest.mark.parametrize("version", ["abc", "²", "٢"])  # "²" is a digit to isdigit, "٢" a number to int()

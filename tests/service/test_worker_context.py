@@ -134,7 +134,7 @@ def test_sweep_reposts_lost_work(fake_redis: Any, monkeypatch: pytest.MonkeyPatc
     ctx.advance("idle")  # started; waits for people: nothing pending
     for g in ("held", "lost", "nudged"):
         svc.store.clear_nudge(g)
-    svc.store.acquire_lease("held", "other", 10_000)  # someone is on it
+    svc.store.acquire_lease("held", "other", context_module.LEASE_MS)  # someone is on it (a longer lease: nobody)
     svc.store.set_nudge("nudged", 10_000)  # a post is on its way (or was lost)
     assert ctx.sweep() == 1
     assert _posts(fake_redis) == ["lost"]
