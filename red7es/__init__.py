@@ -13,7 +13,7 @@ from __future__ import annotations
 from .bots import BOT_NAMES, Bot, BotError, make_bot
 from .cards import ALL_CARDS, Card, CardError, Color, parse_cards
 from .deal import commitment, deck_order, make_seed
-from .facts import CardDrawn, Fact, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied
+from .facts import CardDrawn, Fact, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
 from .game import Game, GameOverError, IllegalStep, replay
 from .observation import Observation, SeatView, determinize
 from .play import play_game
@@ -45,6 +45,7 @@ __all__ = [
     "SeatView",
     "Step",
     "StepApplied",
+    "TurnTakenBack",
     "StepError",
     "StepKind",
     "Turn",

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from red7es import Card, Color, Game, Step, Turn, Variant
 from red7es.cards import cards_of_mask, color_mask_of, mask_of, parse_cards
 from red7es.facts import CardDrawn, RoundDealt, StepApplied
+from red7es.game import BATCH_RULES
 
 CardsText = str | Iterable[str | Card]
 
@@ -47,6 +48,7 @@ def position(
     scores: Sequence[CardsText] | None = None,
     round_wins: Sequence[int] | None = None,
     variant: Variant | None = None,
+    batch_rules: int = BATCH_RULES,
     **flags: object,
 ) -> Game:
     """A game in the given position, seat ``turn`` about to start its turn.
@@ -54,7 +56,7 @@ def position(
     ``deck`` is listed top card first; ``known`` are deck cards an action put face up;
     ``out`` are seats already out of the round; ``scores`` are the score piles
     (Advanced scoring), whose cards have left the game.  ``variant`` defaults to
-    ``Variant(players=len(hands), **flags)``.
+    ``Variant(players=len(hands), **flags)``; ``batch_rules`` is the referee's version.
     """
     if variant is None:
         variant = Variant(len(hands), **flags)  # type: ignore[arg-type]
@@ -76,7 +78,7 @@ def position(
     assert not twice, f"cards placed twice: {twice}"
     assert set(cards(known)) <= set(deck_cards), "known cards must be in the deck"
 
-    game = Game.new(variant, seed="helpers.position")
+    game = Game.new(variant, seed="helpers.position", batch_rules=batch_rules)
     game.hands = [mask_of(h) for h in hand_cards]
     game.pal = [mask_of(p) for p in palette_cards]
     game.palc = [color_mask_of(m) for m in game.pal]
