@@ -17,6 +17,7 @@ from .facts import CardDrawn, Fact, GameOver, Outcome, PlayerOut, RoundDealt, Ro
 from .game import Game, GameOverError, IllegalStep, replay
 from .observation import Observation, SeatView, determinize
 from .play import play_game
+from .position import PositionError
 from .rules import leader, scoring_cards
 from .steps import Step, StepError, StepKind, Turn
 from .variant import Variant, VariantError
@@ -39,6 +40,7 @@ __all__ = [
     "IllegalStep",
     "Observation",
     "Outcome",
+    "PositionError",
     "PlayerOut",
     "RoundDealt",
     "RoundWon",

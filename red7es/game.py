@@ -688,15 +688,27 @@ class Game:
         if seat == self.turn:
             return tuple(self.journal)
         out = list(self.journal)
-        i = 0
+        for i in self._draw_entries():
+            if out[i] != NOTHING_DRAWN and not out[i] >> 6:
+                out[i] = HIDDEN_DRAW
+        return tuple(out)
+
+    def _draw_entries(self) -> list[int]:
+        """Where in :attr:`journal` the turn's draws are (the other entries are a 1's owners)."""
+        out, i = [], 0
         actions = self.variant.actions
         for code in self.turn_steps:
             kind, card = code >> 6, code & 63
             drew = kind == _DRAW or (kind == _P and actions and card // 7 == 2)
-            if drew and out[i] != NOTHING_DRAWN and not out[i] >> 6:
-                out[i] = HIDDEN_DRAW
+            if drew:
+                out.append(i)
             i += drew or kind == _ONE
-        return tuple(out)
+        return out
+
+    def drawn_this_turn(self) -> list[Card]:
+        """The cards the player to move drew this turn, in order (hidden from the others)."""
+        entries = (self.journal[i] & 63 for i in self._draw_entries())
+        return [ALL_CARDS[c] for c in entries if c < 49]
 
     def _undraw(self, seat: int, entry: int) -> None:
         """Put a card drawn this turn back on top of the deck (a journal entry, see :meth:`_take_back`)."""
@@ -1295,6 +1307,30 @@ class Game:
         from .observation import observe
 
         return observe(self, seat, history=history)
+
+    # ------------------------------------------------------------------ positions
+
+    def position(self) -> str:
+        """The whole state in one line of text (docs/positions.md); :meth:`from_position` reads it."""
+        from .position import game_position
+
+        return game_position(self)
+
+    def view_position(self, seat: int | None) -> str:
+        """What ``seat`` (None: a spectator) may see, in the same notation, hidden cards as ``?``."""
+        from .position import view_position
+
+        return view_position(self, seat)
+
+    @classmethod
+    def from_position(cls, text: str, seed: bytes | str | None = None) -> Game:
+        """The game a position text describes (:class:`~red7es.position.PositionError` if none).
+
+        ``seed`` deals the rounds after this one (random if not given).
+        """
+        from .position import read_position
+
+        return read_position(text, seed)
 
     def __repr__(self) -> str:
         state = "over" if self.outcome else f"seat {self.turn} to move"

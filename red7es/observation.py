@@ -101,6 +101,10 @@ class Observation:
             return []
         return determinize(self, None).legal_turns()
 
+    def position(self) -> str:
+        """This view in one line of text (docs/positions.md), the cards hidden from this seat as ``?``."""
+        return determinize(self, None).view_position(self.seat)
+
     def check(self, turn: str | Turn) -> str | None:
         """Why ``turn`` would be rejected now, or None if it is legal.
 
