@@ -1332,9 +1332,14 @@ class Game:
 
         return read_position(text, seed)
 
-    def __repr__(self) -> str:
+    def __str__(self) -> str:
         state = "over" if self.outcome else f"seat {self.turn} to move"
         return f"<Game {self.variant.describe()}, round {self.round}, {state}>"
+
+    def __repr__(self) -> str:
+        """``Game.from_position('red7/1 ...')``, as python-chess's ``Board('<fen>')``: a failing
+        test's assertion shows the whole position in one line, ready to load again."""
+        return f"Game.from_position({self.position()!r})"
 
 
 def replay(variant: Variant, seed: bytes | str, turns: Iterable[str | Turn], batch_rules: int = BATCH_RULES) -> Game:

@@ -152,3 +152,10 @@ def test_the_examples_of_docs_positions_md_are_what_the_engine_does():
         messages.add(str(caught.value))
     rows = re.findall(r"^\| [^|]+ \| `(.+)` \|$", text.split("## Errors")[1], re.M)
     assert len(rows) == 10 and set(rows) <= messages, set(rows) - messages
+
+
+def test_a_games_repr_is_its_position_so_a_failing_assertion_shows_it_in_one_line():
+    game = Game.from_position(ISSUE_19)
+    assert repr(game) == f"Game.from_position({ISSUE_19!r})"
+    assert eval(repr(game), {"Game": Game}).position() == ISSUE_19  # our own repr
+    assert str(game) == "<Game 2 players, scoring+draw, target 40, round 1, seat 0 to move>"
