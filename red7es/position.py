@@ -34,7 +34,6 @@ EVERYONE = -2  # view_position's viewer for the whole game (nothing hidden)
 SPECTATOR = -1  # view_position's viewer who holds no seat
 MAX_HAND = 7  # a hand never holds more at the start of a turn: a turn's draws never outnumber its plays
 _REASONS = ("rounds", "target", "deck")
-_HIDDEN = re.compile(r"\?(\d*)")
 
 
 class PositionError(ValueError):
@@ -157,7 +156,7 @@ def read_position(text: str, seed: bytes | str | None = None) -> Game:
     known_names = {"rules", "round", "rule", "canvas", "deck", "to", "steps", "over", *map(str, range(n))}
     for name in fields:
         if name not in known_names:
-            if name.isdigit():
+            if name.isascii() and name.isdigit():
                 raise PositionError(f"seat {name} is out of range: a {n}-player game has seats 0 to {n - 1}")
             raise PositionError(f"unknown field {name!r}")
     for name in ("round", "rule", "canvas", "deck", "to", *map(str, range(n))):
@@ -195,7 +194,7 @@ def _read_variant(word: str) -> Variant:
 
 
 def _number(text: str, what: str) -> int:
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):  # "²".isdigit() too, which int() refuses
         raise PositionError(f"{what} must be a number, not {text!r}")
     return int(text)
 

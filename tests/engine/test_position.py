@@ -159,3 +159,31 @@ def test_a_games_repr_is_its_position_so_a_failing_assertion_shows_it_in_one_lin
     assert repr(game) == f"Game.from_position({ISSUE_19!r})"
     assert eval(repr(game), {"Game": Game}).position() == ISSUE_19  # our own repr
     assert str(game) == "<Game 2 players, scoring+draw, target 40, round 1, seat 0 to move>"
+
+
+WORDS = st.sampled_from(
+    ["-", "?", "*", ",", "/", ":", "R7", "V1", "0", "9", "-1", "out", "p:R7", "1:O4", "fold", "to:0", "steps:", "x"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_any_mangled_position_loads_or_says_what_is_wrong_never_an_index_error(data):
+    words = data.draw(st.sampled_from([ISSUE_19, Game.new(3, seed="fuzz", actions=True).position()])).split()
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(words) - 1))
+        action = data.draw(st.sampled_from(["drop", "replace", "append", "cut"]))
+        if action == "drop" and len(words) > 1:
+            del words[i]
+        elif action == "replace":
+            words[i] = data.draw(WORDS | st.text(max_size=8))
+        elif action == "append":
+            words[i] += data.draw(WORDS)
+        else:
+            words[i] = words[i][: data.draw(st.integers(0, len(words[i])))]
+    try:
+        game = Game.from_position(" ".join(words))
+    except PositionError as exc:
+        assert "\n" not in str(exc) and str(exc)
+    else:
+        assert Game.from_position(game.position()).position() == game.position()
