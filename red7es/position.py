@@ -56,6 +56,8 @@ def view_position(game: Game, viewer: int | None) -> str:
     turn is shown (it is on the deck only in the position the turn began in).
     """
     who = SPECTATOR if viewer is None else viewer
+    if who != EVERYONE and not -1 <= who < game.variant.players:
+        raise ValueError(f"no seat {viewer} in a {game.variant.players}-player game")
     everything = who == EVERYONE
     start = game.copy(record=False)
     drawn: set[int] = set()
