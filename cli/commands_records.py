@@ -130,6 +130,12 @@ def _format_for_files(fmt: str | None, source: str | None) -> None:
 @click.option("--as", "as_name", metavar="NAME", help="What this seat saw: its own hand, no other.")
 @token_option("The seat's token, for --as on a game that is not over")
 @click.option("--step", is_flag=True, help="Walk turn by turn: Enter for the next turn, q to quit.")
+@click.option(
+    "--position",
+    "as_position",
+    is_flag=True,
+    help="Print the position in one line (docs/positions.md): the whole game once it is over, else the view.",
+)
 @click.option("--game", "game_id", metavar="GAME", help="Which game of a FILE that holds several.")
 @format_option
 @click.option(
@@ -147,6 +153,7 @@ def replay(
     as_name: str | None,
     token: str | None,
     step: bool,
+    as_position: bool,
     game_id: str | None,
     fmt: str | None,
     allow_unverified: bool,
@@ -164,13 +171,20 @@ def replay(
     last event that folds), after a line on stderr saying why; the exit code is then
     1, unless --allow-unverified.
 
+    --position prints the position in the notation of docs/positions.md instead of
+    the view: the whole game once the game is over, else what --as's seat (or a
+    spectator) sees, hidden cards as ?.
+
     \b
     Examples:
         red7 replay 3f9a2c1b --at 40 --as alice
         red7 replay game.jsonl --step
+        red7 replay game.jsonl --at 12 --position
     """
     if step and as_json:
         raise click.UsageError("--step walks in the terminal; it cannot be combined with --json")
+    if step and as_position:
+        raise click.UsageError("--step walks in the terminal; --position prints one position")
     if step and source == STDIN:
         raise click.UsageError("--step reads Enter from stdin, so the record cannot come from there: give a FILE")
     _format_for_files(fmt, source)
@@ -193,6 +207,13 @@ def replay(
     _warn(unverified, allow_unverified)
     if table is None:
         _step(game, at, seat)
+    elif as_position:
+        # the whole game only once its seed is out: before, the log's hidden cards stay hidden
+        text = table.game.position() if game.over and seat is None else table.game.view_position(seat)
+        if as_json:
+            emit_json({"position": text})
+        else:
+            click.echo(text)
     else:
         _show_replay(game, place, view_of(table, game.seqs[place] + 1, seat), seat, as_json)
     if unverified is not None and not allow_unverified:

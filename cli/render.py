@@ -241,6 +241,10 @@ def describe_event(event: dict[str, Any], names: Sequence[str]) -> Text | None:
         text.append_text(card_text(event["card"]) if "card" in event else Text("a card"))
         text.append(" (action of a 3)." if event.get("cause") == "3" else ".")
         return text
+    if kind == "TurnTakenBack":
+        text = Text(f"{who} takes back their turn ({shown(' '.join(map(str, event.get('steps', []))))}): ")
+        text.append("every card goes back where it was, cards drawn back on top of the deck.")
+        return text
     if kind == "PlayerOut":
         why = "folded" if event["reason"] == "fold" else "no cards left at the start of the turn"
         return Text(f"{who} is out of the round ({why}).")

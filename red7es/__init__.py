@@ -13,10 +13,11 @@ from __future__ import annotations
 from .bots import BOT_NAMES, Bot, BotError, make_bot
 from .cards import ALL_CARDS, Card, CardError, Color, parse_cards
 from .deal import commitment, deck_order, make_seed
-from .facts import CardDrawn, Fact, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied
+from .facts import CardDrawn, Fact, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
 from .game import Game, GameOverError, IllegalStep, replay
 from .observation import Observation, SeatView, determinize
 from .play import play_game
+from .position import PositionError
 from .rules import leader, scoring_cards
 from .steps import Step, StepError, StepKind, Turn
 from .variant import Variant, VariantError
@@ -39,12 +40,14 @@ __all__ = [
     "IllegalStep",
     "Observation",
     "Outcome",
+    "PositionError",
     "PlayerOut",
     "RoundDealt",
     "RoundWon",
     "SeatView",
     "Step",
     "StepApplied",
+    "TurnTakenBack",
     "StepError",
     "StepKind",
     "Turn",

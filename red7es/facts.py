@@ -20,6 +20,7 @@ __all__ = [
     "RoundDealt",
     "RoundWon",
     "StepApplied",
+    "TurnTakenBack",
 ]
 
 
@@ -53,6 +54,21 @@ class CardDrawn:
     card: Card
     cause: str
     public: bool = False
+
+
+@dataclass(frozen=True)
+class TurnTakenBack:
+    """A ``fold`` took back the steps of the turn it ended (batch rules 4, RULES.md).
+
+    ``steps`` are the turn's steps before the fold, as played.  Every card they moved
+    is back where it was when the turn began: cards drawn are on top of the deck again
+    in the order drawn, cards put on the deck are back in their palettes, and the
+    Canvas (so the rule) is as it was.  A fold as a turn's first step takes nothing
+    back and has no such fact.
+    """
+
+    seat: int
+    steps: tuple[Step, ...]
 
 
 @dataclass(frozen=True)
@@ -90,5 +106,5 @@ class GameOver:
     outcome: Outcome
 
 
-Fact = RoundDealt | StepApplied | CardDrawn | PlayerOut | RoundWon | GameOver
-FACT_TYPES = (RoundDealt, StepApplied, CardDrawn, PlayerOut, RoundWon, GameOver)
+Fact = RoundDealt | StepApplied | CardDrawn | TurnTakenBack | PlayerOut | RoundWon | GameOver
+FACT_TYPES = (RoundDealt, StepApplied, CardDrawn, TurnTakenBack, PlayerOut, RoundWon, GameOver)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .cards import ALL_CARDS, Card, Color, cards_of_mask, color_bit
 from .cards import bits as _bits
 from .deal import commitment, deck_order, make_seed
-from .facts import CardDrawn, Fact, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied
+from .facts import CardDrawn, Fact, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
 from .rules import KEY_FUNCTIONS, all_keys, match_winners, qualifying_mask, rival_keys
 from .steps import DRAW, END, FOLD, NO_CARD, STEPS, Step, Turn
 from .variant import Variant
@@ -34,9 +34,22 @@ __all__ = ["BATCH_RULES", "BATCH_RULES_VERSIONS", "Game", "GameOverError", "Ille
 #   2  as 1, but no step may follow one that draws a card nobody has seen, and an open
 #      turn must be the start of a legal turn (from commit 4c24a14, 3 December 2026);
 #   3  as 2, but steps may follow such a draw (RULES.md lets a batch go on): they are
-#      judged as if the drawn card were not yet in the hand (from 3 December 2026).
-BATCH_RULES = 3
-BATCH_RULES_VERSIONS = (1, 2, 3)
+#      judged as if the drawn card were not yet in the hand (from 3 December 2026);
+#   4  as 3, and a ``fold`` takes back the steps of the turn it ends (RULES.md, You must
+#      lead): every card goes back where it was when the turn began, and the player
+#      leaves the round from there (from 4 December 2026).  Under 1 to 3 they stood.
+# Unlike 1 to 3, version 4 changes what a turn *does*, not only which batches are
+# accepted, so a Game carries its version (``Game.batch_rules``) and every replay of
+# its steps (a record, the round's history, a bot's search) must use the same.
+BATCH_RULES = 4
+BATCH_RULES_VERSIONS = (1, 2, 3, 4)
+FOLD_TAKES_BACK = 4  # the first batch rules under which a fold takes its turn back
+
+# Entries of Game.journal that are not cards: a 3 played on an empty deck (it drew
+# nothing), and, in a game dealt from an observation, a card some other player drew
+# unseen (taking it back returns one of the mover's cards: the viewer cannot tell which).
+NOTHING_DRAWN = NO_CARD
+HIDDEN_DRAW = 62
 
 # Step kinds as plain ints for the hot path.
 _P, _C, _DRAW, _7C, _7D, _ONE, _END, _FOLD = range(8)
@@ -72,6 +85,11 @@ class GameOverError(IllegalStep):
     """A step submitted after the game has ended."""
 
 
+def _check_batch_rules(batch_rules: int) -> None:
+    if batch_rules not in BATCH_RULES_VERSIONS:
+        raise ValueError(f"batch rules are one of versions {BATCH_RULES_VERSIONS}, not {batch_rules!r}")
+
+
 def _number(card: int) -> int:
     return card // 7 + 1
 
@@ -92,11 +110,13 @@ class Game:
         "_stack",
         "acted",
         "alive",
+        "batch_rules",
         "canvas",
         "canvas_changed",
         "deck",
         "draw_ok",
         "hands",
+        "journal",
         "known",
         "log",
         "outcome",
@@ -138,6 +158,8 @@ class Game:
     seven_card: int
     draw_ok: bool
     turn_steps: list[int]
+    journal: list[int]
+    batch_rules: int
     outcome: Outcome | None
     log: list[Fact] | None
     _stack: list[tuple[object, ...]]
@@ -156,37 +178,41 @@ class Game:
         rounds: int = 1,
         target: int | None = None,
         record: bool = True,
+        batch_rules: int = BATCH_RULES,
     ) -> Game:
         """Deal round 1 of a new game.  ``players`` may be a whole :class:`Variant`.
 
-        ``record=False`` keeps no fact log (faster, for simulations).
+        ``record=False`` keeps no fact log (faster, for simulations).  ``batch_rules``:
+        the version of the referee's rules the game is played under (:data:`BATCH_RULES`).
         """
         if isinstance(players, Variant):
             variant = players
         else:
             variant = Variant(players, scoring, draw, actions, rounds, target)
-        game = cls._blank(variant, make_seed(seed), record=record)
+        game = cls._blank(variant, make_seed(seed), record=record, batch_rules=batch_rules)
         game._deal(1)
         return game
 
     @classmethod
-    def from_record(cls, variant: Variant) -> Game:
+    def from_record(cls, variant: Variant, batch_rules: int = BATCH_RULES) -> Game:
         """A game waiting for its first RoundDealt: for replaying facts without the seed."""
-        game = cls._blank(variant, None, record=True)
+        game = cls._blank(variant, None, record=True, batch_rules=batch_rules)
         game._deal(1)
         return game
 
     @classmethod
-    def _blank(cls, variant: Variant, seed: bytes | None, *, record: bool) -> Game:
+    def _blank(cls, variant: Variant, seed: bytes | None, *, record: bool, batch_rules: int = BATCH_RULES) -> Game:
         """A game before its first deal, every field set: where every new Game starts.
 
         :meth:`new` and :meth:`from_record` deal into it; :func:`~red7es.observation.determinize`
         overwrites the round, scores and turn with a world consistent with an observation.
         (:meth:`copy` restores a snapshot instead, so it builds its own.)
         """
+        _check_batch_rules(batch_rules)
         game = cls.__new__(cls)
         n = variant.players
         game.variant = variant
+        game.batch_rules = batch_rules
         game.seed = seed
         game.round = 0
         game.scores = [0] * n
@@ -216,6 +242,7 @@ class Game:
         """An independent copy (the fact log is copied too unless ``record=False``)."""
         other = Game.__new__(Game)
         other.variant = self.variant
+        other.batch_rules = self.batch_rules
         other.seed = self.seed
         other.log = None
         other._restore(self._save())
@@ -248,6 +275,7 @@ class Game:
             self.seven_card,
             self.draw_ok,
             self.turn_steps[:],
+            self.journal[:],
             self.outcome,
             len(self.log) if self.log is not None else 0,
         )
@@ -274,6 +302,7 @@ class Game:
             self.seven_card,
             self.draw_ok,
             turn_steps,
+            journal,
             self.outcome,
             log_len,
         ) = snap  # type: ignore[assignment]
@@ -286,6 +315,7 @@ class Game:
         self.scores = scores[:]  # type: ignore[index]
         self.round_wins = round_wins[:]  # type: ignore[index]
         self.turn_steps = turn_steps[:]  # type: ignore[index]
+        self.journal = journal[:]  # type: ignore[index]
         if self.log is not None:
             del self.log[log_len:]  # type: ignore[misc,arg-type]
 
@@ -352,6 +382,7 @@ class Game:
         self.seven_card = NO_CARD
         self.draw_ok = False
         self.turn_steps = []
+        self.journal = []
 
     # ------------------------------------------------------------------ queries
 
@@ -426,15 +457,19 @@ class Game:
 
     # ------------------------------------------------------------------ applying
 
-    def apply(self, turn: str | Turn | Step | Iterable[str | Step], *, batch_rules: int = BATCH_RULES) -> list[Fact]:
+    def apply(self, turn: str | Turn | Step | Iterable[str | Step], *, batch_rules: int | None = None) -> list[Fact]:
         """Apply a whole turn, all or nothing; returns the facts it caused.
 
         ``end`` is implied after the last step unless the turn ends with ``fold`` or
         is open (``"p:G3 ..."``).  Raises :class:`IllegalStep` saying why, and then
         the game is exactly as before.
 
+        ``batch_rules`` judges this one turn under another version than the game's
+        own (:attr:`batch_rules`, see :data:`BATCH_RULES`), a ``fold`` included: from 4
+        it takes back the turn's steps.
+
         A refused batch must not tell the player what a card they have not seen is
-        (``batch_rules`` 3, see :data:`BATCH_RULES`; 1 and 2 re-execute older records):
+        (``batch_rules`` 3 and on; 1 and 2 re-execute older records):
 
         * a 3 may draw a card nobody has seen in the middle of a batch (RULES.md: the
           batch goes on).  The steps after it are judged as if that card were not yet
@@ -445,8 +480,17 @@ class Game:
         * an open turn must be the start of some legal turn, so keeping a turn open
           never leaves a player whose only way on is to fold.
         """
-        if batch_rules not in BATCH_RULES_VERSIONS:
-            raise ValueError(f"batch rules are one of versions {BATCH_RULES_VERSIONS}, not {batch_rules!r}")
+        if batch_rules is None or batch_rules == self.batch_rules:
+            return self._apply(turn, self.batch_rules)
+        _check_batch_rules(batch_rules)
+        own, self.batch_rules = self.batch_rules, batch_rules
+        try:
+            return self._apply(turn, batch_rules)
+        finally:
+            self.batch_rules = own
+
+    def _apply(self, turn: str | Turn | Step | Iterable[str | Step], batch_rules: int) -> list[Fact]:
+        """:meth:`apply` under ``batch_rules`` (the game's own for the whole turn)."""
         strict = batch_rules >= 2
         t = Turn.parse(turn)
         if not t.steps and t.open:
@@ -544,9 +588,13 @@ class Game:
         actions = self.variant.actions
         log = self.log
         if kind == _FOLD:
-            self.turn_steps.append(code)
             if log is not None:
                 log.append(StepApplied(seat, STEPS[code]))
+            if self.turn_steps and self.batch_rules >= FOLD_TAKES_BACK:
+                if log is not None:
+                    log.append(TurnTakenBack(seat, tuple(STEPS[c] for c in self.turn_steps)))
+                self._take_back(seat)
+            self.turn_steps.append(code)
             self._knock_out(seat, "fold")
             self._advance()
             return
@@ -582,6 +630,8 @@ class Game:
         elif kind in (_7D, _ONE):
             owner = seat if kind == _7D else self._owner(card)
             assert owner is not None
+            if kind == _ONE:
+                self.journal.append(owner)
             self.pal[owner] ^= bit
             self.palc[owner] ^= color_bit(card)
             self.deck.append(card)
@@ -590,6 +640,88 @@ class Game:
         elif kind == _DRAW:
             self.draw_ok = False
             self._draw(seat, "draw")
+
+    def _take_back(self, seat: int) -> None:
+        """Undo the steps of ``seat``'s turn so far (batch rules 4: a fold takes them back).
+
+        The steps are undone last first, so the deck, a stack, gets back exactly the
+        cards drawn from it (in the order drawn) and loses those put on it; the journal
+        says what the steps alone do not: each card drawn (and whether everyone knew
+        it) and the owner of each card a 1 took.  Only ``seat``'s hand, the palettes,
+        the deck and the Canvas change during a turn, and the rule is always the colour
+        of the Canvas's top card (Red before any discard).
+        """
+        journal, hands, pal, palc = self.journal, self.hands, self.pal, self.palc
+        actions = self.variant.actions
+        for code in reversed(self.turn_steps):
+            kind, card = code >> 6, code & 63
+            bit = 1 << card
+            if kind == _DRAW:
+                self._undraw(seat, journal.pop())
+            elif kind == _P:
+                if actions and card // 7 == 2:  # a 3: its draw came after it
+                    self._undraw(seat, journal.pop())
+                hands[seat] |= bit
+                pal[seat] &= ~bit
+                palc[seat] &= ~color_bit(card)
+            elif kind in (_C, _7C):
+                self.canvas.pop()
+                if kind == _C:
+                    hands[seat] |= bit
+                else:
+                    pal[seat] |= bit
+                    palc[seat] |= color_bit(card)
+            elif kind in (_7D, _ONE):
+                owner = seat if kind == _7D else journal.pop()
+                self.deck.pop()
+                self.known &= ~bit  # a card off the deck is known to nobody in particular
+                pal[owner] |= bit
+                palc[owner] |= color_bit(card)
+        self.rule = _color(self.canvas[-1]) if self.canvas else Color.RED
+
+    def journal_seen_by(self, seat: int) -> tuple[int, ...]:
+        """:attr:`journal` as ``seat`` knows it: another player's unseen draws hidden.
+
+        The mover knows every card it drew; the others only those everyone saw go onto
+        the deck.  A game dealt from ``seat``'s observation takes the turn back with it.
+        """
+        if seat == self.turn:
+            return tuple(self.journal)
+        out = list(self.journal)
+        for i in self._draw_entries():
+            if out[i] != NOTHING_DRAWN and not out[i] >> 6:
+                out[i] = HIDDEN_DRAW
+        return tuple(out)
+
+    def _draw_entries(self) -> list[int]:
+        """Where in :attr:`journal` the turn's draws are (the other entries are a 1's owners)."""
+        out, i = [], 0
+        actions = self.variant.actions
+        for code in self.turn_steps:
+            kind, card = code >> 6, code & 63
+            drew = kind == _DRAW or (kind == _P and actions and card // 7 == 2)
+            if drew:
+                out.append(i)
+            i += drew or kind == _ONE
+        return out
+
+    def drawn_this_turn(self) -> list[Card]:
+        """The cards the player to move drew this turn, in order (hidden from the others)."""
+        entries = (self.journal[i] & 63 for i in self._draw_entries())
+        return [ALL_CARDS[c] for c in entries if c < 49]
+
+    def _undraw(self, seat: int, entry: int) -> None:
+        """Put a card drawn this turn back on top of the deck (a journal entry, see :meth:`_take_back`)."""
+        if entry == NOTHING_DRAWN:
+            return
+        card = entry & 63
+        if card == HIDDEN_DRAW:
+            hand = self.hands[seat]
+            card = (hand & -hand).bit_length() - 1
+        self.hands[seat] &= ~(1 << card)
+        self.deck.append(card)
+        if entry >> 6:
+            self.known |= 1 << card
 
     def _to_canvas(self, seat: int, card: int) -> None:
         self.canvas.append(card)
@@ -600,6 +732,7 @@ class Game:
     def _draw(self, seat: int, cause: str) -> None:
         card = self.deck.pop()
         bit = 1 << card
+        self.journal.append(card | 64 if self.known & bit else card)
         self.hands[seat] |= bit
         if self.log is not None:
             self.log.append(CardDrawn(seat, ALL_CARDS[card], cause, bool(self.known & bit)))
@@ -611,6 +744,8 @@ class Game:
         if number == 3:
             if self.deck:
                 self._draw(seat, "3")
+            else:
+                self.journal.append(NOTHING_DRAWN)
         elif number == 7:
             if self.pal[seat] & ~(1 << card):
                 self.pending = SEVEN
@@ -803,6 +938,7 @@ class Game:
         self.outcome = Outcome(winners, tuple(totals), tuple(self.round_wins), reason)
         self.turn = -1
         self.turn_steps = []
+        self.journal = []
         self.pending = NONE
         if self.log is not None:
             self.log.append(GameOver(self.outcome))
@@ -1172,14 +1308,43 @@ class Game:
 
         return observe(self, seat, history=history)
 
-    def __repr__(self) -> str:
+    # ------------------------------------------------------------------ positions
+
+    def position(self) -> str:
+        """The whole state in one line of text (docs/positions.md); :meth:`from_position` reads it."""
+        from .position import game_position
+
+        return game_position(self)
+
+    def view_position(self, seat: int | None) -> str:
+        """What ``seat`` (None: a spectator) may see, in the same notation, hidden cards as ``?``."""
+        from .position import view_position
+
+        return view_position(self, seat)
+
+    @classmethod
+    def from_position(cls, text: str, seed: bytes | str | None = None) -> Game:
+        """The game a position text describes (:class:`~red7es.position.PositionError` if none).
+
+        ``seed`` deals the rounds after this one (random if not given).
+        """
+        from .position import read_position
+
+        return read_position(text, seed)
+
+    def __str__(self) -> str:
         state = "over" if self.outcome else f"seat {self.turn} to move"
         return f"<Game {self.variant.describe()}, round {self.round}, {state}>"
 
+    def __repr__(self) -> str:
+        """``Game.from_position('red7/1 ...')``, as python-chess's ``Board('<fen>')``: a failing
+        test's assertion shows the whole position in one line, ready to load again."""
+        return f"Game.from_position({self.position()!r})"
 
-def replay(variant: Variant, seed: bytes | str, turns: Iterable[str | Turn]) -> Game:
-    """A game rebuilt from its seed and the turns played, in order."""
-    game = Game.new(variant, seed=seed)
+
+def replay(variant: Variant, seed: bytes | str, turns: Iterable[str | Turn], batch_rules: int = BATCH_RULES) -> Game:
+    """A game rebuilt from its seed and the turns played, in order (under ``batch_rules``)."""
+    game = Game.new(variant, seed=seed, batch_rules=batch_rules)
     for turn in turns:
         game.apply(turn)
     return game

@@ -58,7 +58,7 @@ def round_history(game: Game) -> tuple[PastTurn, ...]:
         return ()
     deal = log[start]
     assert isinstance(deal, RoundDealt)
-    replay = Game._blank(game.variant, None, record=False)
+    replay = Game._blank(game.variant, None, record=False, batch_rules=game.batch_rules)
     replay.load_deal(deal)
     turns: list[PastTurn] = []
     opening: PastTurn | None = None  # the turn in progress, as it began

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .cards import ALL_CARDS, FULL_DECK_MASK, Card, Color, cards_of_mask, color_mask_of, mask_of
 from .facts import Outcome
-from .game import Game, Pending
+from .game import BATCH_RULES, Game, Pending
 from .history import PastTurn, round_history
 from .steps import STEPS, Step, Turn
 from .variant import Variant
@@ -67,6 +67,9 @@ class Observation:
     draw_ok: bool
     outcome: Outcome | None
     history: tuple[PastTurn, ...] = ()  # the round's finished turns (red7es.history)
+    batch_rules: int = BATCH_RULES  # the referee's rules the game is played under
+    # What taking the turn so far back needs (Game.journal_seen_by): empty at a turn's start.
+    turn_journal: tuple[int, ...] = ()
 
     @property
     def my_turn(self) -> bool:
@@ -97,6 +100,10 @@ class Observation:
         if not self.my_turn:
             return []
         return determinize(self, None).legal_turns()
+
+    def position(self) -> str:
+        """This view in one line of text (docs/positions.md), the cards hidden from this seat as ``?``."""
+        return determinize(self, None).view_position(self.seat)
 
     def check(self, turn: str | Turn) -> str | None:
         """Why ``turn`` would be rejected now, or None if it is legal.
@@ -166,6 +173,8 @@ def observe(game: Game, seat: int, *, history: bool = True) -> Observation:
         draw_ok=game.draw_ok,
         outcome=game.outcome,
         history=round_history(game) if history else (),
+        batch_rules=game.batch_rules,
+        turn_journal=game.journal_seen_by(seat) if game.turn_steps else (),
     )
 
 
@@ -233,7 +242,8 @@ class Dealer:
         # Only a variant that draws (the Advanced draw, a 3's action) ever reads the deck's
         # order, so only then is what is left for the deck shuffled again.
         self.deck_order_read = obs.variant.draw or obs.variant.actions
-        game = Game._blank(obs.variant, None, record=False)
+        self.batch_rules = obs.batch_rules
+        game = Game._blank(obs.variant, None, record=False, batch_rules=obs.batch_rules)
         game.round = obs.round
         game.alive = [v.in_round for v in obs.seats]
         game.scores = [mask_of(v.score_pile) for v in obs.seats]
@@ -256,6 +266,7 @@ class Dealer:
         game.seven_card = int(obs.seven_card) if obs.seven_card is not None else 63
         game.draw_ok = obs.draw_ok
         game.turn_steps = [int(s) for s in obs.turn_steps]
+        game.journal = list(obs.turn_journal)
         game.outcome = obs.outcome
         self._fixed = game._save()
 
@@ -266,6 +277,7 @@ class Dealer:
             rng.shuffle(pool)
         game = Game.__new__(Game)
         game.variant = self.variant
+        game.batch_rules = self.batch_rules
         game.seed = rng.getrandbits(256).to_bytes(32, "big") if rng is not None else bytes(32)
         game.log = None
         game._stack = []

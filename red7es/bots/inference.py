@@ -99,7 +99,7 @@ def _position(obs: Observation, past: PastTurn) -> Game:
     Hands and deck order are not filled in: the evaluation reads palettes, the rule,
     the mover and the deck's size only.
     """
-    game = Game._blank(obs.variant, None, record=False)
+    game = Game._blank(obs.variant, None, record=False, batch_rules=obs.batch_rules)
     game.pal = [0 if p is None else mask_of(p) for p in past.palettes]
     game.alive = [p is not None for p in past.palettes]
     game.rule = int(past.rule)

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..deal import commitment
-from ..facts import CardDrawn, GameOver, PlayerOut, RoundDealt, RoundWon, StepApplied
+from ..facts import CardDrawn, GameOver, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
 from ..game import BATCH_RULES, IllegalStep
 from ..steps import StepError
 from ..steps import Turn as TurnText
@@ -121,6 +121,7 @@ CHECKS: dict[str, str] = {
     "step": "the log records a step other than the command's",
     "draw": "a drawn card is not the one on top of the deck",
     "player-out": "a player left the round differently than the rules say",
+    "take-back": "a fold took back other steps than the rules say (batch rules 4)",
     "score": "a round's winner or scored cards are not what the rules give",
     "outcome": "the final outcome (winners, scores, round wins) is not what the rules give",
     "seed": "the revealed seed is not the game's seed",
@@ -816,6 +817,7 @@ class _Audit:
             GameOver: ("outcome", "the final outcome is not what the rules give"),
             CardDrawn: ("draw", "the card drawn is not the one on top of the deck"),
             PlayerOut: ("player-out", "a player left the round differently than the rules say"),
+            TurnTakenBack: ("take-back", CHECKS["take-back"]),
             SeedRevealed: ("seed", "the revealed seed is not the game's seed"),
             SeatJoined: ("join", "the seat was joined differently than the command says"),
             GameCreated: ("created", "the game was created differently than the create command says"),

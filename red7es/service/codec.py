@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..cards import Card, Color
-from ..facts import CardDrawn, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied
+from ..facts import CardDrawn, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
 from ..game import BATCH_RULES, BATCH_RULES_VERSIONS
 from ..steps import Step
 from ..variant import Variant
@@ -90,6 +90,12 @@ def _parse_cards(items: Any) -> tuple[Card, ...]:
     if not isinstance(items, list):
         raise CorruptEvent(f"expected a list of cards, got {type(items).__name__}")
     return tuple(Card.parse(c) for c in items)
+
+
+def _parse_steps(items: Any) -> tuple[Step, ...]:
+    if not isinstance(items, list) or not all(isinstance(s, str) for s in items):
+        raise CorruptEvent("expected a list of steps (text)")
+    return tuple(Step.parse(s) for s in items)
 
 
 def seat_data(s: SeatSpec) -> dict[str, Any]:
@@ -252,6 +258,13 @@ EVENT_TYPES: dict[str, EventType] = {
         1,
         lambda e: {"seat": e.seat, "card": str(e.card), "cause": e.cause, "public": e.public},
         lambda d: CardDrawn(d["seat"], Card.parse(d["card"]), d["cause"], d["public"]),
+    ),
+    "TurnTakenBack": EventType(
+        TurnTakenBack,
+        1,
+        lambda e: {"seat": e.seat, "steps": [str(s) for s in e.steps]},
+        lambda d: TurnTakenBack(d["seat"], _parse_steps(d["steps"])),
+        checks=(Field("seat", int),),
     ),
     "PlayerOut": flat(PlayerOut, Field("seat", int), Field("reason", str)),
     "RoundWon": EventType(

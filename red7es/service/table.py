@@ -145,7 +145,7 @@ class Table:
         if commitment(seed) != command.commitment:
             raise CreateRejected("the stored seed does not match the published commitment")
         validate_seats(command.variant, command.seats, new_game=new_game)
-        game = Game.new(command.variant, seed=seed)
+        game = Game.new(command.variant, seed=seed, batch_rules=batch_rules)
         table = cls(
             game_id,
             command.variant,
@@ -170,7 +170,7 @@ class Table:
         if not events or not isinstance(events[0], GameCreated):
             raise ValueError("a game log starts with GameCreated")
         created = events[0]
-        game = Game.from_record(created.variant)
+        game = Game.from_record(created.variant, created.batch_rules)
         table = cls(
             created.game,
             created.variant,
@@ -294,7 +294,7 @@ class Table:
         if reason is None:
             try:
                 turn = Turn.parse(command.turn)
-                facts = self.game.apply(turn, batch_rules=self.batch_rules)
+                facts = self.game.apply(turn)  # under the game's batch rules (Table.batch_rules)
             except (StepError, IllegalStep) as exc:
                 reason = str(exc)
         if reason is not None:

@@ -72,8 +72,13 @@ class Games:
         rng: random.Random | None = None,
         capture: bool = False,
         stop_after: int | None = None,
+        mid_fold: float = 0.0,
     ) -> dict[str, str]:
-        """A game where ``people`` (then bots) sit; returns the people's tokens."""
+        """A game where ``people`` (then bots) sit; returns the people's tokens.
+
+        ``mid_fold``: how often a person gives up after the first step of the turn it
+        picked (``p:R7 fold``), which a fold takes back (batch rules 4: TurnTakenBack).
+        """
         rng = rng or random.Random(game_id)
         seats = [SeatSpec(name) for name in people]
         seats += [SeatSpec(f"bot{i}", BOT, bot) for i in range(variant.players - len(people))]
@@ -95,7 +100,10 @@ class Games:
             if rng.random() < mischief:
                 self._mischief(game_id, view, name, tokens, rng)
                 self.settle(game_id)
-            self.service.submit(game_id, name, tokens[name], rng.choice(legal))
+            turn = rng.choice(legal)
+            if mid_fold and rng.random() < mid_fold and " " in turn and not turn.endswith("..."):
+                turn = f"{turn.split()[0]} fold"
+            self.service.submit(game_id, name, tokens[name], turn)
             turns += 1
 
     def _capture(self, game_id: str, seats: int) -> None:

@@ -96,19 +96,19 @@ def _answers(record: Record) -> list[Any]:
 
 def test_batch_rules_two_refuse_what_rules_one_and_three_apply() -> None:
     seed, _mover, batch = _batch_across_an_unseen_draw()
-    assert BATCH_RULES == 3
+    assert BATCH_RULES == 4
     with pytest.raises(IllegalStep, match="draws a card nobody has seen"):
         Game.new(ACTIONS, seed=seed).apply(batch, batch_rules=2)
-    for rules in (1, 3):
+    for rules in (1, 3, 4):
         game = Game.new(ACTIONS, seed=seed)
         game.apply(batch, batch_rules=rules)
         assert game.turn != -1 and not game.current_turn_steps
     with pytest.raises(ValueError, match="batch rules are one of versions"):
-        game.apply("fold", batch_rules=4)
+        game.apply("fold", batch_rules=5)
 
 
-def test_a_game_created_today_is_refereed_under_batch_rules_3_and_says_so(games: Games) -> None:
-    """The batch that older games refused is applied, the record names rules 3, and it audits."""
+def test_a_game_created_today_is_refereed_under_batch_rules_4_and_says_so(games: Games) -> None:
+    """The batch that older games refused is applied, the record names rules 4, and it audits."""
     seed, mover, batch = _batch_across_an_unseen_draw()
     created = games.service.create(
         ACTIONS, (SeatSpec("alice"), SeatSpec("bob")), seed=seed, join=["alice", "bob"], game_id="new", wait=None
@@ -118,7 +118,7 @@ def test_a_game_created_today_is_refereed_under_batch_rules_3_and_says_so(games:
     games.settle("new")
     record = games.record("new")
     first: dict[str, Any] = msgpack.unpackb(record.events[0].raw)
-    assert first["version"] == 2 and first["data"]["batch_rules"] == 3
+    assert first["version"] == 2 and first["data"]["batch_rules"] == 4
     answer = _answers(record)[-1]
     assert isinstance(answer, CommandApplied) and answer.turn == batch
     while games.service.view("new")["status"] != "over":
@@ -173,6 +173,51 @@ def test_a_record_claiming_other_batch_rules_than_it_was_played_under_fails(
     report = audit_record(forged)
     assert report.result == FAIL, report.line()
     assert "nobody has seen" in report.line(), report.line()
+
+
+SCORING = Variant(2, scoring=True, draw=True)
+
+
+def _fold_mid_turn(games: Games, game_id: str, rules: int, monkeypatch: pytest.MonkeyPatch) -> Record:
+    """A game created under batch rules ``rules`` whose first turn discards then folds, played to its end."""
+    with monkeypatch.context() as then:
+        start = Table.start.__func__  # type: ignore[attr-defined]
+        then.setattr(Table, "start", classmethod(lambda cls, *args, **kw: start(cls, *args[:4], rules, **kw)))
+        created = games.service.create(
+            SCORING,
+            (SeatSpec("alice"), SeatSpec("bob")),
+            seed="fold",
+            join=["alice", "bob"],
+            game_id=game_id,
+            wait=None,
+        )
+        games.settle(game_id)
+        view = games.service.view(game_id)
+        mover = ("alice", "bob")[view["to_move"]]
+        hand = Game.new(SCORING, seed="fold").hand(view["to_move"])
+        games.service.submit(game_id, mover, created.tokens[mover], f"c:{hand[0]} fold")
+        games.settle(game_id)
+        while games.service.view(game_id)["status"] != "over":
+            name = ("alice", "bob")[games.service.view(game_id)["to_move"]]
+            games.service.submit(game_id, name, created.tokens[name], "fold")
+            games.settle(game_id)
+    return games.record(game_id)
+
+
+@pytest.mark.parametrize(("rules", "other"), [(3, 4), (4, 3)])
+def test_a_mid_turn_fold_audits_under_the_rules_it_was_played_by_and_no_other(
+    games: Games, monkeypatch: pytest.MonkeyPatch, rules: int, other: int
+) -> None:
+    """Batch rules 4 take a folded turn back (TurnTakenBack, the round scored under Red);
+    3 let it stand.  Each record passes as played, and fails re-labelled to the other."""
+    record = _fold_mid_turn(games, f"fold{rules}", rules, monkeypatch)
+    assert msgpack.unpackb(record.events[0].raw)["data"]["batch_rules"] == rules
+    taken_back = [e for e in events_of(record) if type(e).__name__ == "TurnTakenBack"]
+    assert len(taken_back) == (1 if rules == 4 else 0)
+    assert audit_record(record).result == PASS, audit_record(record).line()
+    forged = edit_event(record, 0, lambda created: dataclasses.replace(created, batch_rules=other))
+    report = audit_record(forged)
+    assert report.result == FAIL, report.line()
 
 
 def _sent_by_hand(games: Games, game_id: str, data: dict[str, Any], kind: str = "Create") -> str:

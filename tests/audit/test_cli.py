@@ -16,6 +16,7 @@ from click.testing import CliRunner, Result
 
 from red7es.cli.main import cli
 from red7es.facts import GameOver
+from red7es.game import Game
 from red7es.service.codec import GENESIS, decode_event, encode_command, encode_event
 from red7es.service.events import CreateCommand, SeatSpec
 from red7es.service.record_files import read, read_all, write, write_all
@@ -120,6 +121,23 @@ def test_replay_steps_turn_by_turn(env: dict[str, str], record_file: Path) -> No
     assert result.exit_code == 0
     assert "Enter: next turn" not in result.output
     assert result.output.rstrip().endswith("End of the log.") and "Game over" in result.output
+
+
+def test_replay_position_prints_the_game_in_one_line(env: dict[str, str], record_file: Path, record: Record) -> None:
+    """docs/positions.md: the whole game once over; a seat's view (hidden cards ?) with --as."""
+    replay = Replay([decode_event(e.raw) for e in record.events])
+    at = len(record.events) // 2
+    game = replay.table(at).game
+    result = run(env, "replay", str(record_file), "--at", str(at), "--position")
+    assert result.exit_code == 0, result.output
+    assert result.output == game.position() + "\n" and "?" not in result.output
+    assert Game.from_position(result.output).position() == game.position()
+    result = run(env, "replay", str(record_file), "--at", str(at), "--position", "--as", "bob")
+    assert result.output == game.view_position(1) + "\n"
+    assert not set(CARD.findall(result.output)) & hidden_from(replay.table(at), 1)
+    result = run(env, "replay", str(record_file), "--at", str(at), "--position", "--json")
+    assert json.loads(result.output) == {"position": game.position()}
+    assert run(env, "replay", str(record_file), "--step", "--position").exit_code == 2
 
 
 def test_replay_errors(env: dict[str, str], record_file: Path, record: Record, tmp_path: Path) -> None:

@@ -83,8 +83,11 @@ def genuine(module_games: Games, tmp_path_factory: pytest.TempPathFactory) -> Ge
     module_games.people(
         "fuzz-on", on, ("alice", "bob"), seed="seed-n9", rng=random.Random(9), mischief=0.5, stop_after=4
     )
-    records = (module_games.record("fuzz-over"), module_games.record("fuzz-on"))
+    # a fold after other steps: the turn taken back (TurnTakenBack, batch rules 4)
+    module_games.people("fuzz-fold", Variant(2, actions=True), ("alice", "bob"), rng=random.Random(5), mid_fold=1.0)
+    records = (module_games.record("fuzz-over"), module_games.record("fuzz-on"), module_games.record("fuzz-fold"))
     assert audit_record(records[0]).result == PASS and records[1].seed is None
+    assert audit_record(records[2]).result == PASS
     folder = tmp_path_factory.mktemp("fuzz")
     files = {}
     for fmt in FORMATS:

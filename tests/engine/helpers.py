@@ -20,6 +20,8 @@ from collections.abc import Iterable, Sequence
 from red7es import Card, Color, Game, Step, Turn, Variant
 from red7es.cards import cards_of_mask, color_mask_of, mask_of, parse_cards
 from red7es.facts import CardDrawn, RoundDealt, StepApplied
+from red7es.game import BATCH_RULES
+from red7es.position import NOTATION, _variant_text
 
 CardsText = str | Iterable[str | Card]
 
@@ -47,6 +49,7 @@ def position(
     scores: Sequence[CardsText] | None = None,
     round_wins: Sequence[int] | None = None,
     variant: Variant | None = None,
+    batch_rules: int = BATCH_RULES,
     **flags: object,
 ) -> Game:
     """A game in the given position, seat ``turn`` about to start its turn.
@@ -54,7 +57,7 @@ def position(
     ``deck`` is listed top card first; ``known`` are deck cards an action put face up;
     ``out`` are seats already out of the round; ``scores`` are the score piles
     (Advanced scoring), whose cards have left the game.  ``variant`` defaults to
-    ``Variant(players=len(hands), **flags)``.
+    ``Variant(players=len(hands), **flags)``; ``batch_rules`` is the referee's version.
     """
     if variant is None:
         variant = Variant(len(hands), **flags)  # type: ignore[arg-type]
@@ -76,15 +79,41 @@ def position(
     assert not twice, f"cards placed twice: {twice}"
     assert set(cards(known)) <= set(deck_cards), "known cards must be in the deck"
 
-    game = Game.new(variant, seed="helpers.position")
+    out_seats = set(out)
+    rule_color = Color.parse(rule)
+    top = canvas_cards[-1].color if canvas_cards else Color.RED
+    if rule_color == top and all(palette_cards[s] for s in range(n) if s not in out_seats):
+        # the notation holds the position: a failing test can print game.position()
+        seats = [
+            f"{s}:{_list(hand_cards[s])}/{_list(palette_cards[s])}/{_list(score_cards[s])}/"
+            f"{round_wins[s] if round_wins is not None else 0}{'/out' if s in out_seats else ''}"
+            for s in range(n)
+        ]
+        known_cards = set(cards(known))
+        deck_text = ",".join(f"{c}*" if c in known_cards else str(c) for c in deck_cards) or "-"
+        text = " ".join(
+            [
+                NOTATION,
+                _variant_text(variant),
+                f"rules:{batch_rules} round:1 rule:{rule_color.letter}",
+                f"canvas:{_list(canvas_cards)} deck:{deck_text}",
+                *seats,
+                f"to:{turn}",
+            ]
+        )
+        return Game.from_position(text, seed="helpers.position")
+    # A rule no Canvas card set (a scenario that starts under Green), or an empty palette
+    # (never in a real game): the notation refuses such positions, so the fields are set
+    # directly.
+    game = Game.new(variant, seed="helpers.position", batch_rules=batch_rules)
     game.hands = [mask_of(h) for h in hand_cards]
     game.pal = [mask_of(p) for p in palette_cards]
     game.palc = [color_mask_of(m) for m in game.pal]
     game.deck = [int(c) for c in reversed(deck_cards)]  # the top of the deck is the last element
     game.known = mask_of(cards(known))
     game.canvas = [int(c) for c in canvas_cards]
-    game.rule = int(Color.parse(rule))
-    game.alive = [seat not in set(out) for seat in range(n)]
+    game.rule = int(rule_color)
+    game.alive = [seat not in out_seats for seat in range(n)]
     game.scores = [mask_of(s) for s in score_cards]
     game.removed = mask_of(c for s in score_cards for c in s)
     game.round_wins = list(round_wins) if round_wins is not None else [0] * n
@@ -92,6 +121,10 @@ def position(
     game.log = []
     game._stack = []
     return game
+
+
+def _list(cs: Sequence[Card]) -> str:
+    return ",".join(str(c) for c in cs) or "-"
 
 
 def census(game: Game) -> Counter[int]:

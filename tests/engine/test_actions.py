@@ -496,12 +496,16 @@ def test_one_without_the_actions_variant_does_nothing():
     assert game.turn == 1 and names(game.palette(1)) == ["Y5", "B4"]
 
 
-def test_five_action_lapses_when_the_only_cards_left_are_ones_that_may_not_be_played():
-    # Reading of "mandatory if your hand is not empty" together with "you may not play a
-    # 1 at all unless ...": after R5 only I1 is left, and I1 may not be played (no take
-    # is possible and nothing is left to discard, so R7 would lead under Red).  The 5's
-    # action cannot be carried out, so it lapses and the turn goes on.
+def test_decision_five_action_is_skipped_when_the_only_cards_left_are_ones_that_may_not_be_played():
+    # RULES.md, Action rules, 5 (Decision): when the only cards left in hand are 1s that
+    # may not be played (no continuation would let you lead), the 5's action is skipped.
+    # After R5 only I1 is left, and I1 may not be played (no take is possible and nothing
+    # is left to discard, so R7 would lead under Red): the turn goes on without it.
     game = position(hands=[["R5", "I1"], ["Y1"]], palettes=[["B3", "B4"], ["R7", "V6"]], actions=True)
+    assert "p:R5 c:I1" in turns_text(game.legal_turns())
+    assert not any(str(t).startswith("p:R5 p:I1") for t in game.legal_turns())
+    with pytest.raises(IllegalStep, match="you have already played a card to your palette"):
+        game.apply("p:R5 p:I1")  # the 5 owes no play: R5 was the turn's one
     game.push("p:R5")
     assert not game.pending
     assert "p:I1" not in steps_text(game.legal_steps())

@@ -347,10 +347,20 @@ def test_fold_is_legal_with_a_pending_action():
     assert facts_of(game.log, RoundWon)[0].seat == 1
 
 
-def test_fold_mid_turn_keeps_the_steps_already_taken():
-    # Reading of "fold: do nothing more and lose this round": steps already taken this
-    # turn stay taken.  Seat 0 discards G2 (Green becomes the rule), then folds.
+def test_fold_mid_turn_takes_back_the_steps_already_taken():
+    # RULES.md (Decision, You must lead): a fold takes back its turn.  Seat 0 plays R7 and
+    # discards G2 (Green becomes the rule), then folds: both cards go back to its hand.
     game = position(hands=[["R7", "G2"], ["G4"], ["Y1"]], palettes=[["V1"], ["O4"], ["B6"]])
+    game.apply("p:R7 c:G2 fold")
+    assert game.canvas_rule is Color.RED
+    assert names(game.canvas_cards) == []
+    assert names(game.palette(0)) == ["V1"] and names(game.hand(0)) == ["R7", "G2"]
+    assert game.turn == 1 and game.in_round == (1, 2)
+
+
+def test_under_batch_rules_3_a_fold_mid_turn_kept_the_steps_already_taken():
+    # Games created before batch rules 4 read "fold: do nothing more": the steps stood.
+    game = position(hands=[["R7", "G2"], ["G4"], ["Y1"]], palettes=[["V1"], ["O4"], ["B6"]], batch_rules=3)
     game.apply("p:R7 c:G2 fold")
     assert game.canvas_rule is Color.GREEN
     assert names(game.canvas_cards) == ["G2"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from red7es import Card, Color, Game, GameOver, RoundDealt, RoundWon, Variant, VariantError
+from red7es import Card, Color, Game, GameOver, RoundDealt, RoundWon, TurnTakenBack, Variant, VariantError
 from red7es.cards import cards_of_mask
 
 from .helpers import cards, census, facts_of, names, position
@@ -326,9 +326,20 @@ def test_scoring_game_played_to_the_end_has_consistent_outcome():
 
 
 def test_round_winner_after_a_mid_turn_fold_scores_under_the_rule_the_folder_left():
-    # Reading: the rule in force when the round ends is the one the folding player set.
-    # Seat 0 makes Violet the rule and folds; seat 1 takes its cards below 4.
+    # RULES.md (Decision, You must lead): a fold takes back the turn it ends.  Seat 0
+    # makes Violet the rule and folds: the discard is taken back, so seat 1 scores under
+    # Red, the rule seat 0 left when it gave up, and V5 is back in seat 0's hand.
     game = position(hands=[["V5", "R2"], ["Y6"]], palettes=[["O1"], ["R7", "B3", "I2"]], scoring=True)
     facts = game.apply("c:V5 fold")
     won = facts_of(facts, RoundWon)[0]
+    assert (won.seat, won.rule, names(won.cards)) == (1, Color.RED, ["R7"])
+    assert [str(t.steps[0]) for t in facts_of(facts, TurnTakenBack)] == ["c:V5"]
+
+
+def test_under_batch_rules_3_a_mid_turn_fold_left_the_rule_the_folder_set():
+    # Games created before batch rules 4: the discard stood, seat 1 took its cards below 4.
+    game = position(hands=[["V5", "R2"], ["Y6"]], palettes=[["O1"], ["R7", "B3", "I2"]], scoring=True, batch_rules=3)
+    facts = game.apply("c:V5 fold")
+    won = facts_of(facts, RoundWon)[0]
     assert (won.seat, won.rule, names(won.cards)) == (1, Color.VIOLET, ["B3", "I2"])
+    assert not facts_of(facts, TurnTakenBack)

@@ -9,7 +9,7 @@ import msgpack
 import pytest
 
 from red7es.cards import Card, Color
-from red7es.facts import CardDrawn, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied
+from red7es.facts import CardDrawn, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
 from red7es.game import BATCH_RULES
 from red7es.service import codec
 from red7es.service.codec import (
@@ -61,6 +61,7 @@ EVENTS: list[Any] = [
     StepApplied(2, Step.parse("end")),
     CardDrawn(0, C("V7"), "3", True),
     CardDrawn(2, C("I1"), "draw", False),
+    TurnTakenBack(1, (Step.parse("p:Y1"), Step.parse("1:R7"))),
     PlayerOut(1, "fold"),
     RoundWon(2, 0, Color.INDIGO, (C("I5"), C("B6"))),
     RoundWon(1, 2, Color.RED, ()),
@@ -411,11 +412,11 @@ def test_new_games_are_created_under_the_current_batch_rules() -> None:
     created = GameCreated("g", Variant(2), (SeatSpec("a"), SeatSpec("b")), "ab" * 32, 1)
     raw = encode_event(created, 0, GENESIS, 1)
     wire = msgpack.unpackb(raw)
-    assert wire["version"] == 2 and wire["data"]["batch_rules"] == BATCH_RULES == 3
+    assert wire["version"] == 2 and wire["data"]["batch_rules"] == BATCH_RULES == 4
     assert decode_event(raw).event == created
 
 
-@pytest.mark.parametrize("value", [0, 1, 4, "2", True, None, 2.0])  # 1: never written in a version 2
+@pytest.mark.parametrize("value", [0, 1, 5, "2", True, None, 2.0])  # 1: never written in a version 2
 def test_batch_rules_this_red7es_does_not_referee_are_corrupt(value: Any) -> None:
     created = GameCreated("g", Variant(2), (SeatSpec("a"), SeatSpec("b")), "ab" * 32, 1)
     wire = msgpack.unpackb(encode_event(created, 0, GENESIS, 1))

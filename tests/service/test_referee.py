@@ -897,3 +897,24 @@ def test_seat_key_comes_from_the_view_or_for_older_views_from_the_log(svc: GameS
     svc.store.redis.set(Keys("keys").public_view, msgpack.packb(view, use_bin_type=True))
     assert "key" not in svc.view("keys")["seats"][0]
     assert [svc.seat_key("keys", seat) for seat in (0, 1)] == [ann, None]
+
+
+def test_a_fold_after_other_steps_shows_the_turn_taken_back_in_views_and_changes(
+    svc: GameService, folder: Folder
+) -> None:
+    """Batch rules 4: the seat view, the public view and the changes stream all show the
+    cards back where they were when the turn began (a spectator reads TurnTakenBack)."""
+    created = _new(svc, folder, seats=[person("ann"), person("bob"), person("cy")], join=("ann", "bob", "cy"))
+    mover, _other = _mover(svc, "g1")
+    seat = _names(svc.view("g1")).index(mover)
+    before = svc.view("g1", seat)
+    card = before["hand"][0]
+    svc.submit("g1", mover, created.tokens[mover], f"c:{card} fold")
+    fold(folder, "g1")
+    after = svc.view("g1", seat)
+    assert isinstance(_last_answer(svc, "g1"), CommandApplied)
+    assert after["hand"] == before["hand"] and after["canvas"] == before["canvas"] == []
+    assert after["rule"] == before["rule"] and after["deck_size"] == before["deck_size"]
+    assert svc.view("g1")["canvas"] == [] and svc.view("g1")["seats"][seat]["hand_size"] == 7
+    taken = [e for e in public_changes(svc.store, "g1") if e["type"] == "TurnTakenBack"]
+    assert taken == [{"type": "TurnTakenBack", "seat": seat, "steps": [f"c:{card}"]}]
