@@ -31,6 +31,7 @@ from red7es.steps import StepError, Turn
 
 from . import auth, errors
 from .hub import Hub, Subscriber
+from .limits import ClientRate, Limiter, Limits, RateLimit, client_address, too_many
 from .streams import HEARTBEAT, StreamResponse, change_lines, frame
 
 __all__ = ["create_app", "ANSWER_WAIT"]
@@ -61,8 +62,11 @@ class JoinBody(BaseModel):
     key: StrictStr = Field(description="hex Ed25519 public key (64 lower-case hex digits)")
 
 
-def create_app(url: str, *, heartbeat: float = HEARTBEAT, queue_size: int | None = None) -> FastAPI:
-    """The gateway for the Redis at ``url`` (not a cluster: see docs/gateway.md)."""
+def create_app(
+    url: str, *, heartbeat: float = HEARTBEAT, queue_size: int | None = None, limits: Limits | None = None
+) -> FastAPI:
+    """The gateway for the Redis at ``url`` (not a cluster: see docs/gateway.md), with
+    ``limits`` (default :class:`Limits`'s: ``Limits.off()`` for none)."""
     if is_cluster_url(url):
         raise ValueError("the gateway does not serve a Redis Cluster yet: give it one Redis server's URL")
     service = GameService(client_for(url))
@@ -84,8 +88,16 @@ def create_app(url: str, *, heartbeat: float = HEARTBEAT, queue_size: int | None
     )
     app.state.hub = hub
     app.state.service = service
+    limiter = Limiter(hub.redis, limits or Limits())
+    app.state.limiter = limiter
     errors.install(app)
+
+    @app.exception_handler(RateLimit)
+    async def rate_limited(_request: Request, exc: RateLimit) -> Response:
+        return too_many(exc)
+
     app.add_middleware(errors.BodyLimit)
+    app.add_middleware(ClientRate, limiter=limiter)  # outermost: counted before any body is read
 
     async def blocking(fn: Callable[..., T], *args: Any) -> T:
         return await run_in_threadpool(fn, *args)
@@ -107,6 +119,7 @@ def create_app(url: str, *, heartbeat: float = HEARTBEAT, queue_size: int | None
         seat = await seat_in(view, game_id, seat_name)
         keys = [s.get("key") for s in view["seats"]]
         await auth.authenticate(hub.redis, request.headers, request.method, _signed_path(request), game_id, seat, keys)
+        await limiter.seat(game_id, seat)  # only once it is the seat's own request
         return seat, view
 
     @app.get("/api/games", summary="The newest games")
@@ -180,6 +193,7 @@ def create_app(url: str, *, heartbeat: float = HEARTBEAT, queue_size: int | None
             )
         if not verify_turn(key, body.sig, game_id, body.id, body.seat, body.turn):
             raise errors.GatewayError(401, "bad signature: not made by this seat's token over this turn")
+        await limiter.seat(game_id, body.seat)
         command = TurnCommand(body.id, body.seat, body.turn, "person", body.sig)
         async with subscribed(game_id) as subscriber:
             mark = await blocking(service.store.last_change_id, game_id)
@@ -230,7 +244,13 @@ def create_app(url: str, *, heartbeat: float = HEARTBEAT, queue_size: int | None
         if resume is not None and not _CHANGE_ID.match(resume):
             raise errors.GatewayError(400, f"{resume!r} is not a change id (such as 1764800000000-0)")
         sse = "text/event-stream" in request.headers.get("accept", "")
-        subscriber = await hub.subscribe(game_id)
+        address = client_address(request.scope)
+        limiter.open_stream(address)
+        try:
+            subscriber = await hub.subscribe(game_id)
+        except BaseException:
+            limiter.close_stream(address)
+            raise
         items = change_lines(hub, subscriber, game_id, seat, resume, heartbeat)
 
         async def lines() -> AsyncGenerator[bytes, None]:
@@ -239,7 +259,7 @@ def create_app(url: str, *, heartbeat: float = HEARTBEAT, queue_size: int | None
                     yield frame(item, sse)
 
         media = "text/event-stream" if sse else "application/x-ndjson"
-        return StreamResponse(lines(), subscriber, media)
+        return StreamResponse(lines(), subscriber, media, on_close=lambda: limiter.close_stream(address))
 
     @contextlib.asynccontextmanager
     async def subscribed(game_id: str) -> AsyncIterator[Subscriber]:

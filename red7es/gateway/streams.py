@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import anyio
 import msgpack
 import redis.asyncio as aioredis
 from starlette.responses import StreamingResponse
-from starlette.types import Send
+from starlette.types import Receive, Scope, Send
 
 from red7es.service.client import UnreadableKey, read_view
 from red7es.service.connection import UNREACHABLE_ERRORS
@@ -143,12 +143,28 @@ def _ends(line: dict[str, Any]) -> bool:
 
 class StreamResponse(StreamingResponse):
     """A streaming response that the hub can end at once (its client reads too slowly):
-    the subscriber's ``on_overflow`` cancels the sending, even one blocked on a full socket."""
+    the subscriber's ``on_overflow`` cancels the sending, even one blocked on a full socket.
+    ``on_close`` runs once when the response ends, however it ends (the open-stream count)."""
 
-    def __init__(self, lines: AsyncGenerator[bytes, None], subscriber: Subscriber, media_type: str) -> None:
+    def __init__(
+        self,
+        lines: AsyncGenerator[bytes, None],
+        subscriber: Subscriber,
+        media_type: str,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__(lines, media_type=media_type, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
         self.subscriber = subscriber
         self.lines = lines
+        self.on_close = on_close
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            on_close, self.on_close = self.on_close, None
+            if on_close is not None:
+                on_close()
 
     async def stream_response(self, send: Send) -> None:
         with anyio.CancelScope() as scope:

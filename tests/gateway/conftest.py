@@ -20,6 +20,7 @@ from support import WorkerPool
 
 from red7es.gateway import create_app
 from red7es.gateway.auth import signed_headers
+from red7es.gateway.settings import Limits
 from red7es.service.client import GameService
 from red7es.service.events import SeatSpec
 from red7es.service.redis_server import RedisServer, free_port
@@ -34,9 +35,8 @@ class Gateway:
         self.url = url
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            create_app(url, **options), host="127.0.0.1", port=self.port, log_level="warning", lifespan="on"
-        )
+        self.app = create_app(url, **options)
+        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -56,7 +56,7 @@ def served(redis_server: RedisServer, tmp_path_factory: pytest.TempPathFactory) 
     """One worker and one gateway for the module (games get fresh ids, so none is flushed)."""
     pool = WorkerPool(redis_server.url, tmp_path_factory.mktemp("gateway-workers"))
     pool.start(1, wait=True)
-    gateway = Gateway(redis_server.url, heartbeat=0.5)
+    gateway = Gateway(redis_server.url, heartbeat=0.5, limits=Limits.off())  # limits: test_limits.py
     yield gateway
     gateway.stop()
     pool.stop()
