@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
-import click
+from collections.abc import Callable
 
+import click
+from click.decorators import FC
+
+from red7es.gateway.settings import Limits
 from red7es.service.connection import is_cluster_url
 
 from .options import pass_session, url_option
 from .session import Session
 
 __all__ = ["COMMANDS"]
+
+
+def _limit(flag: str, default: int, envvar: str, what: str) -> Callable[[FC], FC]:
+    """One of the gateway's limits: a whole number, 0 for none."""
+    return click.option(
+        flag,
+        type=click.IntRange(0),
+        default=default,
+        show_default=True,
+        envvar=envvar,
+        help=f"{what} (then 429); 0: no limit.",
+    )
 
 
 @click.command()
@@ -31,15 +47,60 @@ __all__ = ["COMMANDS"]
     show_default=True,
     help="uvicorn's log level (info logs every request).",
 )
+@_limit("--rate", Limits.rate, "RED7_GATEWAY_RATE", "Most requests one client address may make per --rate-window")
+@_limit(
+    "--seat-rate",
+    Limits.seat_rate,
+    "RED7_GATEWAY_SEAT_RATE",
+    "Most requests signed by one seat's token per --rate-window",
+)
+@click.option(
+    "--rate-window",
+    type=click.FloatRange(0.001, 3600),
+    default=Limits.window,
+    show_default=True,
+    envvar="RED7_GATEWAY_RATE_WINDOW",
+    help="Seconds of the rate limits' window (counted in Redis, shared by every gateway).",
+)
+@_limit(
+    "--max-streams",
+    Limits.streams,
+    "RED7_GATEWAY_MAX_STREAMS",
+    "Most streams one client address may hold open on this process",
+)
+@click.option(
+    "--ssl-certfile",
+    type=click.Path(exists=True, dir_okay=False),
+    envvar="RED7_GATEWAY_SSL_CERTFILE",
+    help="Serve HTTPS with this PEM certificate (chain); needs --ssl-keyfile.",
+)
+@click.option(
+    "--ssl-keyfile",
+    type=click.Path(exists=True, dir_okay=False),
+    envvar="RED7_GATEWAY_SSL_KEYFILE",
+    help="The PEM private key of --ssl-certfile (unencrypted).",
+)
 @url_option
 @pass_session
-def gateway(session: Session, host: str, port: int, log_level: str) -> None:
+def gateway(
+    session: Session,
+    host: str,
+    port: int,
+    log_level: str,
+    rate: int,
+    seat_rate: int,
+    rate_window: float,
+    max_streams: int,
+    ssl_certfile: str | None,
+    ssl_keyfile: str | None,
+) -> None:
     """Serve the HTTP API (docs/gateway.md) in front of Redis, in the foreground.
 
     Players sign their turns and their reads with their seat's token, which never
     leaves them; spectators read public views and streams. Stateless: run as many
     as you like on one Redis. Ctrl-C stops it. The API's interactive docs are at
-    http://HOST:PORT/docs. A preview: no TLS, rate limits or tournaments yet.
+    http://HOST:PORT/docs. Requests are rate-limited per client address and per
+    seat (429 past a limit); --ssl-certfile/--ssl-keyfile serve HTTPS.
 
     \b
     Example:
@@ -49,12 +110,24 @@ def gateway(session: Session, host: str, port: int, log_level: str) -> None:
 
     from red7es.gateway import create_app
 
+    if (ssl_certfile is None) != (ssl_keyfile is None):
+        raise click.UsageError("--ssl-certfile and --ssl-keyfile go together")
     url = session.endpoint.url
     if is_cluster_url(url):
         raise click.ClickException("the gateway does not serve a Redis Cluster yet: give it one Redis server's URL")
     session.connection.ping()
-    click.echo(f"red7es gateway on http://{host}:{port} for {session.endpoint.shown}. Ctrl-C to stop.")
-    uvicorn.run(create_app(url), host=host, port=port, log_level=log_level, lifespan="on")
+    limits = Limits(rate=rate, seat_rate=seat_rate, window=rate_window, streams=max_streams)
+    scheme = "https" if ssl_certfile else "http"
+    click.echo(f"red7es gateway on {scheme}://{host}:{port} for {session.endpoint.shown}. Ctrl-C to stop.")
+    uvicorn.run(
+        create_app(url, limits=limits),
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="on",
+        ssl_certfile=ssl_certfile,
+        ssl_keyfile=ssl_keyfile,
+    )
 
 
 COMMANDS = [gateway]

@@ -1,0 +1,159 @@
+"""The gateway logged in as the Redis ACL user docs/gateway.md defines: a whole game over
+HTTP works (with a worker as the default user), and that user cannot read the seed or
+RQ's keys, run administrative commands, or write a game's log or views.
+
+A private Redis 7 of its own (the ACL user is set there, from the docs' very line), a
+real worker, and ``red7 gateway`` as a real process, given its URL in the environment."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis
+from support import WorkerPool, wait_for
+
+from red7es.service.client import GameService
+from red7es.service.redis_server import RedisServer, free_port, redis_binary
+from red7es.service.store import Keys
+
+from .conftest import join, new_game
+from .test_gateway import play_to_the_end
+
+pytestmark = pytest.mark.integration
+
+GATEWAY_MD = Path(__file__).resolve().parents[2] / "docs" / "gateway.md"
+
+
+def acl_rule(password: str) -> list[str]:
+    """The ``ACL SETUSER red7-gateway ...`` line of docs/gateway.md, as words, with ``password``."""
+    found = re.findall(r"^ACL SETUSER red7-gateway .*$", GATEWAY_MD.read_text(encoding="utf-8"), re.M)
+    assert len(found) == 1, "docs/gateway.md gives the gateway's ACL rule on one line"
+    return [word.replace("GATEWAY_PASSWORD", password) for word in shlex.split(found[0])]
+
+
+@pytest.fixture(scope="module")
+def acl_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RedisServer, str]]:
+    """A private Redis with the gateway's user (the default user keeps every right)."""
+    server = RedisServer(
+        tmp_path_factory.mktemp("acl-redis"), port=free_port(), binary=redis_binary(prefer_system=True)
+    ).start()
+    password = secrets.token_hex(16)
+    with redis.Redis.from_url(server.url) as admin:
+        assert admin.execute_command(*acl_rule(password)) in (b"OK", "OK", True)
+    yield server, password
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def gateway_url(acl_redis: tuple[RedisServer, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``red7 gateway`` as the gateway user (its URL in a file named by $RED7_URL_FILE),
+    and one worker as the default user; the gateway's base URL."""
+    server, password = acl_redis
+    directory = tmp_path_factory.mktemp("acl-gateway")
+    url_file = directory / "url"
+    url_file.write_text(f"redis://red7-gateway:{password}@127.0.0.1:{server.port}/0\n")
+    url_file.chmod(0o600)
+    pool = WorkerPool(server.url, directory)
+    pool.start(1, wait=True)
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    with open(directory / "gateway.log", "wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "red7es.cli", "gateway", "--port", str(port), "--log-level", "warning"],
+            env=dict(env, RED7_URL_FILE=str(url_file)),
+            cwd=directory,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+
+    def answers() -> bool:
+        assert process.poll() is None, (directory / "gateway.log").read_text()
+        try:
+            return httpx.get(f"{base}/api/games", timeout=2).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    try:
+        wait_for(answers, "red7 gateway to answer as the ACL user")
+        assert password not in " ".join(Path(f"/proc/{process.pid}/cmdline").read_text().split("\0"))
+        yield base
+    finally:
+        process.terminate()
+        process.wait(20)
+        pool.stop()
+        log_text = (directory / "gateway.log").read_text()
+        for refusal in ("NOPERM", "can't run", "can't access", "no permissions"):
+            assert refusal not in log_text, log_text  # no command of the gateway was refused
+
+
+def test_a_whole_game_through_a_gateway_logged_in_as_its_acl_user(
+    acl_redis: tuple[RedisServer, str], gateway_url: str
+) -> None:
+    server, _password = acl_redis
+    with redis.Redis.from_url(server.url) as admin:
+        service = GameService(admin)
+        game = new_game(service, ["ann"], {"bob": "greedy"})
+        with httpx.Client(base_url=gateway_url, timeout=20) as http:
+            assert any(g["game"] == game for g in http.get("/api/games").json())
+            ann = join(http, game, 0)
+            assert "hand" in ann.view()
+            final = play_to_the_end(ann)
+            assert final["outcome"]["winners"]
+            record = http.get(f"/api/games/{game}/record")
+            assert record.status_code == 200, record.text
+            spectator = http.get(f"/api/games/{game}/stream?after=0-0")
+            assert spectator.status_code == 200 and '"type":"view"' in spectator.text
+            assert ann.play("fold").status_code == 409  # over: the referee's answer, not a Redis refusal
+
+
+def refused(call: Any) -> str:
+    with pytest.raises(redis.exceptions.ResponseError) as caught:
+        call()
+    assert "NOPERM" in str(caught.value) or "no permissions" in str(caught.value), caught.value
+    return str(caught.value)
+
+
+def test_the_gateway_user_cannot_read_secrets_or_write_what_workers_write(
+    acl_redis: tuple[RedisServer, str], gateway_url: str
+) -> None:
+    server, password = acl_redis
+    with redis.Redis.from_url(server.url) as admin:
+        game = new_game(GameService(admin), ["ann"], {"bob": "greedy"})
+        keys = Keys(game)
+        admin.set("rq:job:x", "a job")
+        wait_for(lambda: admin.exists(keys.public_view), "the deal")
+        assert admin.hget(keys.secret, "seed")
+    gateway = redis.Redis(port=server.port, username="red7-gateway", password=password)
+    with gateway:
+        assert gateway.get(keys.public_view)  # what it needs, it has
+        refused(lambda: gateway.hget(keys.secret, "seed"))
+        refused(lambda: gateway.get("rq:job:x"))
+        refused(lambda: gateway.keys("*"))
+        refused(lambda: gateway.scan())
+        refused(lambda: gateway.config_get("*"))
+        refused(lambda: gateway.flushall())
+        refused(lambda: gateway.delete(keys.commands))
+        refused(lambda: gateway.xadd(keys.log, {"e": b"forged"}))
+        refused(lambda: gateway.xadd(keys.changes, {"p": b"forged"}))
+        refused(lambda: gateway.set(keys.public_view, b"forged"))
+        refused(lambda: gateway.set(keys.view(0), b"forged"))
+        refused(lambda: gateway.set(keys.lease, "me", px=1000))
+        refused(lambda: gateway.eval("return 1", 0))
+        forge = gateway.register_script("return redis.call('XADD', KEYS[1], '*', 'e', 'forged')")
+        refused(lambda: forge(keys=[keys.log]))
+        sneak = gateway.register_script(f"return redis.call('XADD', '{keys.log}', '*', 'e', 'forged')")
+        with pytest.raises(redis.exceptions.ResponseError, match="can't access"):
+            sneak(keys=[])
+    with redis.Redis.from_url(server.url) as admin:
+        assert all(b"forged" not in fields.get(b"e", b"") for _id, fields in admin.xrange(keys.log))
