@@ -99,13 +99,45 @@ def test_redis_needs_a_password_with_no_default() -> None:
 
 
 def test_nothing_is_published_beyond_this_machine_and_rq_nowhere() -> None:
+    """Only the gateway may be opened to other machines, and only when asked to."""
     services = yaml.safe_load(COMPOSE.read_text())["services"]
     for name, service in services.items():
         for port in service.get("ports", []):
-            assert str(port).startswith("127.0.0.1:"), (name, port)
+            default = "${RED7_GATEWAY_ADDRESS:-127.0.0.1}:" if name == "gateway" else "127.0.0.1:"
+            assert str(port).startswith(default), (name, port)
     assert "ports" not in services["rq"]
     for name in ("worker", "red7"):
         assert services[name]["environment"]["RED7_RQ_URL"] == "redis://rq:6379/0"
+
+
+GATEWAY_MD = COMPOSE.with_name("docs") / "gateway.md"
+
+
+def test_the_gateway_is_served_with_its_own_redis_user_and_nothing_else() -> None:
+    """``docker compose up`` gives a gateway on a published port that logs in to Redis as
+    red7-gateway (a password of its own, with no default), never as the administrator,
+    and knows nothing of RQ's Redis."""
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    gateway = services["gateway"]
+    assert gateway["command"][:2] == ["red7", "gateway"] and "0.0.0.0" in gateway["command"]
+    assert gateway["ports"] == ["${RED7_GATEWAY_ADDRESS:-127.0.0.1}:8007:8007"]
+    assert gateway["environment"] == {
+        "REDIS_URL": "redis://red7-gateway:${RED7_GATEWAY_PASSWORD:?set RED7_GATEWAY_PASSWORD (e.g. in .env), "
+        "see docker-compose.yml}@redis:6379/0"
+    }
+    assert gateway["depends_on"]["redis"] == {"condition": "service_healthy"}
+    assert "healthcheck" in gateway
+    uses = re.findall(r"\$\{RED7_GATEWAY_PASSWORD([^}]*)\}", COMPOSE.read_text())
+    assert len(uses) == 2 and all(use.startswith(":?") for use in uses)
+
+
+def test_the_compose_redis_gives_the_gateway_user_the_documented_rule() -> None:
+    """The rule in docs/gateway.md is the one tests/gateway/test_acl.py tests: compose uses it word for word."""
+    documented = re.findall(r"^ACL SETUSER red7-gateway (.*)$", GATEWAY_MD.read_text(encoding="utf-8"), re.M)
+    config = yaml.safe_load(COMPOSE.read_text())["services"]["redis"]["command"][-1]
+    in_compose = re.findall(r"^user red7-gateway (.*)$", config, re.M)
+    assert len(documented) == len(in_compose) == 1
+    assert in_compose[0] == documented[0].replace("GATEWAY_PASSWORD", "$$RED7_GATEWAY_PASSWORD")
 
 
 @pytest.fixture
@@ -124,7 +156,12 @@ def compose_redis(tmp_path: Path) -> Iterator[tuple[int, dict[str, str]]]:
     )
     entrypoint.chmod(0o755)
     (bin_dir / "redis-server").symlink_to(redis_binary(prefer_system=True))
-    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", REDIS_PASSWORD="s3cret0in0compose")
+    env = dict(
+        os.environ,
+        PATH=f"{bin_dir}:{os.environ['PATH']}",
+        REDIS_PASSWORD="s3cret0in0compose",
+        RED7_GATEWAY_PASSWORD="g4teway0in0compose",
+    )
     command = [word.replace("$$", "$") for word in yaml.safe_load(COMPOSE.read_text())["services"]["redis"]["command"]]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     client = redis.Redis(port=port, password=env["REDIS_PASSWORD"], socket_connect_timeout=1)
@@ -150,13 +187,19 @@ def test_the_compose_redis_wants_its_password_and_keeps_it_out_of_ps(compose_red
     port, env = compose_redis
     with redis.Redis(port=port) as anonymous, pytest.raises(redis.exceptions.AuthenticationError):
         anonymous.ping()
-    password = env["REDIS_PASSWORD"]
-    for entry in Path("/proc").iterdir():
-        try:
-            cmdline = (entry / "cmdline").read_bytes() if entry.name.isdigit() else b""
-        except OSError:
-            continue
-        assert password.encode() not in cmdline, f"the password is in the arguments of process {entry.name}"
+    for password in (env["REDIS_PASSWORD"], env["RED7_GATEWAY_PASSWORD"]):
+        for entry in Path("/proc").iterdir():
+            try:
+                cmdline = (entry / "cmdline").read_bytes() if entry.name.isdigit() else b""
+            except OSError:
+                continue
+            assert password.encode() not in cmdline, f"a password is in the arguments of process {entry.name}"
+    with redis.Redis(port=port, username="red7-gateway", password=env["RED7_GATEWAY_PASSWORD"]) as gateway:
+        assert gateway.ping() and gateway.get("red7:{g1}:view:public") is None
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            gateway.hget("red7:{g1}:secret", "seed")
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            gateway.config_get("*")
     health = yaml.safe_load(COMPOSE.read_text())["services"]["redis"]["healthcheck"]["test"]
     assert health[0] == "CMD-SHELL"
     script = health[1].replace("$$", "$").replace("redis-cli", f"redis-cli -p {port}")
