@@ -46,7 +46,8 @@ def limited(redis_server: RedisServer, served: Gateway) -> Iterator[tuple[Gatewa
     for key in connection.scan_iter(f"{PREFIX}*"):
         connection.delete(key)  # another test's counts
     limits = Limits(rate=6, seat_rate=4, window=WINDOW, streams=2)
-    first, second = Gateway(redis_server.url, limits=limits), Gateway(redis_server.url, limits=limits)
+    first = Gateway(redis_server.url, limits=limits, heartbeat=0.5)
+    second = Gateway(redis_server.url, limits=limits, heartbeat=0.5)
     yield first, second
     first.stop()
     second.stop()
