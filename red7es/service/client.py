@@ -7,6 +7,7 @@ an answer is a blocking read of the game's changes stream, never polling.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -342,7 +343,11 @@ class GameService:
         try:
             return self.store.submit(game_id, command_id, command)
         except DamagedGame as exc:
-            self.store.mark_broken(game_id, str(exc))
+            # A Redis user that may not write the changes stream (the HTTP gateway's:
+            # docs/gateway.md) leaves the marking to the workers (nothing was written:
+            # the whole transaction is refused); the client is told all the same.
+            with contextlib.suppress(redis.exceptions.NoPermissionError):
+                self.store.mark_broken(game_id, str(exc))
             raise BrokenGame(game_id, str(exc)) from None
 
     def _check_same_command(self, game_id: str, stream_id: str, command: TurnCommand) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 import redis
-from support import WorkerPool, wait_for
+from support import WorkerPool, damaged_key, wait_for
 
 from red7es.service.client import GameService
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
@@ -157,3 +157,20 @@ def test_the_gateway_user_cannot_read_secrets_or_write_what_workers_write(
             sneak(keys=[])
     with redis.Redis.from_url(server.url) as admin:
         assert all(b"forged" not in fields.get(b"e", b"") for _id, fields in admin.xrange(keys.log))
+
+
+def test_a_turn_the_games_keys_cannot_take_is_409_though_the_gateway_may_not_mark_it_broken(
+    acl_redis: tuple[RedisServer, str], gateway_url: str
+) -> None:
+    """A client that finds a game's keys damaged marks the game broken; the gateway's user
+    may not write the changes stream that says so, and answered 500 instead of the 409 the
+    gateway gives any broken game. It now answers 409 with the reason, marking nothing."""
+    server, _password = acl_redis
+    with redis.Redis.from_url(server.url) as admin:
+        game = new_game(GameService(admin), ["ann"], {"bob": "greedy"})
+        with httpx.Client(base_url=gateway_url, timeout=20) as http:
+            ann = join(http, game, 0)
+            with damaged_key(admin, Keys(game).cmdids, b"not a hash"):
+                answer = ann.play("fold")
+        assert answer.status_code == 409, answer.text
+        assert f"{Keys(game).cmdids} cannot take a command" in answer.json()["error"]
