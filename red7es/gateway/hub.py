@@ -37,6 +37,8 @@ __all__ = ["Hub", "Subscriber", "QUEUE_SIZE", "is_after"]
 log = logging.getLogger(__name__)
 
 QUEUE_SIZE = 64  # change notices a subscriber may leave untaken before it is dropped
+CONNECTIONS = 50  # pooled connections for the short reads (streams' catch-up reads, nonces, subscribes)
+POOL_WAIT = 20.0  # seconds a short read waits for a pooled connection before it fails
 BLOCK_MS = 1000  # longest XREAD BLOCK: a game added meanwhile is read at the latest then
 _GONE = "gone"  # the queue item that ends a subscriber's wait: it was dropped
 
@@ -112,11 +114,18 @@ class Dropped(RuntimeError):
 class Hub:
     """The process's one blocking reader of games' changes streams."""
 
-    def __init__(self, url: str, *, queue_size: int = QUEUE_SIZE, block_ms: int = BLOCK_MS) -> None:
+    def __init__(
+        self, url: str, *, queue_size: int = QUEUE_SIZE, block_ms: int = BLOCK_MS, connections: int = CONNECTIONS
+    ) -> None:
         self.url = url
         self.queue_size = queue_size
         self.block_ms = block_ms
-        self.redis: aioredis.Redis = aioredis.Redis.from_url(url)  # short reads, pooled
+        # Short reads, pooled.  A change wakes every stream of its game at once and each
+        # reads it: a pool that waits for a free connection, so a burst of hundreds of
+        # streams queues for a bounded number of connections instead of failing (redis-py's
+        # default pool raises "Too many connections" past 100, which ended those streams).
+        pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=connections, timeout=POOL_WAIT)
+        self.redis: aioredis.Redis = aioredis.Redis.from_pool(pool)
         self._subscribers: dict[str, set[Subscriber]] = {}
         self._cursors: dict[str, str] = {}  # game -> last change id the hub has delivered
         self._wanted = asyncio.Event()  # set when a game is added
