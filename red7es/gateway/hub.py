@@ -20,8 +20,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -35,8 +35,11 @@ from red7es.service.store import Keys, text
 __all__ = ["Hub", "Subscriber", "QUEUE_SIZE", "is_after"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 QUEUE_SIZE = 64  # change notices a subscriber may leave untaken before it is dropped
+CONNECTIONS = 50  # pooled connections for the short reads (streams' catch-up reads, nonces, subscribes)
+POOL_WAIT = 20.0  # seconds a short read waits for a pooled connection before it fails
 BLOCK_MS = 1000  # longest XREAD BLOCK: a game added meanwhile is read at the latest then
 _GONE = "gone"  # the queue item that ends a subscriber's wait: it was dropped
 
@@ -112,13 +115,21 @@ class Dropped(RuntimeError):
 class Hub:
     """The process's one blocking reader of games' changes streams."""
 
-    def __init__(self, url: str, *, queue_size: int = QUEUE_SIZE, block_ms: int = BLOCK_MS) -> None:
+    def __init__(
+        self, url: str, *, queue_size: int = QUEUE_SIZE, block_ms: int = BLOCK_MS, connections: int = CONNECTIONS
+    ) -> None:
         self.url = url
         self.queue_size = queue_size
         self.block_ms = block_ms
-        self.redis: aioredis.Redis = aioredis.Redis.from_url(url)  # short reads, pooled
+        # Short reads, pooled.  A change wakes every stream of its game at once and each
+        # reads it: a pool that waits for a free connection, so a burst of hundreds of
+        # streams queues for a bounded number of connections instead of failing (redis-py's
+        # default pool raises "Too many connections" past 100, which ended those streams).
+        pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=connections, timeout=POOL_WAIT)
+        self.redis: aioredis.Redis = aioredis.Redis.from_pool(pool)
         self._subscribers: dict[str, set[Subscriber]] = {}
         self._cursors: dict[str, str] = {}  # game -> last change id the hub has delivered
+        self._reads: dict[str, dict[Hashable, asyncio.Task[Any]]] = {}  # game -> shared reads as of its cursor
         self._wanted = asyncio.Event()  # set when a game is added
         self._reader_id: int | None = None
         self._task: asyncio.Task[None] | None = None
@@ -154,6 +165,29 @@ class Hub:
         self._subscribers[game_id].add(subscriber)
         return subscriber
 
+    async def shared(self, game_id: str, key: Hashable, read: Callable[[], Awaitable[T]]) -> T:
+        """``read()``, shared by every caller asking for the same ``key`` of a game while
+        the hub's cursor for it stays where it is.
+
+        A change wakes every stream of its game at once, and each would read the same
+        changes and view: 10 streams, 10 transactions.  A read started after the hub
+        delivered change C sees every change up to C, so it serves any subscriber woken
+        by C or earlier; the next delivery drops the game's shared reads.  A failed read
+        is not kept (the next caller tries again).
+        """
+        reads = self._reads.setdefault(game_id, {})
+        task = reads.get(key)
+        if task is None:
+            task = asyncio.ensure_future(read())
+            reads[key] = task
+
+            def forget(done: asyncio.Task[Any]) -> None:
+                if (done.cancelled() or done.exception() is not None) and reads.get(key) is done:
+                    del reads[key]
+
+            task.add_done_callback(forget)
+        return await asyncio.shield(task)  # a caller that goes away does not cancel the others' read
+
     def unsubscribe(self, subscriber: Subscriber) -> None:
         subscribers = self._subscribers.get(subscriber.game_id)
         if subscribers is None:
@@ -162,6 +196,7 @@ class Hub:
         if not subscribers:
             del self._subscribers[subscriber.game_id]
             del self._cursors[subscriber.game_id]
+            self._reads.pop(subscriber.game_id, None)
 
     async def _interrupt(self) -> None:
         """Make the reader re-issue its XREAD with the new set of games now."""
@@ -223,6 +258,7 @@ class Hub:
         if game_id not in self._cursors:
             return  # its last subscriber left while the read was on its way
         self._cursors[game_id] = change_id
+        self._reads.pop(game_id, None)  # reads from before this change cannot serve its subscribers
         for subscriber in list(self._subscribers[game_id]):
             if not subscriber.notify(change_id):
                 self.unsubscribe(subscriber)
@@ -253,3 +289,4 @@ class Hub:
                 subscriber.drop(reason)
         self._subscribers.clear()
         self._cursors.clear()
+        self._reads.clear()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -72,6 +72,18 @@ async def _read(
     return changes, view, changes[-1][0] if changes else after
 
 
+async def _shared_read(
+    hub: Hub, game_id: str, seat: int | None, after: str | None
+) -> tuple[list[tuple[str, bytes]], bytes | None, str]:
+    """:func:`_read`, once for all the game's streams of the same seat (or spectators)
+    that ask for the changes after the same id at once (:meth:`Hub.shared`)."""
+
+    def read() -> Awaitable[tuple[list[tuple[str, bytes]], bytes | None, str]]:
+        return _read(hub.redis, game_id, seat, after)
+
+    return await hub.shared(game_id, (seat, after), read)
+
+
 def _change(game_id: str, change_id: str, payload: bytes) -> dict[str, Any]:
     try:
         change = msgpack.unpackb(payload, raw=False)
@@ -105,13 +117,13 @@ async def change_lines(
     registered with ``hub`` before the first read, and is let go when this ends."""
     try:
         if after is None:
-            _rows, raw, after = await _read(hub.redis, game_id, seat, None)
+            _rows, raw, after = await _shared_read(hub, game_id, seat, None)
             line = _view(game_id, seat, after, raw)
             yield line
             if _ends(line):
                 return
         while True:
-            rows, raw, last = await _read(hub.redis, game_id, seat, after)
+            rows, raw, last = await _shared_read(hub, game_id, seat, after)
             for change_id, payload in rows:
                 line = _change(game_id, change_id, payload)
                 yield line
