@@ -195,6 +195,11 @@ def seat_for(session: Session, game_id: str, as_name: str | None, token: str | N
     if to_move is not None and view["seats"][to_move]["name"] in held:
         name = view["seats"][to_move]["name"]
         return name, held[name]
+    if view["status"] == "over":
+        # Nobody is to move and never will be: any seat held tells the same story (the game
+        # is over), which is worth more than a request to choose one.
+        name = sorted(held)[0]
+        return name, held[name]
     raise click.ClickException(f"you hold seats {', '.join(sorted(held))} in game {game_id}: choose one with --as")
 
 
@@ -322,6 +327,9 @@ def _earlier_join(session: Session, game: str, name: str) -> str | None:
         if key == public_key(held):
             return held  # the earlier join has just been answered: it took the seat
     if key == public_key(held):
+        if view["status"] == "over":  # nothing left to play: point at what there is to see
+            see = red7_line("show", game, "--as", name, url=typed_url())
+            raise click.ClickException(f"you already hold seat {name} in game {game}, which is over: see it with {see}")
         play = red7_line("play", "--game", game, "--as", name, url=typed_url())
         raise click.ClickException(f"you already hold seat {name} in game {game}: play it with {play}")
     session.credentials.forget(game, name, held)
@@ -417,19 +425,26 @@ def games(session: Session, limit: int, as_json: bool) -> None:
 
 @click.command()
 @click.argument("game")
-@click.option("--as", "as_name", metavar="NAME", help="Show what this seat sees (you must hold its token).")
+@click.option(
+    "--as", "as_name", metavar="NAME", help="Show what this seat sees (default: the one seat you hold, if only one)."
+)
 @token_option("The seat's token, if it is not in your credentials file")
+@click.option("--public", is_flag=True, help="Show the public view even if you hold a seat.")
 @json_option
 @url_option
 @pass_session
-def show(session: Session, game: str, as_name: str | None, token: str | None, as_json: bool) -> None:
-    """Show a game: the public view, or with --as the view of your seat.
+def show(session: Session, game: str, as_name: str | None, token: str | None, public: bool, as_json: bool) -> None:
+    """Show a game as your seat when you hold exactly one (as `red7 moves`
+    acts), else the public view; --as NAME picks a seat, --public the public view.
 
     \b
     Example:
         red7 show 3f9a2c1b --as alice
     """
-    if as_name or token:
+    if public and (as_name or token):
+        raise click.UsageError("--public shows no seat's view: leave out --as and --token")
+    held = {} if public or as_name or token else session.credentials.seats(game)
+    if as_name or token or len(held) == 1:
         name, _token = seat_for(session, game, as_name, token)
         view = seat_view(session.service, game, name)
     else:
@@ -439,6 +454,11 @@ def show(session: Session, game: str, as_name: str | None, token: str | None, as
         emit_json(view)
         return
     render_view(console(), view, you=view.get("seat"))
+    if len(held) > 1:
+        choose = red7_line("show", game, "--as", "NAME", url=typed_url())
+        console().print(
+            Text(f"You hold seats {', '.join(map(shown, sorted(held)))}: see one with {choose}", style="dim")
+        )
 
 
 # ---------------------------------------------------------------------------- moves

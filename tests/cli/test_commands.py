@@ -830,15 +830,43 @@ def test_games_on_an_empty_database(alice: Red7, redis_server: Any) -> None:
 
 def test_show_public_hides_every_hand(alice: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-p", "bob", "-b", "greedy", prefix="pub")
-    view = alice.json("show", game)
+    view = alice.json("show", game, "--public")
     assert view["game"] == game and view["status"] == "playing"
     assert "hand" not in view and "legal" not in view and view.get("seat") is None
     assert all("hand" not in s for s in view["seats"])
     assert [s["name"] for s in view["seats"]] == ["alice", "bob", "greedy"]
-    text = alice.ok("show", game).stdout
+    text = alice.ok("show", game, "--public").stdout
     assert f"Game {game}" in text and "Rule: Red" in text
     assert "Your hand" not in text and "(you)" not in text
     assert "alice to move." in text
+
+
+def test_show_and_moves_default_to_the_same_seat(alice: Red7, bob: Red7) -> None:
+    """`show` showed the public view to the holder of the game's only seat, while `moves`
+    acted as that seat: both act as the one seat held; several held, `show` is public
+    and says how to choose."""
+    game, _ = create_to_move(alice, "-p", "alice", "-p", "bob", "-b", "greedy", prefix="same")
+    assert alice.json("show", game)["seat"] == 0 == alice.json("show", game, "--as", "alice")["seat"]
+    assert alice.json("moves", game)["seat"] == "alice"
+    assert "Your hand: " in alice.ok("show", game).stdout
+    assert bob.json("show", game).get("seat") is None  # no seat held: the public view
+    assert "--public shows no seat" in fails(alice("show", game, "--public", "--as", "alice"), 2)
+    both = create(alice, "-p", "alice", "-p", "bob", "--join-all")["game"]
+    assert alice.json("show", both).get("seat") is None and "hand" not in alice.json("show", both)
+    text = alice.ok("show", both).stdout
+    assert "Your hand" not in text
+    assert f"You hold seats alice, bob: see one with red7 show {both} --as NAME" in text
+
+
+def test_a_finished_game_says_it_is_over(alice: Red7) -> None:
+    """`moves` on a finished game whose seats you all hold asked to choose a seat; `join` suggested `play`."""
+    game = create(alice, "-p", "alice", "-p", "bob", "--join-all", "--seed", "over")["game"]
+    alice.ok("move", game, "fold")  # two seats: the one to move folds, the other wins
+    view = wait_for(lambda: (v := alice.json("show", game, "--public"))["status"] == "over" and v, "the end")
+    assert view["status"] == "over"
+    assert alice.ok("moves", game).stdout.strip() == f"The game is over: see red7 show {game}"
+    line = one_line_error(alice("join", game, "bob"))
+    assert "play" not in line and f"which is over: see it with red7 show {game} --as bob" in line
 
 
 def test_show_as_own_seat_shows_own_hand_only(alice: Red7, bob: Red7) -> None:
