@@ -175,6 +175,8 @@ class Divergence:
     reason: str
 
     def where(self) -> str:
+        if self.check == "unreadable":  # the reader's line names the file, line and entry already
+            return "record"
         parts = []
         if self.event is not None:
             parts.append(f"event {self.event}")
@@ -278,7 +280,12 @@ def audit_record(record: Record | Unreadable) -> AuditReport:
     """
     if isinstance(record, Unreadable):
         problem = Divergence(
-            "unreadable", None, None, "a record as docs/records.md specifies", "one that cannot be read", record.error
+            "unreadable",
+            record.event,
+            record.command,
+            "a record as docs/records.md specifies",
+            "one that cannot be read",
+            record.error,
         )
         return AuditReport(record.game, FAIL, 0, 0, {}, problem)
     report = _Audit(record).run()

@@ -228,6 +228,13 @@ class Unreadable:
 
     game: str | None
     error: str
+    event: int | None = None  # the event (or command) position the error names, if it names one
+    command: int | None = None
+
+    @classmethod
+    def of(cls, game: str | None, exc: RecordError) -> Unreadable:
+        """The record ``exc`` made unreadable, with the position it names."""
+        return cls(game, str(exc), exc.event, exc.command)
 
 
 def read(path: str | os.PathLike[str], format: str | None = None) -> Record:
@@ -295,11 +302,28 @@ class _Builder:
         self.last = {"command": (0, 0), "event": (0, 0)}  # stream ids must increase
 
     def add(self, locate: Callable[[], str], obj: dict[str, Any], readable: bool) -> None:
-        """Check and keep one entry; ``locate()`` names its line or offset (built only for errors)."""
+        """Check and keep one entry; ``locate()`` names its line or offset (built only for errors).
+
+        An error names the entry's position (``event 4``), the one it should have when its
+        own is wrong: the error carries it as a number too (:class:`RecordError`).
+        """
         kind = "command" if "command" in obj else "event"
         entries = self.commands if kind == "command" else self.events
+        try:
+            self._add(locate, obj, readable, kind, entries)
+        except RecordError as exc:
+            if exc.event is None and exc.command is None:
+                if kind == "event":
+                    exc.event = len(entries)
+                else:
+                    exc.command = len(entries)
+            raise
+
+    def _add(
+        self, locate: Callable[[], str], obj: dict[str, Any], readable: bool, kind: str, entries: list[Entry]
+    ) -> None:
         if kind == "command" and self.events:
-            raise RecordError(f"{locate()}: a command after the events (commands come first)")
+            raise RecordError(f"{locate()}: command {len(entries)} after the events (commands come first)")
         index = obj.get(kind)
         if type(index) is not int or index != len(entries):
             raise RecordError(f"{locate()}: expected {kind} {len(entries)}, found {kind} {index!r}")
@@ -492,10 +516,10 @@ def _assemble(entries: Iterable[_Located | RecordError], *, readable: bool) -> I
                 # A fault after a whole record (a header that cannot be read, junk between
                 # records) is not the finished record's: it starts an unreadable one.
                 yield _finish(current)
-                current = Unreadable(None, str(exc))
+                current = Unreadable.of(None, exc)
                 continue
             game = current.header["game"] if current is not None else _game_of(header)
-            current = Unreadable(game, str(exc))
+            current = Unreadable.of(game, exc)
     if current is not None:
         yield _finish(current)
 
@@ -520,7 +544,7 @@ def _finish(current: _Builder | Unreadable) -> Record | Unreadable:
     try:
         return current.finish()
     except RecordError as exc:
-        return Unreadable(current.header["game"], str(exc))
+        return Unreadable.of(current.header["game"], exc)
 
 
 def _accept(builder: _Builder | None, entry: _Located | RecordError, *, readable: bool) -> _Builder:

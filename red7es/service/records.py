@@ -52,7 +52,16 @@ MARKER = "red7es-game"
 
 
 class RecordError(ValueError):
-    """A record that cannot be read, written or imported; one line naming where."""
+    """A record that cannot be read, written or imported; one line naming where.
+
+    ``event`` and ``command`` are the positions the line names (``event 4: ...``), when
+    it names one: an audit's JSON carries them as numbers, not only inside the text.
+    """
+
+    def __init__(self, message: str, *, event: int | None = None, command: int | None = None) -> None:
+        super().__init__(message)
+        self.event = event
+        self.command = command
 
 
 class ImportRefused(RecordError):

@@ -600,17 +600,31 @@ def _swap(lines: list[str], n: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("edit", "problem"),
+    ("edit", "problem", "position"),
     [
-        (lambda lines, record: _edit_data(lines, len(record.commands) + 5), "line {n}: event 4: field 'data' does not"),
-        (lambda lines, record: lines.__delitem__(slice(-5, None)), "line 1: the header announces {events} events"),
-        (lambda lines, record: _swap(lines, 2), "line 3: expected command 1, found command 2"),
+        (
+            lambda lines, record: _edit_data(lines, len(record.commands) + 5),
+            "line {n}: event 4: field 'data' does not",
+            {"event": 4, "command": None},
+        ),
+        (
+            lambda lines, record: lines.__delitem__(slice(-5, None)),
+            "line 1: the header announces {events} events",
+            {"event": None, "command": None},
+        ),
+        (
+            lambda lines, record: _swap(lines, 2),
+            "line 3: expected command 1, found command 2",
+            {"event": None, "command": 1},
+        ),
     ],
     ids=["edited-copy", "cut-short", "commands-swapped"],
 )
 def test_audit_fails_a_record_that_cannot_be_read(
-    env: dict[str, str], record_file: Path, record: Record, edit: Any, problem: str
+    env: dict[str, str], record_file: Path, record: Record, edit: Any, problem: str, position: dict[str, Any]
 ) -> None:
+    """The JSON carries the event (or command) the reason names as a number: it said
+    ``"event": null`` beside a reason naming event 4."""
     lines = record_file.read_text().splitlines()
     edit(lines, record)
     record_file.write_text("\n".join(lines))
@@ -622,6 +636,7 @@ def test_audit_fails_a_record_that_cannot_be_read(
     report = json.loads(result.stdout)
     assert (report["game"], report["result"], report["passed"]) == ("clirec", "fail", False)
     assert report["divergence"]["check"] == "unreadable" and report["divergence"]["reason"].startswith(where)
+    assert {key: report["divergence"][key] for key in position} == position
     assert report["line"] == line
 
 
