@@ -54,13 +54,18 @@ class Variant:
 
     def describe(self) -> str:
         """Short text such as ``3 players, scoring+draw+actions, target 35``."""
+        return f"{self.players} players, {self.describe_rules()}"
+
+    def describe_rules(self) -> str:
+        """The rules without the number of players, such as ``scoring+draw+actions, target 35``
+        (for a page that says the players already, e.g. a tournament's "3-player tables")."""
         flags = "+".join(self.flags) or "basic"
         extra = (
             f", target {self.target_score}"
             if self.scoring
             else (f", first to {self.rounds} rounds" if self.rounds > 1 else "")
         )
-        return f"{self.players} players, {flags}{extra}"
+        return f"{flags}{extra}"
 
     def to_dict(self) -> dict[str, object]:
         return {

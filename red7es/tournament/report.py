@@ -8,6 +8,7 @@ opened offline and always shows the same thing.
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Mapping, Sequence
 from html import escape
 
@@ -32,6 +33,7 @@ code { font: 13px ui-monospace, Menlo, Consolas, monospace; background: #f1f1f3;
 .swatch { display: inline-block; width: .8em; height: .8em; border-radius: 2px; margin-right: .4em; }
 .legend { columns: 4 12em; margin: .5em 0; padding: 0; list-style: none; }
 svg { background: #fff; border: 1px solid #ddd; }
+#rating-chart { display: block; width: 100%; height: auto; box-sizing: border-box; }
 .muted { color: #888; }
 """
 
@@ -62,7 +64,8 @@ def render_report(
         f"<style>{_CSS}</style></head><body>",
         f"<h1>{escape(spec.name)}</h1>",
         f'<p class="meta">Tournament <code>{escape(spec.tournament)}</code> · {escape(spec.format)} · '
-        f"{len(spec.entrants)} entrants · tables of {spec.table_size} · {escape(spec.variant.describe())} · "
+        f"{len(spec.entrants)} entrants · {spec.table_size}-player tables · "
+        f"{escape(spec.variant.describe_rules())} · "
         f"{counted(spec.rounds, 'round')} · created {created:%Y-%m-%d %H:%M} UTC · {escape(status)}</p>",
         "<h2>Standings</h2>",
         _standings_table(spec, table),
@@ -82,13 +85,13 @@ def render_report(
 
 def _standings_table(spec: TournamentCreated, table: Sequence[Standing]) -> str:
     swiss = spec.format == SWISS
-    head = ["#", "Entrant", "Player", "Games", "Wins", "Points", "Rounds won", "Byes"]
+    head = ["#", "Player", "Kind", "Games", "Wins", "Points", "Rounds won", "Byes"]
     head += ["Buchholz"] if swiss else []
     head += ["H2H", "μ", "σ", "Ordinal"]
-    left = {"Entrant", "Player"}
+    left = {"Player", "Kind"}
     rows = []
     for s in table:
-        cells = [str(s.rank), s.name, f"bot {s.bot}" if s.kind == "bot" else "person", *s.figures(swiss)]
+        cells = [str(s.rank), s.name, f"{s.bot} bot" if s.kind == "bot" else "person", *s.figures(swiss)]
         tds = "".join(
             f'<td class="l">{escape(c)}</td>' if h in left else f"<td>{escape(c)}</td>"
             for h, c in zip(head, cells, strict=True)
@@ -98,11 +101,32 @@ def _standings_table(spec: TournamentCreated, table: Sequence[Standing]) -> str:
     return f'<table id="standings"><thead><tr>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
+def nice_ticks(low: float, high: float, most: int = 7) -> list[float]:
+    """Round axis ticks covering ``low``..``high``: steps of 1, 2, 2.5 or 5 times a power
+    of ten (16, 18, 20 rather than 16.6, 19.9, 23.2), at most ``most`` of them."""
+    if high <= low:
+        low, high = low - 1, high + 1
+    raw = (high - low) / max(most - 1, 1)
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    first = math.floor(low / step + 1e-9)
+    last = math.ceil(high / step - 1e-9)
+    return [round(k * step, 10) for k in range(first, last + 1)]
+
+
+def _tick_label(value: float, ticks: Sequence[float]) -> str:
+    """A tick's text with as few decimals as the steps need (``20``, ``22.5``)."""
+    decimals = 0 if all(float(t).is_integer() for t in ticks) else 1 if all((t * 10).is_integer() for t in ticks) else 2
+    return f"{value:.{decimals}f}"
+
+
 def _chart(names: Sequence[str], history: Sequence[Sequence[Rating]]) -> str:
-    width, height, left, right, top, bottom = 760, 340, 48, 16, 16, 36
+    # As wide as the tables: the page's 1000px less its padding; CSS scales it on narrow screens.
+    width, height, left, right, top, bottom = 968, 360, 64, 16, 16, 36
     rounds = max(len(history) - 1, 1)
     values = [r.mu for snapshot in history for r in snapshot] or [25.0]
-    low, high = min(values) - 1, max(values) + 1
+    ticks = nice_ticks(min(values) - 0.5, max(values) + 0.5)
+    low, high = ticks[0], ticks[-1]
 
     def x(i: int) -> float:
         return left + (width - left - right) * i / rounds
@@ -114,12 +138,17 @@ def _chart(names: Sequence[str], history: Sequence[Sequence[Rating]]) -> str:
         f'<svg id="rating-chart" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="Rating (mu) of each entrant after each round">'
     ]
-    for k in range(6):  # horizontal grid with mu labels
-        v = low + (high - low) * k / 5
+    for v in ticks:  # horizontal grid with mu labels
         out.append(
             f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#eee"/>'
-            f'<text x="{left - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end" fill="#666">{v:.1f}</text>'
+            f'<text class="tick" x="{left - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end" fill="#666">'
+            f"{_tick_label(v, ticks)}</text>"
         )
+    middle = (top + height - bottom) / 2
+    out.append(
+        f'<text id="y-label" x="14" y="{middle:.1f}" font-size="11" text-anchor="middle" fill="#666" '
+        f'transform="rotate(-90 14 {middle:.1f})">rating (μ)</text>'
+    )
     step = max(1, rounds // 12)
     for i in range(0, rounds + 1, step):
         out.append(

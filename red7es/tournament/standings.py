@@ -36,6 +36,7 @@ class Standing:
     buchholz: Fraction | None  # Swiss only: sum of the points of every opponent met, per game
     head_to_head: Fraction  # points against the entrants tied with it on the earlier criteria
     rating: Rating
+    head_to_head_games: int = 0  # games against the entrants tied with it: none, and head_to_head means nothing
 
     def as_dict(self) -> dict[str, object]:
         """Plain values for JSON and CSV (points as decimals, rounded to 4 places)."""
@@ -59,11 +60,18 @@ class Standing:
     def figures(self, swiss: bool) -> list[str]:
         """The line's figures as the standings tables print them (the terminal's and the
         report's): games, wins, points, rounds won, byes, Buchholz (Swiss only),
-        head-to-head, mu, sigma, ordinal — every fraction and rating by :func:`two_decimals`."""
+        head-to-head, mu, sigma, ordinal — every fraction and rating by :func:`two_decimals`.
+
+        Head-to-head is ``—`` when the entrant played no game against those tied with
+        it (nobody is tied, or they never met): ``0.00`` would read as games lost."""
         counts = [str(self.games), str(self.wins), two_decimals(self.points), str(self.round_wins), str(self.byes)]
         buchholz = [two_decimals(self.buchholz or 0)] if swiss else []
         rating = [two_decimals(self.rating.mu), two_decimals(self.rating.sigma), two_decimals(self.rating.ordinal)]
-        return [*counts, *buchholz, two_decimals(self.head_to_head), *rating]
+        h2h = two_decimals(self.head_to_head) if self.head_to_head_games else NO_FIGURE
+        return [*counts, *buchholz, h2h, *rating]
+
+
+NO_FIGURE = "—"  # a figure that has nothing to count
 
 
 def _num(value: Fraction) -> float:
@@ -94,6 +102,7 @@ def standings(
     games, wins, round_wins, byes = [0] * n, [0] * n, [0] * n, [0] * n
     opponents: list[list[int]] = [[] for _ in range(n)]
     duel: Counter[tuple[int, int]] = Counter()  # (a, b) -> a's head-to-head points against b, in halves
+    met: Counter[tuple[int, int]] = Counter()  # (a, b) -> games a and b played at one table
     for paired in rounds:
         for e in paired.byes:
             byes[e] += 1
@@ -109,6 +118,7 @@ def standings(
                 for other_seat, other in enumerate(t.seats):
                     if other != e:
                         opponents[e].append(other)
+                        met[(e, other)] += 1
                         duel[(e, other)] += 2 if p[seat] < p[other_seat] else 1 if p[seat] == p[other_seat] else 0
     swiss = spec.format == SWISS
     buchholz = [sum((points[o] for o in opponents[e]), Fraction(0)) for e in range(n)]
@@ -121,9 +131,11 @@ def standings(
     for e in range(n):
         groups.setdefault(primary(e), []).append(e)
     h2h = [Fraction(0)] * n
+    h2h_games = [0] * n
     for members in groups.values():
         for a in members:
             h2h[a] = Fraction(sum(duel[(a, b)] for b in members if b != a), 2)
+            h2h_games[a] = sum(met[(a, b)] for b in members if b != a)
 
     def key(e: int) -> tuple[object, ...]:
         return (-points[e], -(buchholz[e] if swiss else 0), -h2h[e], -round_wins[e], -final[e].ordinal)
@@ -148,6 +160,7 @@ def standings(
                 buchholz[e] if swiss else None,
                 h2h[e],
                 final[e],
+                h2h_games[e],
             )
         )
     return out

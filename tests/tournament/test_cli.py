@@ -96,7 +96,8 @@ def test_standings_print_every_fraction_to_two_decimals(red7: TournamentRed7) ->
     assert set(fractions) <= set(columns), header
     for row in rows:
         cells = dict(zip(columns, row.split(), strict=True))
-        assert all(re.fullmatch(r"-?\d+\.\d\d", cells[c]) for c in fractions), row
+        assert all(re.fullmatch(r"-?\d+\.\d\d", cells[c]) for c in fractions if c != "h2h"), row
+        assert re.fullmatch(r"\d+\.\d\d|—", cells["h2h"]), row  # —: no game against those tied with it
         assert all(re.fullmatch(r"\d+", cells[c]) for c in ("#", "games", "wins", "round wins", "byes")), row
     assert all(isinstance(r["points"], float | int) for r in red7.json("standings", t)["standings"])  # JSON: numbers
 

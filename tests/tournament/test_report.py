@@ -6,19 +6,22 @@ skipped, saying so, where it is not installed.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import re
 import shutil
 import struct
 import subprocess
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
 from red7es.service.events import BOT, SeatSpec
 from red7es.tournament import TournamentRunner, create_tournament, load, standings
-from red7es.tournament.rating import rating_history
-from red7es.tournament.report import render_report
+from red7es.tournament.rating import Rating, rating_history
+from red7es.tournament.report import nice_ticks, render_report
+from red7es.tournament.standings import Standing
 from red7es.variant import Variant
 
 from .conftest import Inline, bots
@@ -82,6 +85,23 @@ def test_report_renders_in_a_headless_browser(inline: Inline, tmp_path: Path) ->
     assert sorted(html.unescape(name) for _rank, name in rows) == sorted(names)
     assert '<svg id="rating-chart"' in dom and dom.count("<polyline") == len(names)
     assert dom.count("red7 replay t-cup-r") == 6
+    # Laid out by the browser, the chart is as wide as the tables (it was 760px beside 968px).
+    measured = tmp_path / "measured.html"
+    measure = (
+        "<script>document.body.dataset.widths = ['rating-chart', 'standings', 'games']"
+        ".map(id => Math.round(document.getElementById(id).getBoundingClientRect().width)).join(',');</script>"
+    )
+    measured.write_text(path.read_text().replace("</body>", measure + "</body>"), encoding="utf-8")
+    laid_out = subprocess.run(
+        [*common, "--window-size=1200,900", "--dump-dom", measured.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    widths = re.search(r'data-widths="(\d+),(\d+),(\d+)"', laid_out)
+    assert widths is not None, laid_out[-500:]
+    assert len(set(widths.groups())) == 1, widths.groups()
     shot = tmp_path / "shot.png"
     subprocess.run(
         [*common, f"--screenshot={shot}", "--window-size=1000,1200", path.as_uri()],
@@ -93,3 +113,34 @@ def test_report_renders_in_a_headless_browser(inline: Inline, tmp_path: Path) ->
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
     assert (width, height) == (1000, 1200) and len(data) > 20_000  # a page with content, not a blank one
+
+
+def test_report_reads_as_a_table_of_people(inline: Inline, tmp_path: Path) -> None:
+    """The Player column read "bot greedy", the subtitle "tables of 2 · 2 players", head-to-head
+    0.00 where nobody was tied, and the chart's axis 16.6, 19.9, 23.2 with no label."""
+    path, names = report_page(inline, tmp_path)
+    page = path.read_text()
+    header = re.search(r'<table id="standings"><thead><tr>(.*?)</tr>', page)
+    assert header is not None
+    assert re.findall(r"<th[^>]*>([^<]*)</th>", header.group(1))[:3] == ["#", "Player", "Kind"]
+    rows = re.findall(r'<tr><td>\d+</td><td class="l">([^<]+)</td><td class="l">([^<]+)</td>', page)
+    assert sorted(html.unescape(name) for name, _ in rows) == sorted(names)
+    assert {kind for _, kind in rows} <= {"greedy bot", "random bot", "person"}
+    assert "5 entrants · 2-player tables · basic · 3 rounds" in page and "tables of" not in page
+    assert 'id="y-label"' in page and "rating (μ)" in page
+    labels = re.findall(r'<text class="tick"[^>]*>([^<]+)</text>', page)
+    assert 3 <= len(labels) <= 7 and all(re.fullmatch(r"\d+(\.\d)?", label) for label in labels), labels
+
+
+def test_nice_ticks_are_round() -> None:
+    assert nice_ticks(16.6, 23.2) == [16, 18, 20, 22, 24]
+    assert nice_ticks(24.5, 25.5) == [24.4, 24.6, 24.8, 25.0, 25.2, 25.4, 25.6]
+    assert nice_ticks(25, 25) == [24, 24.5, 25, 25.5, 26]
+
+
+def test_head_to_head_without_games_is_a_dash_not_a_zero() -> None:
+    rating = Rating(25.0, 8.0)
+    alone = Standing(1, 0, "ann", "bot", "greedy", 2, 2, Fraction(2), 2, 0, None, Fraction(0), rating)
+    lost = dataclasses.replace(alone, head_to_head_games=1)
+    assert alone.figures(swiss=False)[5] == "—"
+    assert lost.figures(swiss=False)[5] == "0.00"
