@@ -12,14 +12,16 @@ import click
 from rich.table import Table
 from rich.text import Text
 
-from red7es.bots.base import BOT_NAMES
+from red7es.bots.base import BOT_NAMES, BotError, make_bot
+from red7es.deal import SeedError, make_seed
 from red7es.service.client import GameService, JoinRefused, NoAnswer, TurnTooLarge, seat_index
 from red7es.service.codec import seat_data
 from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.events import BOT, PERSON, SeatSpec
 from red7es.service.names import name_problem, shown
-from red7es.service.store import TOURNAMENT_GAMES
+from red7es.service.store import TOURNAMENT_GAMES, valid_game_id
 from red7es.service.tokens import TokenError, public_key
+from red7es.steps import StepError, Turn
 from red7es.variant import Variant, VariantError
 
 from .options import (
@@ -41,6 +43,8 @@ from .session import Session, live_workers
 __all__ = [
     "COMMANDS",
     "bot_entry",
+    "check_bot",
+    "check_game_id",
     "check_token",
     "given_name",
     "seat_for",
@@ -138,6 +142,7 @@ def seat_specs(people: tuple[str, ...], bots: tuple[str, ...]) -> list[SeatSpec]
     seats = [SeatSpec(name, PERSON) for name in people]
     for entry in bots:
         name, spec = bot_entry(entry)
+        check_bot(spec)
         if given_name(entry) is None:
             base, n = name, 2
             while name in taken:
@@ -145,6 +150,30 @@ def seat_specs(people: tuple[str, ...], bots: tuple[str, ...]) -> list[SeatSpec]
             taken.add(name)
         seats.append(SeatSpec(name, BOT, spec))
     return seats
+
+
+def check_bot(spec: str) -> None:
+    """A bot spec no worker would take (an unknown bot, an option it has not) is a usage
+    error, exit 2, said before anything is sent; the service's own cap on a bot's time is
+    the operator's to set, so a bot over it is refused by the service (exit 1)."""
+    try:
+        make_bot(spec, new_game=True)
+    except BotError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def check_seed(seed: str | None) -> None:
+    """A ``--seed`` that is no seed (empty) is a usage error, exit 2."""
+    try:
+        make_seed(seed)
+    except SeedError as exc:
+        raise click.UsageError(f"--seed: {exc}") from None
+
+
+def check_game_id(game_id: str, flag: str = "--id") -> None:
+    """A game id no game can have is a usage error, exit 2 (ids are lower-case letters, digits, dashes)."""
+    if not valid_game_id(game_id):
+        raise click.UsageError(f"{flag} {game_id!r} is not a valid game id (lower-case letters, digits, dashes)")
 
 
 def check_token(token: str, keys: Sequence[str | None], name: str, game_id: str) -> None:
@@ -258,12 +287,15 @@ def new(
         raise click.UsageError("--join-all takes every seat, --no-join none: give one of them")
     if game_id is not None and not game_id:
         raise click.UsageError("--id needs a game id (leave it out for a random one)")
+    if game_id is not None:
+        check_game_id(game_id)
     if game_id is not None and game_id.startswith(TOURNAMENT_GAMES):
         # A tournament creates its games under fixed ids when it pairs them: a game
         # taken earlier under such an id would stop it (docs/tournaments.md).
-        raise click.ClickException(
+        raise click.UsageError(
             f"game ids starting {TOURNAMENT_GAMES} are kept for tournament games: choose another --id"
         )
+    check_seed(seed)
     seats = seat_specs(people, bots)
     variant = variant_from(len(seats), scoring, draw, actions, rounds, target)
     joins = [s.name for s in seats if not s.is_bot]
@@ -525,6 +557,10 @@ def build_turn(
         turn = " ".join(parts)
     if keep_open and not turn.rstrip().endswith("..."):
         turn += " ..."
+    try:  # notation that is no turn at all is a typing mistake (exit 2); an illegal turn, the referee's refusal (1)
+        Turn.parse(turn)
+    except StepError as exc:
+        raise click.UsageError(str(exc)) from None
     return turn
 
 
@@ -562,8 +598,9 @@ def move(
 
     Steps: p:R7 (play to palette), c:B3 (discard to Canvas), draw, 7c:G2 / 7d:G2
     (a 7's action), 1:O4 (a 1's action), fold. The whole turn is applied or
-    nothing is; a rejected turn exits with code 1 and says why. A turn too
-    large for any referee (about 16 KB) is refused before it is sent (exit 2).
+    nothing is; a rejected turn exits with code 1 and says why. Notation that
+    is no turn, or a turn too large for any referee (about 16 KB), is refused
+    before it is sent (exit 2).
 
     \b
     Examples:

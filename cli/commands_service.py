@@ -255,7 +255,12 @@ def completion(shell: str) -> None:
 
 
 @click.command()
-@click.option("--worker", "worker_name", metavar="NAME", help="Exit 1 unless this worker is alive (healthchecks).")
+@click.option(
+    "--worker",
+    "worker_name",
+    metavar="NAME",
+    help="Exit 1 unless the worker named NAME (red7 worker --name NAME) is alive (healthchecks).",
+)
 @click.option("--min-workers", type=int, default=0, help="Exit 1 with fewer live workers than this.")
 @rq_url_option
 @json_option
@@ -265,12 +270,15 @@ def status(session: Session, worker_name: str | None, min_workers: int, rq_url: 
     """Show where the service runs and whether it is healthy.
 
     Redis URL and version, live workers, queued jobs, games. Exits 1 if Redis is
-    unreachable or the --worker/--min-workers checks fail.
+    unreachable or the --worker/--min-workers checks fail. --worker takes the
+    name a worker was started with (--name; without it the name is random, see
+    the list this command prints).
 
     \b
     Examples:
         red7 status
-        red7 status --worker $(hostname)     # a container healthcheck
+        red7 worker --name "$(hostname)" &      # in a container: name the worker
+        red7 status --worker "$(hostname)"      # its healthcheck
     """
     connection = session.connection
     info = connection.info("server")

@@ -138,9 +138,15 @@ def create(
         red7 tournament create cup -b greedy -b random -b g2=greedy -b ismcts:iterations=200 -n 3 --format swiss
     """
     from red7es.tournament import create_tournament
-    from red7es.tournament.lifecycle import count_problem
+    from red7es.tournament.ids import MAX_ID, valid_tournament_id
+    from red7es.tournament.lifecycle import count_problem, title_problem
     from red7es.tournament.pairing import total_games
 
+    if not valid_tournament_id(name):  # typed wrong: a usage error, like a bad game --id
+        raise click.UsageError(f"{name!r} is not a valid tournament id (1-{MAX_ID} lower-case letters, digits, dashes)")
+    problem = title_problem((title or name).strip())
+    if problem is not None:
+        raise click.UsageError(problem)
     entrants = seat_specs(people, bots)
     variant = variant_from(table_size, scoring, draw, actions, rounds, target)
     problem = count_problem(len(entrants), table_size)

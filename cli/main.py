@@ -41,8 +41,10 @@ def cli() -> None:
     in $REDIS_URL or --url-file FILE, a seat token in $RED7_TOKEN or
     --token-file FILE.
     Exit codes: 0 ok, 1 rejected or failed, 2 usage, 130 interrupted (Ctrl-C;
-    watch, serve and worker, which run until stopped, exit 0); docs/cli.md has
-    the details.
+    watch, serve and worker, which run until stopped, exit 0). A mistake in
+    what you typed, caught before anything is sent (an unknown bot, a bad
+    --id, notation that is no turn), is a usage error; what the referee or
+    the service refuses is 1.
     Shell completion: red7 completion bash|zsh|fish.
     """
 

@@ -36,6 +36,7 @@ __all__ = [
     "load",
     "check_entrants",
     "count_problem",
+    "title_problem",
 ]
 
 MAX_ENTRANTS = 64
@@ -47,6 +48,13 @@ MAX_CYCLE_GAMES = 2500  # a round robin plays every group of k entrants: C(n, k)
 class Created:
     event: TournamentCreated
     seed: bytes  # the secret seed (shown to whoever created it, never stored in the stream)
+
+
+def title_problem(title: str) -> str | None:
+    """What is wrong with a tournament's title (stripped), or None: the CLI says it as a usage error."""
+    if not title or len(title) > 80 or any(unshowable(ch) for ch in title):
+        return "a tournament name is 1-80 characters on one line, without control characters"
+    return None
 
 
 def count_problem(entrants: int, table_size: int) -> str | None:
@@ -108,8 +116,9 @@ def create_tournament(
     if not 1 <= rounds <= MAX_ROUNDS:
         raise TournamentError(f"rounds must be 1-{MAX_ROUNDS}, not {rounds}")
     title = (name or tournament).strip()
-    if not title or len(title) > 80 or any(unshowable(ch) for ch in title):
-        raise TournamentError("a tournament name is 1-80 characters on one line, without control characters")
+    problem = title_problem(title)
+    if problem is not None:
+        raise TournamentError(problem)
     secret = make_seed(seed)
     created = now_ms()
     event = TournamentCreated(tournament, title, tuple(entrants), variant, format, rounds, commitment(secret), created)

@@ -281,21 +281,33 @@ def test_new_seed_reproduces_the_deal(alice: Red7) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("-p", "a", "-b", "nosuch"), "unknown bot 'nosuch'"),
-        (("-p", "a", "-b", "ismcts:frob=1"), "bot 'ismcts' has no option 'frob': it takes iterations, time, c, belief"),
-        (("-p", "a", "-b", "ismcts:iterations=many"), "iterations must be a whole number, not 'many'"),
-        (("-p", "a", "-b", "ismcts:time=inf"), "time must be above 0 and at most 10 seconds on this service"),
         (  # the workers' --max-bot-time, 10 s by default (issue 24: time=3600 held a worker an hour a turn)
             ("-p", "a", "-b", "ismcts:time=20"),
             "time must be above 0 and at most 10 seconds on this service (red7 worker --max-bot-time), not 20.0",
         ),
-        (("-p", "a", "-b", "greedy", "--seed", ""), "a seed must not be empty"),
-        (("-p", "a", "-b", "greedy", "--id", "Not An Id"), "is not a valid game id"),
     ],
 )
 def test_new_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
     line = one_line_error(alice("new", *args))
     assert message in line
+    assert alice.credentials() == {"games": {}}, "a failed new saves no token"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("-p", "a", "-b", "nosuch"), "unknown bot 'nosuch'"),
+        (("-p", "a", "-b", "ismcts:frob=1"), "bot 'ismcts' has no option 'frob': it takes iterations, time, c, belief"),
+        (("-p", "a", "-b", "ismcts:iterations=many"), "iterations must be a whole number, not 'many'"),
+        (("-p", "a", "-b", "ismcts:time=inf"), "time must be above 0 and at most 3600 seconds, not inf"),
+        (("-p", "a", "-b", "greedy", "--seed", ""), "a seed must not be empty"),
+        (("-p", "a", "-b", "greedy", "--id", "Not An Id"), "is not a valid game id"),
+    ],
+)
+def test_new_typing_mistakes_are_usage_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
+    """An unknown bot or a bad --id exited 1, like a refusal, while five players exited 2."""
+    err = fails(alice("new", *args), 2)
+    assert message in err.splitlines()[-1] and err.splitlines()[-1].startswith("Error: ")
     assert alice.credentials() == {"games": {}}, "a failed new saves no token"
 
 
@@ -1114,8 +1126,8 @@ def test_move_with_a_wrong_token(alice: Red7, bob: Red7) -> None:
 def test_move_malformed_turn(alice: Red7, turn: str, message: str) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="bad")
     result = alice("move", game, turn)
-    err = one_line_error(result)  # a refused turn: exit 1, one line
-    assert message in err
+    err = fails(result, 2)  # notation that is no turn: a usage error, caught before anything is sent
+    assert message in err.splitlines()[-1]
     assert seat_view(alice, game, "alice")["hand"] == view["hand"]
 
 

@@ -257,7 +257,7 @@ def test_tournament_game_ids_cannot_be_taken_first(red7: TournamentRed7) -> None
     red7.ok("create", t, "-p", "alice", "-b", "greedy")
     game = f"t-{t}-r1-1"
     player = Red7(red7.url, red7.home)
-    refused = one_line_error(player("new", "--id", game, "-p", "alice", "-b", "greedy"))
+    refused = fails(player("new", "--id", game, "-p", "alice", "-b", "greedy"), 2).splitlines()[-1]
     assert refused == "Error: game ids starting t- are kept for tournament games: choose another --id"
     connection = redis.Redis.from_url(red7.url)
     assert not connection.exists(f"red7:{{{game}}}:meta")
@@ -305,9 +305,6 @@ def test_audit_passes_then_fails_on_a_tampered_game(red7: TournamentRed7) -> Non
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("create", "Bad_Id", "-b", "greedy", "-b", "random"), "is not a valid tournament id"),
-        (("create", "x2", "-b", "greedy", "-b", "nope"), "unknown bot 'nope'"),
-        (("create", "x5", "--title", "a\x1b[2Jb", "-b", "greedy", "-b", "random"), "without control characters"),
         (("standings", "nope"), "no tournament 'nope' (list them with: red7 tournament list)"),
         (("run", "nope"), "no tournament 'nope'"),
         (("show", "nope"), "no tournament 'nope'"),
@@ -317,6 +314,20 @@ def test_audit_passes_then_fails_on_a_tampered_game(red7: TournamentRed7) -> Non
 )
 def test_errors_are_one_line(red7: TournamentRed7, args: tuple[str, ...], message: str) -> None:
     assert message in one_line_error(red7(*args))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("create", "Bad_Id", "-b", "greedy", "-b", "random"), "is not a valid tournament id"),
+        (("create", "x2", "-b", "greedy", "-b", "nope"), "unknown bot 'nope'"),
+        (("create", "x5", "--title", "a\x1b[2Jb", "-b", "greedy", "-b", "random"), "without control characters"),
+    ],
+)
+def test_typing_mistakes_are_usage_errors(red7: TournamentRed7, args: tuple[str, ...], message: str) -> None:
+    """A bad id, bot or title is what was typed, caught before anything is sent: exit 2, not 1."""
+    err = fails(red7(*args), 2)
+    assert message in err.splitlines()[-1] and err.splitlines()[-1].startswith("Error: ")
 
 
 def test_duplicate_and_oversized_tournaments_are_refused(red7: TournamentRed7) -> None:
