@@ -94,7 +94,7 @@ def gateway(
     ssl_certfile: str | None,
     ssl_keyfile: str | None,
 ) -> None:
-    """Serve the HTTP API (docs/gateway.md) in front of Redis, in the foreground.
+    """Serve the HTTP API (red7 help gateway) in front of Redis, in the foreground.
 
     Players sign their turns and their reads with their seat's token, which never
     leaves them; spectators read public views and streams. Stateless: run as many

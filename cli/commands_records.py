@@ -316,7 +316,7 @@ def export(
 
     The record holds every command and every log event byte for byte, so the
     hash chain, the signatures and the deals (from the revealed seed) can be
-    checked without Redis (docs/records.md). Several games go into one file.
+    checked without Redis (red7 help records). Several games go into one file.
     With -o -, the record goes to stdout and what was exported is said on stderr.
 
     \b
@@ -427,7 +427,7 @@ def import_(session: Session, file: str, fmt: str | None, as_json: bool) -> None
     "as_name",
     metavar="NAME",
     help="Also check the record against what you saw as seat NAME: your key, and the log heads your commands "
-    "were shown (docs/trust.md).",
+    "were shown (red7 help trust).",
 )
 @format_option
 @json_option

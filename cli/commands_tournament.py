@@ -62,7 +62,7 @@ def tournament() -> None:
         red7 tournament report cup -o cup.html
         red7 tournament audit cup
 
-    The pairing, points and tie-break rules are in docs/tournaments.md.
+    The pairing, points and tie-break rules: red7 help tournaments.
     """
 
 
@@ -321,7 +321,7 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
 
     Points per game are the share of the other players at the table an entrant
     finished ahead of (ties count half); ties in the standings are broken by
-    Buchholz (Swiss), head-to-head, rounds won, then rating (docs/tournaments.md).
+    Buchholz (Swiss), head-to-head, rounds won, then rating (red7 help tournaments).
     The table prints points, tie-breaks and ratings to two decimals; --json and
     --csv give them as numbers.
 

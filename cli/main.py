@@ -3,7 +3,7 @@
 Every command that talks to Redis takes ``--url`` (default ``$REDIS_URL``; without it,
 the embedded Redis in the user's data directory, started on first use) or ``--url-file``.  Commands that
 show something take ``--json``.  Exit codes: 0 success, 1 rejected or failed (one line on stderr, never a
-traceback), 2 usage error, 130 interrupted by Ctrl-C (docs/cli.md, *Exit codes*).
+traceback), 2 usage error, 130 interrupted by Ctrl-C (``red7 help exit-codes``).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ def cli() -> None:
     local user sees a command's arguments (ps): give a URL with a password
     in $REDIS_URL or --url-file FILE, a seat token in $RED7_TOKEN or
     --token-file FILE.
+    The manual: red7 help (topics), red7 help TOPIC, e.g. red7 help exit-codes.
     Exit codes: 0 ok, 1 rejected or failed, 2 usage, 130 interrupted (Ctrl-C;
     watch, serve and worker, which run until stopped, exit 0). A mistake in
     what you typed, caught before anything is sent (an unknown bot, a bad
@@ -53,13 +54,22 @@ def _register() -> None:
     from . import (
         commands_game,
         commands_gateway,
+        commands_help,
         commands_play,
         commands_records,
         commands_service,
         commands_tournament,
     )
 
-    modules = (commands_game, commands_play, commands_service, commands_records, commands_tournament, commands_gateway)
+    modules = (
+        commands_game,
+        commands_play,
+        commands_service,
+        commands_records,
+        commands_tournament,
+        commands_gateway,
+        commands_help,
+    )
     for module in modules:
         for command in module.COMMANDS:
             cli.add_command(command)

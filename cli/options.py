@@ -305,7 +305,7 @@ class Seconds(click.FloatRange):
 
 
 def json_option(fn: F) -> F:
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON (shape documented in docs/cli.md).")(fn)
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON (its shape: red7 help json-outputs).")(fn)
 
 
 pass_session = click.make_pass_decorator(Session)

@@ -199,3 +199,22 @@ def test_worker_burst_is_one_shift() -> None:
     result = CliRunner().invoke(cli, ["worker", "--help"], prog_name="red7")
     assert f"--burst Serve one shift ({SHIFT_SECONDS:g} s of games), then stop." in " ".join(result.output.split())
     assert f"shifts*\n  of {SHIFT_SECONDS:g} s" in CLI_MD.read_text(encoding="utf-8")
+
+
+def test_help_points_at_pages_every_installation_has() -> None:
+    """``red7 --help`` pointed at docs/cli.md, which an installed wheel does not have:
+    no help names a docs/ path, and ``red7 help TOPIC`` prints the pages the wheel ships."""
+    for words, command in commands():
+        with click.Context(command, info_name=f"red7 {words}".strip()) as ctx:
+            assert "docs/" not in command.get_help(ctx), words
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["help"], prog_name="red7")
+    assert listed.exit_code == 0 and "  exit-codes\n" in listed.output and "  tournaments\n" in listed.output
+    section = runner.invoke(cli, ["help", "exit"], prog_name="red7")
+    assert section.exit_code == 0 and section.output.startswith("## Exit codes\n")
+    assert "| 130 |" in section.output and "## JSON outputs" not in section.output
+    assert runner.invoke(cli, ["help", "cli"], prog_name="red7").output == CLI_MD.read_text(encoding="utf-8")
+    unknown = runner.invoke(cli, ["help", "nosuch"], prog_name="red7")
+    assert unknown.exit_code == 2 and "Error: no topic 'nosuch'" in unknown.output
+    pyproject = (CLI_MD.parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"red7es.docs" = "docs"' in pyproject and '"red7es.docs" = ["*.md"]' in pyproject  # in the wheel
