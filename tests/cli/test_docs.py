@@ -218,3 +218,18 @@ def test_help_points_at_pages_every_installation_has() -> None:
     assert unknown.exit_code == 2 and "Error: no topic 'nosuch'" in unknown.output
     pyproject = (CLI_MD.parents[1] / "pyproject.toml").read_text(encoding="utf-8")
     assert '"red7es.docs" = "docs"' in pyproject and '"red7es.docs" = ["*.md"]' in pyproject  # in the wheel
+
+
+def test_every_command_starts_with_a_synopsis_and_an_example() -> None:
+    """The page's ten-line bullets were hard to scan: before them, each command has a
+    heading, one line saying what it is for, and an example that runs it."""
+    text = CLI_MD.read_text(encoding="utf-8")
+    glance = text.split("\n## Commands at a glance\n", 1)[1].split("\n## ", 1)[0]
+    entries = dict(re.findall(r"^### `red7 ([^`]+)`\n(.+?)(?=^### |\Z)", glance, re.M | re.S))
+    leaves = {words for words, command in commands() if words and not isinstance(command, click.Group)}
+    assert set(entries) == leaves
+    for words, body in entries.items():
+        synopsis, rest = body.split("\n", 1)
+        assert synopsis and not synopsis.startswith("```"), words
+        example = re.match(r"```\n(.+?)```", rest, re.S)
+        assert example and f"red7 {words}" in example.group(1), words
