@@ -134,7 +134,7 @@ def _format_for_files(fmt: str | None, source: str | None) -> None:
     "--position",
     "as_position",
     is_flag=True,
-    help="Print the position in one line (docs/positions.md): the whole game once it is over, else the view.",
+    help="Print the position in one line (red7 help positions): the whole game once it is over, else the view.",
 )
 @click.option("--game", "game_id", metavar="GAME", help="Which game of a FILE that holds several.")
 @format_option
@@ -171,7 +171,7 @@ def replay(
     last event that folds), after a line on stderr saying why; the exit code is then
     1, unless --allow-unverified.
 
-    --position prints the position in the notation of docs/positions.md instead of
+    --position prints the position in the notation of red7 help positions instead of
     the view: the whole game once the game is over, else what --as's seat (or a
     spectator) sees, hidden cards as ?.
 

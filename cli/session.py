@@ -129,4 +129,4 @@ class Session:
         except redis.ResponseError:  # a key of the game holds what no worker writes: said by the workers
             return
         self.warned.add(game_id)
-        click.echo(f"warning: {line} (docs/trust.md)", err=True)
+        click.echo(f"warning: {line} (red7 help trust)", err=True)

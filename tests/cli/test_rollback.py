@@ -72,7 +72,7 @@ def test_a_game_rolled_back_is_told_by_show_watch_and_audit_as(alice: Red7) -> N
         show = alice("show", GAME)
         assert show.exit_code == 0, show.output
         assert show.stderr.startswith(warning) and show.stderr.endswith(
-            ", which you were shown, are gone (docs/trust.md)\n"
+            ", which you were shown, are gone (red7 help trust)\n"
         ), show.stderr
         watch = alice("watch", GAME, "--timeout", "0.2")
         assert watch.exit_code == 0 and watch.stderr.startswith(warning), watch.stderr
