@@ -95,7 +95,7 @@ def test_workers_are_gone_within_a_second_of_a_signal_idle_or_mid_decision(
 def _busy_script(server: RedisServer) -> Iterator[redis.Redis]:
     """A script looping inside Redis, run from another connection, until SCRIPT KILL (the
     block's end); yields a connection that can send SCRIPT KILL while it runs."""
-    runner = redis.Redis.from_url(server.url)
+    runner = redis.Redis.from_url(server.url, socket_timeout=None)  # the script runs for seconds
     killer = redis.Redis.from_url(server.url)
     killer.config_set("lua-time-limit", 100)  # BUSY after 0.1 s (Redis 7 calls it busy-reply-threshold)
     failed: list[BaseException] = []
