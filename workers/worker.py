@@ -149,10 +149,10 @@ class Red7Worker(SimpleWorker):
     def subscribe(self) -> None:
         """Listen for RQ's commands as RQ does, but in reads of PUBSUB_POLL_SECONDS.
 
-        RQ reads for 60 s at a time, and redis-py's ``PubSubWorkerThread.stop()`` (since
-        8.x) waits for the read under way to end: a worker asked to stop hung for up to
-        a minute in its teardown, past Docker's grace, whenever the listening thread had
-        started its next read before RQ's unsubscribe stopped it.
+        RQ reads for 60 s at a time, and redis-py's ``PubSubWorkerThread.stop()`` (8.2,
+        pinned in pyproject.toml) waits for the read under way to end: a worker asked to
+        stop hung for up to a minute in its teardown, past Docker's grace, whenever the
+        listening thread had started its next read before RQ's unsubscribe stopped it.
         """
         self._unsubscribing.clear()
         self.pubsub = self.connection.pubsub()
@@ -164,8 +164,8 @@ class Red7Worker(SimpleWorker):
     def unsubscribe(self) -> None:
         """Stop the listening thread within one read; it closes its connection as it ends.
 
-        No UNSUBSCRIBE from this thread, as RQ sends: it may fail in an outage, and the
-        server forgets a closed connection's subscriptions anyway.  Safe to call twice.
+        Unlike RQ's, it sends no UNSUBSCRIBE: that may fail in an outage, and the server
+        forgets a closed connection's subscriptions anyway.  Safe to call twice.
         """
         thread, self.pubsub_thread = self.pubsub_thread, None
         if thread is not None:
