@@ -51,8 +51,30 @@ def shift_queue_name(worker_name: str) -> str:
     return f"{SHIFT_QUEUE_PREFIX}{worker_name}"
 
 
+class _RedisLost(Exception):
+    """An outage met by RQ's dequeue, carried past its handler (which logs an error and
+    retries on its own) to the worker's (see ``Red7Worker._riding_out``)."""
+
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class _Queue(Queue):
+    """RQ's Queue, whose dequeue raises an outage as :class:`_RedisLost`."""
+
+    @classmethod
+    def dequeue_any(cls, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().dequeue_any(*args, **kwargs)
+        except WAITED_OUT_ERRORS as exc:
+            raise _RedisLost(exc) from exc
+
+
 class Red7Worker(SimpleWorker):
     """SimpleWorker + its own shift queue + a warm :class:`WorkerContext`."""
+
+    queue_class = _Queue
 
     def __init__(
         self,
@@ -64,7 +86,9 @@ class Red7Worker(SimpleWorker):
         beat_name: str | None = None,
     ) -> None:
         name = name or uuid.uuid4().hex
-        self.shift_queue = Queue(shift_queue_name(name), connection=connection)
+        self.shift_queue = _Queue(shift_queue_name(name), connection=connection)
+        # RQ wants its queue_class's instances
+        queues = [q if isinstance(q, _Queue) else _Queue(q.name, connection=q.connection) for q in queues]
         super().__init__([self.shift_queue, *queues], connection=connection, name=name)
         # The name clients and healthchecks know this worker by: the one it was given,
         # even after a restart registers it with RQ under a fresh one.
@@ -101,6 +125,9 @@ class Red7Worker(SimpleWorker):
         except WAITED_OUT_ERRORS as exc:
             self.lost = exc
             raise StopRequested() from exc
+        except _RedisLost as lost:
+            self.lost = lost.cause
+            raise StopRequested() from lost.cause
 
     def bootstrap(self, *args: Any, **kwargs: Any) -> None:
         try:
