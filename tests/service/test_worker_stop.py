@@ -91,6 +91,18 @@ def test_workers_are_gone_within_a_second_of_a_signal_idle_or_mid_decision(
     _quiet(workers.logs())
 
 
+def test_workers_waiting_for_redis_are_gone_within_a_second_of_a_signal(pool: tuple[RedisServer, WorkerPool]) -> None:
+    """Between two RQ workers, waiting for Redis, RQ's handlers outlived its loop: a stop
+    raised RQ's StopRequested out of the wait, a traceback and exit 1."""
+    server, workers = pool
+    processes = workers.start(2, wait=True)
+    server.stop()
+    wait_for(lambda: workers.logs().count("Redis unreachable") >= 2, "both workers to wait for Redis")
+    took = _stop_all(processes[:1], signal.SIGTERM) + _stop_all(processes[1:], signal.SIGINT)
+    assert [p.returncode for p in processes] == [0, 0] and max(took) < STOP_LIMIT, (took, workers.logs())
+    _quiet(workers.logs())
+
+
 @contextlib.contextmanager
 def _busy_script(server: RedisServer) -> Iterator[redis.Redis]:
     """A script looping inside Redis, run from another connection, until SCRIPT KILL (the
