@@ -16,7 +16,7 @@ import redis
 from rq.timeouts import JobTimeoutException
 
 from red7es.service.client import NUDGE_TTL_MS, GameService
-from red7es.service.connection import UNREACHABLE_ERRORS, WAITED_OUT_ERRORS, unavailable
+from red7es.service.connection import WAITED_OUT_ERRORS, unavailable
 from red7es.service.ending import end_problem
 from red7es.service.folding import Folder, GameBroken, has_work
 from red7es.service.inbox import SLOW_INBOX_KEY, Inbox
@@ -64,6 +64,26 @@ class WorkerContext:
         self.max_idle: float | None = None  # stop after this long without work
         self.last_work = time.monotonic()
         self.beat: Callable[[], None] = lambda: None  # the worker's liveness signal
+        self.outage = False  # Redis is unreachable or refusing: told once when it starts, once when it ends
+
+    def redis_lost(self, exc: Exception, retry_in: float | None = None) -> None:
+        """Tell that Redis cannot serve the worker (``exc``, one of WAITED_OUT_ERRORS), once per outage.
+
+        The shift and the worker's loop around RQ both meet an outage, and retry every
+        second or so: an operator wants one line when it starts, not one a retry.
+        """
+        if self.outage:
+            later = f"; retrying in {retry_in:.1f}s" if retry_in is not None else ""
+            log.debug("Redis still %s%s", unavailable(exc), later)
+        else:
+            log.warning("Redis %s; waiting for it", unavailable(exc))
+            self.outage = True
+
+    def redis_back(self) -> None:
+        """Tell that an outage ended; only after a write succeeded (a Redis at its maxmemory still answers PING)."""
+        if self.outage:
+            log.warning("Redis reachable again")
+            self.outage = False
 
     def shift(self, seconds: float, consumer: str) -> dict[str, Any]:
         """Serve the inbox for ``seconds``: fold every game posted there, sweep as due.
@@ -82,11 +102,12 @@ class WorkerContext:
                 break
             try:
                 served += self._serve(consumer, left)
+                self.redis_back()
             except WAITED_OUT_ERRORS as exc:
                 # The games' Redis is gone or refusing writes (RQ's may not be: --rq-url, a
                 # cluster): keep the shift and try again shortly, rather than fail it and get
                 # the next one at once.  A lease held meanwhile expires; the sweep recovers games.
-                log.warning("the games' Redis is %s; retrying", unavailable(exc))
+                self.redis_lost(exc)
                 time.sleep(min(1.0, max(0.0, end - time.monotonic())))
             if self.max_idle is not None and time.monotonic() - self.last_work > self.max_idle:
                 log.info("no work for %.0f s: stopping", self.max_idle)
@@ -288,7 +309,7 @@ def repeating(action: Callable[[], object], every: float, what: str) -> Iterator
         while not stop.wait(every):
             try:
                 action()
-            except UNREACHABLE_ERRORS as exc:  # the block's own Redis calls report the outage
+            except WAITED_OUT_ERRORS as exc:  # the block's own Redis calls report the outage
                 log.debug("%s failed: %s", what, exc)
             except Exception:
                 log.exception("%s failed", what)

@@ -22,12 +22,14 @@ from typing import Any, cast
 
 import platformdirs
 import redis
+from redis._parsers.base import BaseParser
 from redis.cluster import ClusterNode, RedisCluster
 from redis.exceptions import RedisClusterException
 
 from .redis_server import RedisServer, ServerError, redis_binary
 
 __all__ = [
+    "BusyError",
     "CLUSTER_SCHEMES",
     "REFUSING_ERRORS",
     "UNREACHABLE_ERRORS",
@@ -57,18 +59,38 @@ UNREACHABLE_ERRORS: tuple[type[Exception], ...] = (
 )
 
 
-# Redis is there but refuses writes for a while (maxmemory reached, a replica during a
-# failover): a worker waits these out as it waits out an outage, instead of exiting.
+class BusyError(redis.exceptions.ResponseError):
+    """Redis answers ``BUSY``: a script or function has run past ``lua-time-limit``
+    (``busy-reply-threshold``), and every other command is refused until it ends or is
+    killed (``SCRIPT KILL``).
+
+    redis-py maps each error prefix it knows to a class (``LOADING`` to BusyLoadingError,
+    ``OOM`` to OutOfMemoryError…) but has none for ``BUSY``, which it raises as a bare
+    ResponseError, like a wrong command.  Registered below, so that it can be caught by
+    its class wherever it surfaces, RQ's own calls included; it is still a ResponseError.
+    """
+
+
+# BaseParser.parse_error looks its classes up in this one dict (every parser inherits it).
+BaseParser.EXCEPTION_CLASSES.setdefault("BUSY", BusyError)
+
+# Redis is there but refuses writes (maxmemory reached, a replica during a failover), or
+# every command (a long script: BUSY) for a while: a worker waits these out as it waits
+# out an outage, instead of exiting.
 REFUSING_ERRORS: tuple[type[Exception], ...] = (
     redis.exceptions.OutOfMemoryError,
     redis.exceptions.ReadOnlyError,
+    BusyError,
 )
 WAITED_OUT_ERRORS = UNREACHABLE_ERRORS + REFUSING_ERRORS
 
 
 def unavailable(exc: Exception) -> str:
-    """How a worker says why Redis cannot serve it: ``unreachable (…)`` or ``refusing writes (…)``."""
+    """How a worker says why Redis cannot serve it: ``unreachable (…)``, ``refusing writes (…)``
+    or ``busy (…)`` (running a script past its time limit)."""
     reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if isinstance(exc, BusyError):
+        return f"busy ({reason})"
     return f"{'refusing writes' if isinstance(exc, REFUSING_ERRORS) else 'unreachable'} ({reason})"
 
 
