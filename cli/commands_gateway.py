@@ -109,6 +109,7 @@ def gateway(
     import uvicorn
 
     from red7es.gateway import create_app
+    from red7es.gateway.serving import uvicorn_options
 
     if (ssl_certfile is None) != (ssl_keyfile is None):
         raise click.UsageError("--ssl-certfile and --ssl-keyfile go together")
@@ -127,6 +128,10 @@ def gateway(
         lifespan="on",
         ssl_certfile=ssl_certfile,
         ssl_keyfile=ssl_keyfile,
+        # Slow clients (slowloris): each request must arrive whole within 10 s, idle
+        # keep-alives end after 5 s, headers over 16 KiB are refused, and past 4,096
+        # connections at once uvicorn answers 503 (red7es/gateway/serving.py).
+        **uvicorn_options(),
     )
 
 

@@ -20,12 +20,12 @@ from fastapi import FastAPI, Header, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.concurrency import run_in_threadpool
 
-from red7es.service.client import Answer, GameService, answer_in, seat_index
+from red7es.service.client import Answer, GameService, answer_in
 from red7es.service.connection import client_for, is_cluster_url
 from red7es.service.events import TurnCommand
 from red7es.service.record_files import record_bytes
-from red7es.service.records import export
-from red7es.service.store import NoSuchGame, valid_game_id
+from red7es.service.records import export, stream_order
+from red7es.service.store import TOURNAMENT_GAMES, NoSuchGame, valid_game_id, whole_number
 from red7es.service.tokens import verify_turn
 from red7es.steps import StepError, Turn
 
@@ -38,9 +38,11 @@ __all__ = ["create_app", "ANSWER_WAIT"]
 
 T = TypeVar("T")
 ANSWER_WAIT = 10.0  # seconds a submit waits for the referee's answer
-_CHANGE_ID = re.compile(r"^[0-9]{1,20}-[0-9]{1,20}$")
-_KEY = re.compile(r"^[0-9a-f]{64}$")
-_SIGNATURE = re.compile(r"^[0-9a-f]{128}$")
+_CHANGE_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")  # fullmatch only: `$` matches before a final newline
+_KEY = re.compile(r"[0-9a-f]{64}")
+_SIGNATURE = re.compile(r"[0-9a-f]{128}")
+# Command ids through the gateway: long enough that nobody guesses another seat's next one.
+_COMMAND_ID = re.compile(r"[A-Za-z0-9_-]{16,100}")
 
 
 class TurnBody(BaseModel):
@@ -108,10 +110,10 @@ def create_app(
         return await blocking(service.view, game_id)
 
     async def seat_in(view: dict[str, Any], game_id: str, seat: str) -> int:
-        try:
-            return seat_index(view, seat)
-        except Exception:
-            raise errors.GatewayError(404, f"no seat {seat!r} in game {game_id}") from None
+        number = _seat_number(view, seat)
+        if number is None:
+            raise errors.GatewayError(404, f"no seat {seat!r} in game {game_id}")
+        return number
 
     async def signed_seat(request: Request, game_id: str, seat_name: str) -> tuple[int, dict[str, Any]]:
         """The seat a signed request is for, once its signature, time and nonce pass."""
@@ -151,8 +153,9 @@ def create_app(
     async def join(game_id: str, seat: str, body: JoinBody) -> dict[str, Any]:
         view = await public_view(game_id)
         number = await seat_in(view, game_id, seat)
-        if not _KEY.match(body.key):
+        if not _KEY.fullmatch(body.key):
             raise errors.GatewayError(400, "key must be 64 lower-case hex digits (an Ed25519 public key)")
+        _check_joinable(view, game_id, number, body.key)
         entry = view["seats"][number]
         if entry.get("kind") == "bot":
             raise errors.GatewayError(409, f"seat {entry['name']} is a bot")
@@ -184,7 +187,9 @@ def create_app(
             raise errors.GatewayError(400, f"malformed turn: {exc}") from None
         if body.id.startswith("bot-"):
             raise errors.GatewayError(400, "command ids starting with bot- name bots' turns: choose another id")
-        if not _SIGNATURE.match(body.sig):
+        if not _COMMAND_ID.fullmatch(body.id):
+            raise errors.GatewayError(400, "id must be 16 to 100 characters of A-Z a-z 0-9 _ - (random: 128 bits)")
+        if not _SIGNATURE.fullmatch(body.sig):
             raise errors.GatewayError(401, "sig must be 128 lower-case hex digits")
         key = await blocking(service.seat_key, game_id, body.seat, view)
         if key is None:
@@ -206,8 +211,8 @@ def create_app(
 
     @app.get("/api/games/{game_id}/record", summary="A finished game's record, as `red7 export` writes it")
     async def record(game_id: str, format: Annotated[str, Query(pattern="^(jsonl|msgpack)$")] = "jsonl") -> Response:
-        if not valid_game_id(game_id):
-            raise NoSuchGame(game_id)
+        if (await public_view(game_id)).get("status") != "over":  # before reading the whole game
+            raise errors.GatewayError(409, f"game {game_id} is not over: its record would reveal every hand")
         exported = await blocking(export, service, game_id)
         if not exported.over:
             raise errors.GatewayError(409, f"game {game_id} is not over: its record would reveal every hand")
@@ -241,7 +246,7 @@ def create_app(
         request: Request, game_id: str, seat: int | None, after: str | None, last_event_id: str | None
     ) -> Response:
         resume = last_event_id or after
-        if resume is not None and not _CHANGE_ID.match(resume):
+        if resume is not None and not _is_change_id(resume):
             raise errors.GatewayError(400, f"{resume!r} is not a change id (such as 1764800000000-0)")
         sse = "text/event-stream" in request.headers.get("accept", "")
         address = client_address(request.scope)
@@ -332,3 +337,31 @@ def _signed_path(request: Request) -> str:
     raw = request.scope.get("raw_path") or request.url.path.encode()
     query = request.scope.get("query_string", b"")
     return (raw + (b"?" + query if query else b"")).decode("latin-1")
+
+
+def _is_change_id(text: str) -> bool:
+    """A stream id Redis accepts: two whole numbers below 2**64 (a larger one made XRANGE fail mid-stream)."""
+    return bool(_CHANGE_ID.fullmatch(text)) and stream_order(text) != (-1, -1)
+
+
+def _seat_number(view: dict[str, Any], seat: str) -> int | None:
+    """The seat a path names, by one rule (docs/gateway.md): all digits is a seat number,
+    anything else a name; so a seat named "0" never shadows seat 0."""
+    seats = view.get("seats", [])
+    number = whole_number(seat)
+    if number is not None:
+        return number if number < len(seats) else None
+    return next((int(s["seat"]) for s in seats if s["name"] == seat), None)
+
+
+def _check_joinable(view: dict[str, Any], game_id: str, seat: int, key: str) -> None:
+    """The join policy (docs/gateway.md, Join): no tournament seats, one seat per key."""
+    if game_id.startswith(TOURNAMENT_GAMES):
+        raise errors.GatewayError(
+            403, f"game {game_id} is a tournament's: its seats are the entrants', not joinable through the gateway"
+        )
+    held = next((s for s in view.get("seats", []) if s.get("key") == key and int(s["seat"]) != seat), None)
+    if held is not None:
+        raise errors.GatewayError(
+            409, f"this key already holds seat {held['seat']} of game {game_id}: one seat per key"
+        )

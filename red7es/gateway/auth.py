@@ -42,9 +42,10 @@ SKEW_MS = 30_000
 TIMESTAMP = "X-Red7-Timestamp"
 NONCE = "X-Red7-Nonce"
 SIGNATURE = "X-Red7-Signature"
-_NONCE = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
-_TIMESTAMP = re.compile(r"^[0-9]{1,15}$")
-_SIGNATURE = re.compile(r"^[0-9a-f]{128}$")
+# fullmatch only: `$` also matches before a final newline
+_NONCE = re.compile(r"[A-Za-z0-9_-]{16,64}")
+_TIMESTAMP = re.compile(r"[0-9]{1,15}")
+_SIGNATURE = re.compile(r"[0-9a-f]{128}")
 
 
 def request_message(method: str, path: str, timestamp_ms: int, nonce: str) -> bytes:
@@ -89,11 +90,11 @@ async def authenticate(
     stamp, nonce, signature = headers.get(TIMESTAMP, ""), headers.get(NONCE, ""), headers.get(SIGNATURE, "")
     if not (stamp and nonce and signature):
         raise GatewayError(401, f"this request must be signed by the seat's key ({TIMESTAMP}, {NONCE}, {SIGNATURE})")
-    if not _TIMESTAMP.match(stamp):
+    if not _TIMESTAMP.fullmatch(stamp):
         raise GatewayError(401, f"{TIMESTAMP} must be milliseconds since the Unix epoch")
-    if not _NONCE.match(nonce):
+    if not _NONCE.fullmatch(nonce):
         raise GatewayError(401, f"{NONCE} must be 16 to 64 characters of A-Z a-z 0-9 _ -")
-    if not _SIGNATURE.match(signature.lower()):
+    if not _SIGNATURE.fullmatch(signature.lower()):
         raise GatewayError(401, f"{SIGNATURE} must be 128 hex digits")
     message = request_message(method, path, int(stamp), nonce)
     raw = signature.lower()
@@ -104,14 +105,14 @@ async def authenticate(
         if other is not None:
             raise GatewayError(403, f"signed by seat {other}'s key, not seat {seat}'s")
         raise GatewayError(401, "bad signature: not made by this seat's key over this request")
-    await _fresh(connection, game_id, int(stamp), nonce)
+    await _fresh(connection, game_id, seat, int(stamp), nonce)
 
 
-async def _fresh(connection: aioredis.Redis, game_id: str, stamp: int, nonce: str) -> None:
+async def _fresh(connection: aioredis.Redis, game_id: str, seat: int, stamp: int, nonce: str) -> None:
     """The timestamp within SKEW_MS of Redis's clock, and the nonce used for the first time."""
     pipe = connection.pipeline(transaction=False)
     pipe.time()
-    pipe.set(nonce_key(game_id, nonce), 1, nx=True, px=2 * SKEW_MS + 5_000)
+    pipe.set(nonce_key(game_id, seat, nonce), 1, nx=True, px=2 * SKEW_MS + 5_000)
     replies: list[Any] = await pipe.execute()
     now, first = replies
     now_ms = int(now[0]) * 1000 + int(now[1]) // 1000
@@ -122,6 +123,7 @@ async def _fresh(connection: aioredis.Redis, game_id: str, stamp: int, nonce: st
         raise GatewayError(409, "this request was already received (its nonce was used): sign a new one")
 
 
-def nonce_key(game_id: str, nonce: str) -> str:
-    """Where a used nonce is remembered: with the game's hash tag, expiring on its own."""
-    return f"red7:{{{Keys(game_id).game_id}}}:nonce:{nonce}"
+def nonce_key(game_id: str, seat: int, nonce: str) -> str:
+    """Where a seat's used nonce is remembered: with the game's hash tag, expiring on its
+    own; per seat, so one seat cannot spend another's nonces."""
+    return f"red7:{{{Keys(game_id).game_id}}}:nonce:{seat}:{nonce}"

@@ -155,14 +155,19 @@ class Hub:
         """A new subscriber to ``game_id``'s changes: notified of every change written
         after this returns (earlier ones it reads itself)."""
         subscriber = Subscriber(game_id, self.queue_size)
+        added = False
         if game_id not in self._subscribers:
             last = await self.redis.xrevrange(Keys(game_id).changes, max="+", min="-", count=1)
-            if game_id not in self._subscribers:  # (another subscribe may have come meanwhile)
+            added = game_id not in self._subscribers  # (another subscribe may have come meanwhile)
+            if added:
                 self._subscribers[game_id] = set()
                 self._cursors[game_id] = text(last[0][0]) if last else "0-0"
                 self._wanted.set()
-                await self._interrupt()
+        # Registered before the next await: an unsubscribe meanwhile could empty and delete
+        # the game's entry (a KeyError, a 500) and its cursor (no notices ever).
         self._subscribers[game_id].add(subscriber)
+        if added:
+            await self._interrupt()
         return subscriber
 
     async def shared(self, game_id: str, key: Hashable, read: Callable[[], Awaitable[T]]) -> T:

@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 import msgpack
 import redis.asyncio as aioredis
+from redis.exceptions import ResponseError
 from starlette.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
@@ -143,6 +144,8 @@ async def change_lines(
         yield {"type": "error", "error": str(exc)}
     except UNREACHABLE_ERRORS:
         yield {"type": "error", "error": "lost the connection to Redis: resume from your last change id"}
+    except ResponseError as exc:  # Redis refused the read (a damaged key): a line, not an aborted response
+        yield {"type": "error", "error": f"game {game_id} cannot be read: {' '.join(str(exc).split())}"}
     finally:
         hub.unsubscribe(subscriber)
 

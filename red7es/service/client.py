@@ -359,8 +359,11 @@ class GameService:
             first, _at = decode_command(entry_field(rows[0][1], b"c"))
         except ValueError:
             first = None
-        if not isinstance(first, TurnCommand) or (first.seat, first.turn) != (command.seat, command.turn):
-            shown = first.turn if isinstance(first, TurnCommand) else "another command"
+        if not isinstance(first, TurnCommand) or first.seat != command.seat:
+            # Another seat's command: naming its turn would show a card of that seat's hand.
+            raise Rejected(f"command id {command.id} is already in use; use a new id for a new turn")
+        if first.turn != command.turn:
+            shown = first.turn
             raise Rejected(f"command id {command.id} was already used for '{shown}'; use a new id for a new turn")
 
     def play(

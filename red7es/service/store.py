@@ -76,7 +76,7 @@ TOURNAMENT_GAMES = "t-"
 
 
 def valid_game_id(game_id: str) -> bool:
-    return bool(_GAME_ID.match(game_id))
+    return bool(_GAME_ID.fullmatch(game_id))
 
 
 def new_game_id() -> str:

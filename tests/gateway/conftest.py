@@ -31,12 +31,15 @@ from red7es.variant import Variant
 class Gateway:
     """A gateway served by uvicorn in a thread; ``stop()`` ends it."""
 
-    def __init__(self, url: str, **options: Any) -> None:
+    def __init__(self, url: str, *, serving: dict[str, Any] | None = None, **options: Any) -> None:
+        """``options`` go to create_app; ``serving`` to uvicorn (``red7 gateway``'s: serving.py)."""
         self.url = url
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.app = create_app(url, **options)
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on", **(serving or {})
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()

@@ -2,7 +2,8 @@
 the seed before the game reveals it.
 
 Hypothesis drives random games (2-3 seats, people and bots, every variant) through the
-gateway: people join and play random legal turns (and now and then a refused one); a
+gateway: people join and play random legal turns (and now and then a refused one, or a
+turn under the id of another seat's refused one, which named a card of its hand); a
 spectator follows the public stream and reads the public view; every person reads its
 own view and, at the end, its own stream from the start.  Every body and stream line is
 kept with who received it and the game versions it shows.  Then the true state at each
@@ -15,6 +16,7 @@ from __future__ import annotations
 import json
 import random
 import re
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,6 +144,10 @@ def play(http: httpx.Client, game: str, people: list[Seat], rnd: random.Random) 
             refused = mover.play(tried[mover.seat].split()[-1])
             assert refused.status_code == 409, refused.text
             sent.append(Sent(mover.seat, view["version"], view["version"], refused.text))
+        waiter = next((p for p in people if p is not mover), None)
+        if waiter is not None and rnd.random() < 0.2:
+            tried[waiter.seat] += " p:" + waiter.view()["hand"][0]  # (its view quotes it back to it)
+            sent.append(claim_anothers_id(mover, waiter, tried[waiter.seat].split()[-1], view["version"]))
         body = mover.turn_body(rnd.choice(legal))
         answer = http.post(f"/api/games/{game}/turns", json=body)
         assert answer.status_code == 200, answer.text
@@ -164,6 +170,17 @@ def play(http: httpx.Client, game: str, people: list[Seat], rnd: random.Random) 
     for item in sent:
         item.named = tried.get(item.party, "")
     return sent
+
+
+def claim_anothers_id(mover: Seat, waiter: Seat, turn: str, version: int) -> Sent:
+    """The waiter plays a card of its hand out of turn (refused); the mover then sends a
+    turn of its own under the same command id: its 409 must not quote the waiter's turn."""
+    command_id = uuid.uuid4().hex
+    own = waiter.play(turn, command_id)
+    assert own.status_code == 409, own.text
+    claimed = mover.play("fold", command_id)
+    assert claimed.status_code == 409, claimed.text
+    return Sent(mover.seat, version, version, claimed.text)
 
 
 @settings(

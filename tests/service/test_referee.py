@@ -880,7 +880,7 @@ def test_clients_cannot_take_the_ids_of_bot_turns(svc: GameService, folder: Fold
     length = len(svc.store.commands(gid))
     # bot- ids are refused by the submit script itself (for clients in any language);
     # the create id is taken, and a different command under it is said to be so
-    expected = "is reserved" if taken == "bot" else "was already used for 'another command'"
+    expected = "is reserved" if taken == "bot" else "is already in use"
     with pytest.raises(ServiceError, match=expected):
         svc.play(gid, "ann", created.tokens["ann"], "fold", command_id=cid, wait=1)
     assert len(svc.store.commands(gid)) == length

@@ -1,0 +1,206 @@
+"""The security review's findings against the real gateway (real Redis, a real worker,
+uvicorn on loopback, httpx): each test failed before its fix."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+import uuid
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from red7es.gateway.hub import Hub
+from red7es.gateway.serving import uvicorn_options
+from red7es.gateway.settings import Limits
+from red7es.service.client import GameService
+from red7es.service.events import SeatSpec
+from red7es.service.redis_server import RedisServer
+from red7es.service.tokens import new_token, public_key
+from red7es.variant import Variant
+
+from .conftest import Gateway, join, new_game
+from .test_gateway import error
+
+pytestmark = pytest.mark.integration
+
+
+# ---------------------------------------------------------------- 1: who may join
+
+
+def test_a_tournament_games_seats_are_not_joinable(http: httpx.Client, service: GameService) -> None:
+    game = f"t-gw{uuid.uuid4().hex[:6]}-r1-1"
+    service.create(Variant(players=2), [SeatSpec("alice"), SeatSpec("bob", "bot", "greedy")], game_id=game)
+    refused = error(http.post(f"/api/games/{game}/seats/alice/join", json={"key": public_key(new_token())}), 403)
+    assert "tournament" in refused
+    assert http.get(f"/api/games/{game}").json()["seats"][0]["key"] is None  # still the entrant's
+
+
+def test_a_key_holds_one_seat_of_a_game_and_open_seats_go_to_whoever_comes_first(
+    http: httpx.Client, service: GameService
+) -> None:
+    game = new_game(service, ["ann", "cat"])
+    ann = join(http, game, 0)
+    twice = http.post(f"/api/games/{game}/seats/1/join", json={"key": public_key(ann.token)})
+    assert "one seat per key" in error(twice, 409)
+    join(http, game, 1)  # anyone else's key: first come, first served
+
+
+# ---------------------------------------------------------------- 2: command ids
+
+
+def test_another_seats_turn_text_is_never_shown_and_ids_must_be_unguessable(
+    http: httpx.Client, service: GameService
+) -> None:
+    game = new_game(service, ["ann", "cat"])
+    ann, cat = join(http, game, 0), join(http, game, 1)
+    view = ann.view()
+    waiter, other = (cat, ann) if view["to_move"] == 0 else (ann, cat)
+    card = waiter.view()["hand"][0]
+    secret = f"p:{card}"
+    command_id = uuid.uuid4().hex
+    assert error(waiter.play(secret, command_id), 409).startswith("rejected: it is not")  # out of turn
+    claimed = error(other.play("fold", command_id), 409)
+    assert (
+        secret not in claimed and claimed == f"command id {command_id} is already in use; use a new id for a new turn"
+    )
+    assert "was already used for" in error(waiter.play("fold", command_id), 409)  # its own seat is told
+    assert "16 to 100 characters" in error(other.play("fold", "turn-1"), 400)  # guessable
+    assert "16 to 100 characters" in error(other.play("fold", "x" * 16 + "\n"), 400)
+
+
+# ---------------------------------------------------------------- 3: exact shapes
+
+
+def test_ids_keys_and_signatures_are_matched_whole(http: httpx.Client, service: GameService) -> None:
+    game = new_game(service, ["ann", "cat"])
+    ann = join(http, game, 0)
+    stream = f"/api/games/{game}/stream"
+    for after in ("99999999999999999999-0", "18446744073709551616-0", "1-0\n"):
+        assert "is not a change id" in error(http.get(stream, params={"after": after}), 400)
+        if not after.endswith("\n"):  # (no header value can end in a newline)
+            assert "is not a change id" in error(http.get(stream, headers={"Last-Event-ID": after}), 400)
+    with http.stream("GET", stream, params={"after": "18446744073709551615-0"}) as tail:  # the largest: valid
+        assert tail.status_code == 200
+    assert "64 lower-case hex" in error(
+        http.post(f"/api/games/{game}/seats/1/join", json={"key": public_key(new_token()) + "\n"}), 400
+    )
+    turn = ann.turn_body("fold")
+    assert "128 lower-case hex" in error(
+        http.post(f"/api/games/{game}/turns", json=dict(turn, sig=turn["sig"] + "\n")), 401
+    )
+    error(http.get(f"/api/games/{game}%0A"), 404)
+
+
+# ---------------------------------------------------------------- 4: slow clients
+
+
+@pytest.fixture(scope="module")
+def strict(redis_server: RedisServer) -> Iterator[Gateway]:
+    """A gateway served as `red7 gateway` serves it, with 1 s for a request to arrive whole."""
+    gateway = Gateway(
+        redis_server.url, serving=uvicorn_options(request_timeout=1.0), heartbeat=0.5, limits=Limits.off()
+    )
+    yield gateway
+    gateway.stop()
+
+
+def closed_within(conn: socket.socket, seconds: float) -> float:
+    """How long until the server closed ``conn`` (reading whatever it sent first)."""
+    start = time.monotonic()
+    conn.settimeout(seconds)
+    while conn.recv(4096):
+        pass
+    return time.monotonic() - start
+
+
+@pytest.mark.parametrize(
+    "half",
+    [
+        b"GET /api/games HTTP/1.1\r\nHost: x\r\n",  # headers never end
+        b"POST /api/games/g/seats/0/join HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 100\r\n\r\n{",  # a body that never comes
+        b"",  # nothing at all
+    ],
+)
+def test_a_half_sent_request_is_dropped_within_seconds(strict: Gateway, half: bytes) -> None:
+    with socket.create_connection(("127.0.0.1", strict.port), timeout=20) as conn:
+        conn.sendall(half)
+        assert closed_within(conn, 15) < 10  # 1 s here; 10 s by default (uvicorn alone: never)
+
+
+def test_a_stream_outlives_the_request_deadline(strict: Gateway, service: GameService) -> None:
+    game = new_game(service, ["ann", "cat"])
+    with httpx.Client(base_url=strict.base, timeout=20) as client:
+        assert client.get("/api/games").status_code == 200
+        with client.stream("GET", f"/api/games/{game}/stream") as stream:
+            start = time.monotonic()
+            for _line in stream.iter_lines():  # a keep-alive line each 0.5 s
+                if time.monotonic() - start > 3:
+                    break
+
+
+# ---------------------------------------------------------------- 5, 6: nonces and seat names
+
+
+def test_a_nonce_is_spent_for_its_own_seat_only(http: httpx.Client, service: GameService) -> None:
+    game = new_game(service, ["ann", "cat"])
+    ann, cat = join(http, game, 0), join(http, game, 1)
+    nonce = uuid.uuid4().hex
+    for seat in (ann, cat):
+        path = f"/api/games/{game}/seats/{seat.seat}/legal"
+        assert http.get(path, headers=seat.headers("GET", path, nonce=nonce)).status_code == 200
+
+
+def test_digits_in_a_path_are_a_seat_number_never_a_name(http: httpx.Client, service: GameService) -> None:
+    game = new_game(service, ["ann", "0"])
+    zero = http.post(f"/api/games/{game}/seats/1/join", json={"key": public_key(new_token())})
+    assert zero.json()["name"] == "0"
+    ann = http.post(f"/api/games/{game}/seats/0/join", json={"key": public_key(new_token())})
+    assert ann.status_code == 200 and ann.json()["name"] == "ann", ann.text
+    assert http.post(f"/api/games/{game}/seats/ann/join", json={"key": "ab" * 32}).status_code == 409
+
+
+# ---------------------------------------------------------------- 7: a subscribe racing an unsubscribe
+
+
+def test_a_subscribe_racing_the_last_unsubscribe_of_its_game(redis_server: RedisServer) -> None:
+    asyncio.run(_race(redis_server.url))
+
+
+async def _race(url: str) -> None:
+    hub = Hub(url)
+    hub.start()
+    try:
+        while hub._reader_id is None:
+            await asyncio.sleep(0.01)
+        inside, gone = asyncio.Event(), asyncio.Event()
+        interrupt = hub._interrupt
+
+        async def slow_interrupt() -> None:
+            await interrupt()
+            inside.set()
+            await gone.wait()  # the other subscriber comes and goes meanwhile
+
+        hub._interrupt = slow_interrupt  # type: ignore[method-assign]
+        first = asyncio.ensure_future(hub.subscribe("race"))
+        await asyncio.wait_for(inside.wait(), 20)
+        other = await hub.subscribe("race")
+        hub.unsubscribe(other)
+        gone.set()
+        subscriber = await asyncio.wait_for(first, 20)  # was: KeyError
+        assert subscriber in hub._subscribers["race"] and "race" in hub._cursors  # so it is told of changes
+    finally:
+        await hub.stop()
+
+
+# ---------------------------------------------------------------- 8: a record is read only when over
+
+
+def test_an_unfinished_games_record_is_refused_before_it_is_read(http: httpx.Client, service: GameService) -> None:
+    game = new_game(service, ["ann", "cat"])
+    service.redis.delete(f"red7:{{{game}}}:log")
+    service.redis.set(f"red7:{{{game}}}:log", "not a stream")  # reading it would fail
+    assert "is not over" in error(http.get(f"/api/games/{game}/record"), 409)
