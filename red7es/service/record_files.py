@@ -78,10 +78,29 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _as_json(value: Any) -> str:
-    """``value`` as canonical JSON text (keys sorted), equal only for the same JSON:
-    ``1``, ``1.0`` and ``true`` differ, as they do in msgpack."""
-    return json.dumps(value, sort_keys=True, default=repr)
+def _same_json(shown: Any, held: Any) -> bool:
+    """Whether ``shown`` (as ``json.loads`` gives it) is the same JSON as ``held`` (from
+    :func:`_jsonable`): what comparing their canonical JSON text (keys sorted) would say,
+    without writing either out.
+
+    Python's ``==`` is not enough: ``1 == 1.0 == True`` and ``0.0 == -0.0`` in Python,
+    but a copy that turns the raw bytes' 1 into true or 1.0 does not show what they
+    hold.  So types must be the very same (bool, int and float told apart), and floats
+    are compared by their JSON spelling (``-0.0`` is not ``0.0``; ``NaN`` is ``NaN``).
+    Only JSON's types can agree: anything else is no readable copy.
+    """
+    kind = type(shown)
+    if kind is not type(held):
+        return False
+    if kind is str or kind is int or kind is bool or shown is None:
+        return bool(shown == held)
+    if kind is dict:
+        return shown.keys() == held.keys() and all(_same_json(v, held[k]) for k, v in shown.items())
+    if kind is list:
+        return len(shown) == len(held) and all(map(_same_json, shown, held))
+    if kind is float:
+        return float.__repr__(shown) == float.__repr__(held)
+    return False
 
 
 def _unpack_map(raw: bytes) -> dict[str, Any] | None:
@@ -378,18 +397,41 @@ class _Builder:
 def _check_readable(where: str, kind: str, index: int, line: dict[str, Any], raw: bytes) -> None:
     """A line's decoded fields must be exactly what its raw bytes decode to."""
     m = _unpack_map(raw) or {}
-    keys = _COMMAND_FIELDS if kind == "command" else _EVENT_FIELDS
-    for key in keys:
+    if kind == "event":
+        m = {**m, "hash": event_hash(raw).hex()}
+    for key in _COMMAND_FIELDS if kind == "command" else _EVENT_FIELDS:
         if key not in line:
             raise RecordError(f"{where}: {kind} {index}: missing field {key!r}")
-        value = event_hash(raw).hex() if key == "hash" else m.get(key)
-        # Compared as JSON text, not as Python values: 1 == 1.0 == True in Python, but a
-        # copy that turns the raw bytes' 1 into true or 1.0 does not show what they hold.
-        if _as_json(line[key]) != _as_json(_jsonable(value)):
+        try:
+            same = _shows(line[key], m.get(key))
+        except RecursionError:  # nested too deeply to compare: no faithful copy either
+            same = False
+        if not same:
             raise RecordError(
                 f"{where}: {kind} {index}: field {key!r} does not match the raw bytes "
                 "(the raw bytes are the record; the decoded fields are only a readable copy)"
             )
+
+
+def _shows(shown: Any, held: Any) -> bool:
+    """``_same_json(shown, _jsonable(held))``, without copying ``held`` where it is JSON
+    already (text-keyed maps, lists, text, numbers): reading a JSON Lines file checks
+    every field of every line, so this is what a JSON Lines read costs beside msgpack."""
+    kind = type(held)
+    if kind is str or kind is int or kind is bool or held is None:  # most of what a record holds
+        return type(shown) is kind and shown == held  # type: ignore[no-any-return]
+    if kind is dict:
+        if type(shown) is not dict:
+            return False
+        if shown.keys() != held.keys():  # or keys that are not text, which only _jsonable spells
+            return _same_json(shown, _jsonable(held))
+        for key, value in shown.items():  # a loop, not all(...): this is the hot path
+            if not _shows(value, held[key]):
+                return False
+        return True
+    if kind is list:
+        return type(shown) is list and len(shown) == len(held) and all(map(_shows, shown, held))
+    return _same_json(shown, _jsonable(held))  # floats by their spelling; bytes, extensions
 
 
 def _raw_bytes(where: str, kind: str, index: int, value: Any, readable: bool) -> bytes:

@@ -10,15 +10,27 @@ import os
 import random
 import stat
 from pathlib import Path
+from typing import Any
 
 import fakeredis
 import msgpack
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from red7es.service.audit import FAIL, audit_game, audit_record
 from red7es.service.client import GameService
 from red7es.service.codec import decode_event
-from red7es.service.record_files import Unreadable, read, read_all, read_each, write, write_all
+from red7es.service.record_files import (
+    Unreadable,
+    read,
+    read_all,
+    read_each,
+    readable_event,
+    record_bytes,
+    write,
+    write_all,
+)
 from red7es.service.records import FORMAT, ImportRefused, Record, RecordError, export, import_record
 from red7es.service.replay import Replay
 from red7es.variant import Variant
@@ -180,6 +192,102 @@ def test_a_readable_copy_edited_to_an_equal_value_of_another_type_is_refused(
     path.write_text("\n".join(lines))
     message = _error(path)
     assert f"line {n + 1}: event {line['event']}: field {path_to[0]!r} does not match the raw bytes" in message
+
+
+def _showing(record: Record, held: Any, shown: Any) -> bytes:
+    """``record`` as JSON Lines, its first event's raw bytes holding ``held`` as data
+    and its readable copy showing ``shown`` there (every other field faithful)."""
+    lines = record_bytes([record], "jsonl").decode().splitlines()
+    n = next(i for i, line in enumerate(lines) if line.startswith('{"event":0,'))
+    line = json.loads(lines[n])
+    event = msgpack.unpackb(base64.b64decode(line["raw"]), raw=False)
+    raw = msgpack.packb({**event, "data": held}, use_bin_type=True)
+    line.update(readable_event(raw), raw=base64.b64encode(raw).decode(), data=shown)
+    lines[n] = json.dumps(line)
+    return "\n".join(lines).encode()
+
+
+def _accepted(record: Record, held: Any, shown: Any) -> bool:
+    try:
+        read_all("game.jsonl", data=_showing(record, held, shown))
+    except RecordError as exc:
+        assert "field 'data' does not match the raw bytes" in str(exc)
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    ("held", "shown"),
+    [
+        (1, True),
+        (1, 1.0),
+        (True, 1),
+        (0, False),
+        (1.0, 1),
+        (0.0, -0.0),
+        (1, "1"),
+        ("1", 1),
+        ([], {}),
+        ({}, []),
+        (None, 0),
+        ([1, [2]], [1, [2.0]]),
+        ({"a": {"b": [0]}}, {"a": {"b": [False]}}),
+        ({"a": 1}, {"a": 1, "b": 1}),
+        (b"\x01", [1]),
+        (b"\x01", "01 "),
+    ],
+    ids=repr,
+)
+def test_a_readable_copy_showing_another_json_value_is_refused(finished: Record, held: Any, shown: Any) -> None:
+    """Every confusion Python's ``==`` would let through (1, 1.0, true; 0.0, -0.0), and
+    the plainer ones, at the top of a field or nested: the copy must be the same JSON."""
+    assert not _accepted(finished, held, shown)
+
+
+@pytest.mark.parametrize(
+    ("held", "shown"),
+    [
+        ({"a": 1, "b": [True, None, 1.5]}, {"b": [True, None, 1.5], "a": 1}),  # keys in another order
+        (b"\x01\xff", "01ff"),
+        ({1: "x", b"k": 2}, {"1": "x", "b'k'": 2}),  # msgpack keys that are not text
+        (msgpack.Timestamp(1, 2), "ext -1: 0000000800000001"),
+        (float("nan"), float("nan")),
+        (-0.0, -0.0),
+    ],
+    ids=repr,
+)
+def test_a_faithful_readable_copy_is_accepted(finished: Record, held: Any, shown: Any) -> None:
+    assert _accepted(finished, held, shown)
+
+
+_NEAR = st.sampled_from([0, 1, -1, 0.0, -0.0, 1.0, True, False, None, "", "1", "a", float("nan"), 2**64 - 1])
+_SHOWN = st.recursive(
+    _NEAR,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("ab1"), inner, max_size=3),
+    max_leaves=8,
+)
+_HELD = st.recursive(
+    _NEAR | st.binary(max_size=2),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", "1", 1, b"a"]), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(held=_HELD, shown=_SHOWN, faithful=st.booleans())
+def test_a_readable_copy_is_accepted_exactly_when_it_is_the_same_canonical_json(
+    finished: Record, held: Any, shown: Any, faithful: bool
+) -> None:
+    """The reference for what "matches the raw bytes" means (docs/records.md): the two
+    written out as canonical JSON (keys sorted) are the same text.  Values drawn from a
+    small pool of near-equals, so that confusions come often."""
+    expected = readable_event(msgpack.packb({"data": held}, use_bin_type=True))["data"]
+    if faithful:
+        shown = json.loads(json.dumps(expected))
+    same = json.dumps(shown, sort_keys=True) == json.dumps(expected, sort_keys=True)
+    assert _accepted(finished, held, shown) == same
 
 
 def test_a_missing_event_line(finished: Record, tmp_path: Path) -> None:
