@@ -17,9 +17,12 @@ path (a recorded ``Game``, ``make_bot("greedy")`` deciding from its observation,
 With ``--minimax`` it also solves each deal under perfect play by both seats
 (a two-player search), to sort the games into: won under perfect play; lost under
 perfect play but won by the best response because greedy blunders; lost whatever
-one does.  Example::
+one does.  With ``--honest N`` it also plays the shipped bot (``ismcts:iterations=N``,
+as ``bench/ceiling.py --mode honest``) in each game, and counts what it converts of
+each kind.  Examples::
 
     python bench/best_response.py --games 400 --minimax
+    python bench/best_response.py --games 400 --minimax --honest 400
 
 Results are in ``bench/results/strength.md`` ("The exact ceiling").
 """
@@ -36,7 +39,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from strength import wilson  # bench/ is the script's own folder
+import ceiling  # bench/ is the script's own folder
+from strength import wilson
 
 from red7es.bots.base import Bot, make_bot, observation_for
 from red7es.bots.greedy import choose_greedy
@@ -122,6 +126,7 @@ class Result:
     best_response: bool  # the solver wins this game against greedy (and the replay agrees)
     minimax: bool | None  # the solver's seat wins the deal under perfect play (None: not solved)
     positions: int  # positions the best-response search memoised
+    honest: float | None  # the shipped bot's score in this game (None: not played)
 
 
 def new_game(seed: int) -> Game:
@@ -145,14 +150,16 @@ def replay(seed: int, seat: int, solver: Solver) -> bool:
     return seat in game.outcome.winners
 
 
-def solve(task: tuple[int, int, bool]) -> Result:
-    seed, seat, with_minimax = task
+def solve(task: tuple[int, int, bool, int]) -> Result:
+    """Solve one game; ``honest`` > 0 also plays the shipped bot at that many iterations."""
+    seed, seat, with_minimax, honest = task
     solver = Solver(seat)
     wins = solver.best_response(new_game(seed))
     if wins != replay(seed, seat, solver):
         raise AssertionError(f"seed {seed} seat {seat}: greedy did not play as computed")
     minimax = solver.minimax(new_game(seed)) == seat if with_minimax else None
-    return Result(seed, seat, wins, minimax, len(solver._br))
+    score = ceiling.play(("honest", seed, seat, honest))[0] if honest else None
+    return Result(seed, seat, wins, minimax, len(solver._br), score)
 
 
 def report(results: Sequence[Result], seconds: float, command: str) -> str:
@@ -179,18 +186,32 @@ def report(results: Sequence[Result], seconds: float, command: str) -> str:
             lines.append("inconsistent: a game won under perfect play but lost by the best response")
     else:
         lines += ["", f"lost whatever one does: {lost}"]
+    if all(r.honest is not None for r in results):
+        lines += ["", _converted(results)]
     return "\n".join(lines)
+
+
+def _converted(results: Sequence[Result]) -> str:
+    """What the shipped bot won of each kind of game (as many kinds as were solved)."""
+    kinds: dict[str, list[Result]] = {"all": list(results)}
+    if all(r.minimax is not None for r in results):
+        kinds["won under perfect play"] = [r for r in results if r.minimax]
+        kinds["greedy blunders"] = [r for r in results if r.best_response and not r.minimax]
+    kinds["lost whatever one does"] = [r for r in results if not r.best_response]
+    parts = [f"{k}: {sum(r.honest or 0.0 for r in rs):g} of {len(rs)}" for k, rs in kinds.items()]
+    return "the shipped bot won " + "; ".join(parts)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", type=int, default=400, help="games, half with the solver in each seat (default 400)")
     ap.add_argument("--minimax", action="store_true", help="also solve each deal under perfect play by both")
+    ap.add_argument("--honest", type=int, default=0, help="also play ismcts at N iterations a move (default: not)")
     ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     args = ap.parse_args(argv)
     if args.games < 2 or args.games % 2:
         ap.error("--games must be even: every seed is played with the solver in each seat")
-    tasks = [(s, seat, args.minimax) for s in range(args.games // 2) for seat in (0, 1)]
+    tasks = [(s, seat, args.minimax, args.honest) for s in range(args.games // 2) for seat in (0, 1)]
     start = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(args.workers) as pool:
         results = pool.map(solve, tasks, chunksize=4)
