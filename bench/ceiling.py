@@ -1,4 +1,4 @@
-"""How strong could *any* bot be against ``greedy`` without seeing the cards?
+"""How far does the ``ismcts`` search get against ``greedy`` when told more than it may know?
 
 Issue #7 asks the ``ismcts`` bot for 70% against greedy in 2-player basic.  This script
 measures how far the search can get when it is given, step by step, more than an
@@ -17,17 +17,20 @@ each seed once with the bot in each seat):
     the exact posterior, and the opponent played as **exactly greedy** in the tree
     and in the playouts.  The search is then a single-agent problem over what the
     bot sees, so with enough iterations it tends to the best possible reply to
-    greedy by a player who cannot see the cards: an estimate of the ceiling for
-    the issue's target.  (A bot built this way would only be good against greedy.)
+    greedy by a player who cannot see the cards (a tendency, not a bound: at the
+    iterations measured it is a score).  (A bot built this way would only be good
+    against greedy.)
 ``sighted``
-    a cheat, for reference: every iteration is played in the true deal.
+    a cheat, for reference: every iteration is played in the true deal.  Not a
+    ceiling: it models greedy as a maximiser; the exact bound is computed by
+    ``bench/best_response.py``.
 
 Examples::
 
     python bench/ceiling.py --mode exploit --iterations 2000 --games 400
     python bench/ceiling.py --mode honest --iterations 400 --games 400
 
-Results are in ``bench/results/strength.md`` ("The ceiling").
+Results are in ``bench/results/strength.md`` ("What searches told more ... reach").
 """
 
 from __future__ import annotations
