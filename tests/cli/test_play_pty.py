@@ -458,3 +458,48 @@ def test_the_board_stays_on_an_80x24_screen(tmp_path: Path, service_url: str, va
         child.close(force=True)
     assert prompts >= 5, t.plain[-2000:]
     assert "Traceback" not in t.plain
+
+
+def _palettes_on_screen(screen: str) -> dict[str, str]:
+    """Each seat's palette as the board on the screen shows it."""
+    rows = re.findall(r"^\s*▶?\s*(\S+) (?:\(you\)|\[\w+\])\s+\d+\s+(.*?)(?:  ← leads)?\s+\d+$", screen, re.M)
+    return dict(rows)
+
+
+def _palettes(view: dict[str, Any]) -> dict[str, str]:
+    return {
+        s["name"]: " ".join(s["palette"]) if s["palette"] is not None else "out of the round" for s in view["seats"]
+    }
+
+
+def test_watch_redraws_the_board_in_place(tmp_path: Path, service_url: str) -> None:
+    """On a terminal, watch keeps one board on the screen and redraws it as moves happen,
+    the moves told under it."""
+    user = Red7(service_url, tmp_path / "u")
+    game = user.json("new", "-p", "me", "-b", "greedy", "--seed", "live")["game"]
+    child = spawn(user.home, service_url, "watch", game, "--as", "me", dimensions=(24, 80))
+    t = Transcript(child)
+    seen = []
+
+    def my_turn() -> dict[str, Any] | None:
+        view: dict[str, Any] = user.json("show", game, "--as", "me")
+        return view if view["status"] == "over" or view["to_move"] == view["seat"] else None
+
+    try:
+        t.expect("Your hand:")
+        for _ in range(3):
+            view: dict[str, Any] = wait_for(my_turn, "my turn")
+            if view["status"] == "over":
+                break
+            t.until(lambda view=view: _palettes_on_screen(t.visible) == _palettes(view), "the palettes of the view")
+            assert t.visible.count("Rule: ") == 1 and t.visible.count("Your hand: ") == 1, t.visible
+            seen.append(_palettes(view))
+            user.ok("move", game, view["legal"][0])
+            t.until(lambda: re.search(r"^me (plays|discards|folds)", t.visible, re.M), "my move, told")
+        child.sendintr()
+        t.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0, t.plain[-2000:]
+    assert len(seen) >= 2 and seen[0] != seen[-1], seen
+    assert "Traceback" not in t.plain
