@@ -67,10 +67,12 @@ def play(
     game_id: str | None,
     as_name: str | None,
 ) -> None:
-    """Play interactively: your view, your legal turns, the bots' moves as they happen.
+    """Play interactively: the board, a menu of your next steps, the bots' moves as they happen.
 
-    Without --game, starts a new game against --bots. A rejected turn is
-    explained and you are asked again; nothing you mistype costs you the round.
+    Without --game, starts a new game against --bots. The board stays on screen;
+    under it, pick a card by number, then what follows (or type a whole turn in
+    notation; ? for help). A rejected turn is explained in one line and you are
+    asked again; nothing you mistype costs you the round.
 
     \b
     Examples:
