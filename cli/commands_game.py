@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import io
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -652,7 +653,7 @@ def watch(session: Session, game: str, as_name: str | None, token: str | None, t
         return
     limit = timeout or None  # how long to wait for Redis to come back: --timeout if given, else OUTAGE_LIMIT
     try:
-        with table.live if table else contextlib.nullcontext():
+        with table.running() if table else contextlib.nullcontext():
             while True:
                 # Redis restarted (or the network dropped): wait for it, then read on from the
                 # last change seen (a changes stream keeps its ids across a restart).
@@ -699,7 +700,20 @@ class LiveTable:
     def __init__(self, out: Console, view: dict[str, Any]) -> None:
         self.out = out
         self.told: list[Text] = []
-        self.live = Live(self._table(view), console=out, auto_refresh=False, vertical_overflow="visible")
+        self.live = Live(
+            self._table(view), console=out, auto_refresh=False, vertical_overflow="visible", redirect_stderr=False
+        )
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """The table on screen, and stderr printed above it meanwhile (see :class:`AboveTheTable`)."""
+        stderr = AboveTheTable(self.out)
+        with self.live, contextlib.redirect_stderr(stderr):
+            try:
+                yield
+            finally:
+                if stderr.pending:  # a last line without its newline
+                    self.out.print(Text(stderr.pending))
 
     def _table(self, view: dict[str, Any]) -> Group:
         board = view_parts(view, you=view.get("seat"))
@@ -710,6 +724,32 @@ class LiveTable:
     def show(self, view: dict[str, Any], told: list[Text]) -> None:
         self.told = [*self.told, *told][-self.out.height :]
         self.live.update(self._table(view), refresh=True)
+
+
+class AboveTheTable(io.TextIOBase):
+    """stderr while the table is live: each line printed above the table, which is then
+    drawn again under it. A raw write (what click.echo(err=True) does to rich's own
+    proxy, by writing to the stream's binary buffer) would land inside the table, and
+    the next redraw would start that many lines too low. A text stream click accepts as
+    it is (an encoding, and bytes refused)."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def __init__(self, out: Console) -> None:
+        self.out = out
+        self.pending = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError("AboveTheTable takes text")
+        *lines, self.pending = (self.pending + text).split("\n")
+        for line in lines:
+            self.out.print(Text(line))
+        return len(text)
 
 
 def emit_line(data: Any) -> None:

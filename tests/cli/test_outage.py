@@ -67,6 +67,9 @@ def test_watch_rides_out_a_redis_restart(tmp_path: Path, served: RedisServer) ->
         user.run("move", game, legal[0])
         t.expect(r"me (plays|discards|folds)")  # the move made after the restart
         t.expect(r"greedy (plays|discards|folds)")  # and the worker's bot, reconnected too
+        # What watch said on stderr meanwhile is above the live table, which is still one board.
+        t.until(lambda: t.visible.count("Rule: ") == 1 and BACK in t.visible, "one board, the notices above it")
+        assert t.visible.index(BACK) < t.visible.index("Rule: "), t.visible
         child.sendintr()
         t.expect(pexpect.EOF)
     finally:

@@ -477,7 +477,11 @@ def test_watch_redraws_the_board_in_place(tmp_path: Path, service_url: str) -> N
     the moves told under it."""
     user = Red7(service_url, tmp_path / "u")
     game = user.json("new", "-p", "me", "-b", "greedy", "--seed", "live")["game"]
-    child = spawn(user.home, service_url, "watch", game, "--as", "me", dimensions=(24, 80))
+    # The watcher holds the seat's token in a home of its own: the user's moves below are
+    # made by another process, and the two do not share the file of heads seen.
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "credentials.json").write_text((user.home / "credentials.json").read_text())
+    child = spawn(tmp_path / "w", service_url, "watch", game, "--as", "me", dimensions=(24, 80))
     t = Transcript(child)
     seen = []
 
