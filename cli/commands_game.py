@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import io
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import partial
 from typing import Any
 
 import click
+from rich.console import Console, Group
+from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
@@ -37,7 +41,7 @@ from .options import (
     url_option,
 )
 from .outage import riding_out
-from .render import SAID_BY_FINAL_VIEW, cards_text, describe_events, render_view
+from .render import SAID_BY_FINAL_VIEW, cards_text, describe_events, render_view, view_parts
 from .session import Session, live_workers
 
 __all__ = [
@@ -674,7 +678,10 @@ def move(
 def watch(session: Session, game: str, as_name: str | None, token: str | None, timeout: float, as_json: bool) -> None:
     """Follow GAME live until it ends: every move as it happens (no polling).
 
-    With --json, prints one JSON object per public event, one per line.
+    On a terminal the board is redrawn in place as the game moves, the last
+    events under it; piped, the board is printed once and then one line per
+    event. With --json, the first line is the current view ({"type": "View",
+    ...}), then one JSON object per public event, one per line.
 
     \b
     Example:
@@ -691,43 +698,115 @@ def watch(session: Session, game: str, as_name: str | None, token: str | None, t
     view = read_view()
     session.witness(game)
     names = [s["name"] for s in view["seats"]]
-    if not as_json:
+    if as_json:  # where the events start from: the first line, marked apart from the events
+        emit_line({"type": "View", **view})
+    over = view.get("status") == "over"
+    table = LiveTable(out, view) if out.is_terminal and not as_json and not over else None
+    if not as_json and table is None:
         render_view(out, view, you=view.get("seat"))
-    if view.get("status") == "over":
+    if over:
         if as_json:  # no event will come: say so where it cannot be mistaken for one
             click.echo(f"Game {game} is over: nothing to follow (red7 export {game} has its events).", err=True)
         return
     limit = timeout or None  # how long to wait for Redis to come back: --timeout if given, else OUTAGE_LIMIT
     try:
-        while True:
-            # Redis restarted (or the network dropped): wait for it, then read on from the
-            # last change seen (a changes stream keeps its ids across a restart).
-            change = riding_out(session, partial(service.wait_change, game, cursor, timeout or 30.0), limit)
-            # after each change and each quiet spell (a restart that lost writes may bring none)
-            riding_out(session, partial(session.witness, game), limit)
-            if change is None:
-                if timeout:
-                    click.echo(f"No change for {timeout:g}s; stopping.", err=True)
-                    return
-                continue
-            cursor, events = change
-            if as_json:
-                for event in events:
-                    emit_line(event)
-            else:  # the end is said by the final view below
-                for line in describe_events((e for e in events if e.get("type") not in SAID_BY_FINAL_VIEW), names):
+        with table.running() if table else contextlib.nullcontext():
+            while True:
+                # Redis restarted (or the network dropped): wait for it, then read on from the
+                # last change seen (a changes stream keeps its ids across a restart).
+                change = riding_out(session, partial(service.wait_change, game, cursor, timeout or 30.0), limit)
+                # after each change and each quiet spell (a restart that lost writes may bring none)
+                riding_out(session, partial(session.witness, game), limit)
+                if change is None:
+                    if timeout:
+                        click.echo(f"No change for {timeout:g}s; stopping.", err=True)
+                        return
+                    continue
+                cursor, events = change
+                if as_json:
+                    for event in events:
+                        emit_line(event)
+                    if any(e.get("type") == "GameOver" for e in events):
+                        return
+                    continue
+                told = describe_events((e for e in events if e.get("type") not in SAID_BY_FINAL_VIEW), names)
+                if table is not None:  # the board read again after every change, redrawn in place
+                    table.show(riding_out(session, read_view, limit), told)
+                    if any(e.get("type") == "GameOver" for e in events):
+                        return
+                    continue
+                for line in told:  # the end is said by the final view below
                     out.print(line)
-            if any(e.get("type") == "GameOver" for e in events):
-                if not as_json:
+                if any(e.get("type") == "GameOver" for e in events):
                     final = riding_out(session, read_view, limit)
                     render_view(out, final, you=final.get("seat"))
-                return
-            if not as_json and name and any(e.get("type") in ("CommandApplied", "RoundDealt") for e in events):
-                current = riding_out(session, read_view, limit)
-                if current.get("to_move") == current.get("seat"):
-                    render_view(out, current, you=current.get("seat"))
+                    return
+                if name and any(e.get("type") in ("CommandApplied", "RoundDealt") for e in events):
+                    current = riding_out(session, read_view, limit)
+                    if current.get("to_move") == current.get("seat"):
+                        render_view(out, current, you=current.get("seat"))
     except KeyboardInterrupt:
         return
+
+
+class LiveTable:
+    """``watch`` on a terminal: the board redrawn in place as the game moves, the last
+    events told under it (as many as the terminal has room for, at least three).
+    Piped output stays line by line: a file or a pager has no place to redraw."""
+
+    def __init__(self, out: Console, view: dict[str, Any]) -> None:
+        self.out = out
+        self.told: list[Text] = []
+        self.live = Live(
+            self._table(view), console=out, auto_refresh=False, vertical_overflow="visible", redirect_stderr=False
+        )
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """The table on screen, and stderr printed above it meanwhile (see :class:`AboveTheTable`)."""
+        stderr = AboveTheTable(self.out)
+        with self.live, contextlib.redirect_stderr(stderr):
+            try:
+                yield
+            finally:
+                if stderr.pending:  # a last line without its newline
+                    self.out.print(Text(stderr.pending))
+
+    def _table(self, view: dict[str, Any]) -> Group:
+        board = view_parts(view, you=view.get("seat"))
+        rows = len(self.out.render_lines(Group(*board), pad=False))
+        room = max(3, self.out.height - rows - 2)  # the separator, and the line the cursor waits on
+        return Group(*board, Text("─" * min(self.out.width, 40), style="dim"), *self.told[-room:])
+
+    def show(self, view: dict[str, Any], told: list[Text]) -> None:
+        self.told = [*self.told, *told][-self.out.height :]
+        self.live.update(self._table(view), refresh=True)
+
+
+class AboveTheTable(io.TextIOBase):
+    """stderr while the table is live: each line printed above the table, which is then
+    drawn again under it. A raw write (what click.echo(err=True) does to rich's own
+    proxy, by writing to the stream's binary buffer) would land inside the table, and
+    the next redraw would start that many lines too low. A text stream click accepts as
+    it is (an encoding, and bytes refused)."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def __init__(self, out: Console) -> None:
+        self.out = out
+        self.pending = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError("AboveTheTable takes text")
+        *lines, self.pending = (self.pending + text).split("\n")
+        for line in lines:
+            self.out.print(Text(line))
+        return len(text)
 
 
 def emit_line(data: Any) -> None:

@@ -22,20 +22,18 @@ from red7es.service.store import new_game_id, whole_number
 from .commands_game import given_name, seat_for, seat_specs, seat_view, split_bots, variant_from, variant_options
 from .options import console, exit_on_ctrl_c, pass_session, red7_line, typed_url, url_option
 from .outage import wait_for_redis
-from .render import SAID_BY_FINAL_VIEW, describe_events, render_view
+from .render import SAID_BY_FINAL_VIEW, card_text, describe_events, render_view
 from .session import Session
 
 __all__ = ["COMMANDS", "play"]
 
-HELP = """Type the number of a legal turn, or the turn itself in notation:
-  p:R7        play R7 from your hand to your palette (then end)
-  c:B3        discard B3 to the Canvas: its colour is the new rule
-  p:R7 c:B3   both: play first, then discard
-  draw        after a discard, the Advanced draw (if allowed)
-  7c:G2 7d:G2 1:O4   actions of 7 and 1 (actions variant)
-  fold        give up this round
-  ...         at the end keeps your turn open (see the card a 3 draws)
-  ?  this help    l  list legal turns again    q  quit (the game stays open)"""
+HELP = """Choose a number from the menu: a card to play or discard, then what follows
+(0 goes back). Or type a whole turn in notation:
+  p:R7  play R7 to your palette     c:B3  discard B3: its colour is the rule
+  p:R7 c:B3  both      draw  the Advanced draw, after a discard (if allowed)
+  7c:G2 7d:G2 1:O4     actions of 7 and 1 (actions variant)
+  fold  give up this round   ...  at the end keeps the turn open (a 3's draw)
+Enter or l: the menu again    q: quit (the game stays open)"""
 
 Events = list[dict[str, Any]]
 
@@ -69,10 +67,12 @@ def play(
     game_id: str | None,
     as_name: str | None,
 ) -> None:
-    """Play interactively: your view, your legal turns, the bots' moves as they happen.
+    """Play interactively: the board, a menu of your next steps, the bots' moves as they happen.
 
-    Without --game, starts a new game against --bots. A rejected turn is
-    explained and you are asked again; nothing you mistype costs you the round.
+    Without --game, starts a new game against --bots. The board stays on screen;
+    under it, pick a card by number, then what follows (or type a whole turn in
+    notation; ? for help). A rejected turn is explained in one line and you are
+    asked again; nothing you mistype costs you the round.
 
     \b
     Examples:
@@ -171,6 +171,7 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
     session.witness(game_id)  # a game rolled back since this user last saw it is said first
     names = [s["name"] for s in view["seats"]]
     render_view(out, view, you=view["seat"])
+    menu: TurnMenu | None = None
     resync = False
     while view["status"] != "over":
         before = view
@@ -185,18 +186,23 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
             elif view.get("to_move") != view["seat"]:
                 seen, events = _changes(service, game_id, cursor, 30.0)
             else:
-                turn = _ask(out, view)
+                if menu is None:  # a new view on screen: its menu under it
+                    _discard_typeahead()
+                    menu = TurnMenu(out, view.get("legal", []))
+                    menu.show()
+                turn = menu.ask()
                 if turn is None:
                     return False
                 mark = service.store.last_change_id(game_id)
                 try:
                     answer = service.play(game_id, name, token, turn)
                 except Rejected as exc:  # malformed text: say why and ask again
-                    out.print(Text(f"Not allowed: {shown(str(exc))}", style="bold red"))
+                    menu.show(Text(f"Not allowed: {shown(str(exc))}", style="bold red"), menu=False)
                     continue
                 if not answer.applied:
-                    out.print(Text(f"Not allowed: {shown(str(answer.reason))}", style="bold red"))
+                    menu.show(Text(f"Not allowed: {shown(str(answer.reason))}", style="bold red"), menu=False)
                     continue
+                menu = None
                 # This turn, and the bots' replies the worker may already have folded in.
                 seen, events = _changes(service, game_id, mark, 0.001)
             # Views and change notices are written together: a view read after the
@@ -209,9 +215,10 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
                 seen, later = _changes(service, game_id, seen, 0.001)  # what led to this view
                 events += later
         except UNREACHABLE_ERRORS as lost:
-            # Anything typed meanwhile is dropped by _ask before the next list is shown.
+            # Anything typed meanwhile is dropped before the next menu is shown.
             wait_for_redis(session, lost)  # or gives up: the caller says how to come back
             resync = True
+            menu = None  # shown again, with the view, once Redis is back
             view = before
             continue
         cursor = seen  # moved on only once told: after an outage, the resync tells from here
@@ -253,14 +260,6 @@ def _own_draw_named(events: Events, before: dict[str, Any], after: dict[str, Any
     return [dict(e, card=gained.pop()) if e is unseen[0] else e for e in events]
 
 
-def _list(out: Console, legal: list[str]) -> None:
-    width = max((len(t) for t in legal), default=0) + 6
-    per_row = max(1, min(4, 100 // max(width, 1)))
-    for i in range(0, len(legal), per_row):
-        row = "".join(f"{j + 1:3}. {legal[j]:<{width - 5}}" for j in range(i, min(i + per_row, len(legal))))
-        out.print(row.rstrip())
-
-
 def _discard_typeahead() -> None:
     """Drop what was typed while others moved: a "1" meant for the list shown before their
     turns would otherwise be played against this one, a turn the player never saw."""
@@ -269,35 +268,167 @@ def _discard_typeahead() -> None:
             termios.tcflush(sys.stdin.fileno(), termios.TCIFLUSH)
 
 
-def _ask(out: Console, view: dict[str, Any]) -> str | None:
-    """The player's turn (a legal turn's number, or any text for the worker to judge); None to leave."""
-    legal: list[str] = view.get("legal", [])
-    _discard_typeahead()
-    _list(out, legal)
-    while True:
-        # Not click.prompt: it turns both Ctrl-C and Ctrl-D into click.Abort, and
-        # they end differently (Ctrl-C is an interruption, exit 130; Ctrl-D is q).
-        try:
-            reply = input("Your turn > ").strip()
-        except EOFError:
+# The rows of the menu, in order: a label, and what each step of that kind is called in it.
+MENU_ROWS: tuple[tuple[str, str], ...] = (
+    ("p", "Play to palette"),
+    ("c", "Discard to Canvas"),
+    ("7c", "7: to Canvas"),
+    ("7d", "7: onto deck"),
+    ("1", "1: take to deck"),
+)
+OTHER_LABEL = "Or"
+LABEL_WIDTH = 18
+# What the steps without a card are called in the menu (the notation is the help's).
+OTHER_NAMES = {"": "end turn", "draw": "draw a card", "...": "stop: see the draw", "end": "end turn", "fold": "fold"}
+BACK = "back"
+
+
+class TurnMenu:
+    """The player's turn, chosen a step at a time below the board, which stays on screen.
+
+    The legal turns (up to 123 with every variant) do not fit under the board in 80×24,
+    so the menu shows only the next steps: the cards to play, to discard, the actions,
+    ``end turn`` and ``fold``; a step that leaves one way to finish the turn sends it.
+    The steps chosen so far are in the prompt, in notation. Typed notation is a whole
+    turn, as before. On a terminal, the menu and the line under it are redrawn in place
+    (a refused turn is one line, not the list again); otherwise lines are only added.
+    """
+
+    def __init__(self, out: Console, legal: list[str]) -> None:
+        self.out = out
+        self.turns = [tuple(t.split()) for t in legal]
+        self.terminal = out.is_terminal and sys.stdin.isatty()
+        self.prefix: tuple[str, ...] = ()
+        self.options: list[str] = []  # the next steps numbered on screen, in order
+        self.drawn = 0  # lines of the terminal written below the board (menu, message, prompt)
+
+    # ------------------------------------------------------------------ choices
+
+    def _next_steps(self) -> list[str]:
+        """The distinct steps that may follow the prefix ("" when the prefix is a whole turn)."""
+        n = len(self.prefix)
+        steps: list[str] = []
+        for turn in self.turns:
+            if turn[:n] == self.prefix:
+                step = turn[n] if len(turn) > n else ""
+                if step not in steps:
+                    steps.append(step)
+        return steps
+
+    def _ordered(self, steps: list[str]) -> list[list[str]]:
+        """The steps in the menu's rows: one row per kind of card step, then the others."""
+        rows = [[s for s in steps if s.partition(":")[0] == kind and ":" in s] for kind, _ in MENU_ROWS]
+        rows.append([s for s in steps if ":" not in s] + ([BACK] if self.prefix else []))
+        return rows
+
+    def _lines(self) -> list[Text]:
+        """The menu, numbered in reading order; sets :attr:`options` to match."""
+        rows = self._ordered(self._next_steps())
+        labels = [label for _, label in MENU_ROWS] + [OTHER_LABEL]
+        self.options = []
+        head = f"After {' '.join(self.prefix)}: a number (0 goes back)" if self.prefix else "Choose a number"
+        lines = [Text(f"{head}, or type a whole turn (? for help):", style="dim")]
+        width = max(self.out.width - 1, 40)
+        for label, row in zip(labels, rows, strict=True):
+            line = Text(f"{label:<{LABEL_WIDTH}}")
+            for step in row:
+                self.options.append(step)
+                item = self._item(len(self.options), step)
+                if line.cell_len + item.cell_len > width:
+                    lines.append(line)
+                    line = Text(" " * LABEL_WIDTH)
+                line.append_text(item)
+            if row:
+                lines.append(line)
+        return lines
+
+    def _item(self, number: int, step: str) -> Text:
+        item = Text(f"{number:>2}. ")
+        if ":" in step:
+            item.append_text(card_text(step.partition(":")[2]))
+        else:
+            item.append("back (0)" if step == BACK else OTHER_NAMES.get(step, step))
+        item.append("  ")
+        return item
+
+    def _choose(self, step: str) -> str | None:
+        """Take a step of the menu: the whole turn once only one is left, else None (a deeper menu)."""
+        if step == BACK:
+            self.prefix = self.prefix[:-1]
             return None
-        if not reply:
-            continue
+        if step == "":  # end turn: the steps so far are a whole turn
+            return " ".join(self.prefix)
+        chosen = (*self.prefix, step)
+        finishing = [t for t in self.turns if t[: len(chosen)] == chosen]
+        if len(finishing) == 1:
+            return " ".join(finishing[0])
+        self.prefix = chosen
+        return None
+
+    # ------------------------------------------------------------------ screen
+
+    def _rows(self, line: Text) -> int:
+        """Rows a line takes on the terminal, which wraps it (the console never does: soft_wrap)."""
+        return max(1, -(-line.cell_len // max(self.out.width, 1)))
+
+    def _erase(self) -> None:
+        """Move back over what this menu wrote below the board, and clear it (terminal only)."""
+        if self.terminal and self.drawn:
+            self.out.file.write(f"\x1b[{self.drawn}A\r\x1b[J")
+            self.out.file.flush()
+        self.drawn = 0
+
+    def show(self, message: Text | None = None, *, menu: bool = True, lines: list[Text] | None = None) -> None:
+        """Draw the menu (or ``lines``) and ``message`` under the board: in place on a terminal;
+        elsewhere only what is new (the menu when asked for, the message)."""
+        body = lines if lines is not None else self._lines()
+        if self.terminal:
+            self._erase()
+            shown_lines = [*body, *([message] if message is not None else [])]
+        else:
+            shown_lines = [*(body if menu else []), *([message] if message is not None else [])]
+        for line in shown_lines:
+            self.out.print(line)
+            self.drawn += self._rows(line)
+
+    def ask(self) -> str | None:
+        """The player's turn (a legal turn, or any text for the worker to judge); None to leave."""
+        while True:
+            prompt = f"Your turn: {' '.join(self.prefix)} > " if self.prefix else "Your turn > "
+            # Not click.prompt: it turns both Ctrl-C and Ctrl-D into click.Abort, and
+            # they end differently (Ctrl-C is an interruption, exit 130; Ctrl-D is q).
+            try:
+                reply = input(prompt).strip()
+            except EOFError:
+                return None
+            self.drawn += max(1, -(-(len(prompt) + len(reply)) // max(self.out.width, 1)))
+            turn = self._reply(reply)
+            if turn is not None:
+                return None if turn == "q" else turn
+
+    def _reply(self, reply: str) -> str | None:
+        """What a reply does: a turn to send, "q" to leave, or None after redrawing the menu."""
         if reply in ("q", "quit", "exit"):
-            return None
-        if reply in ("?", "h", "help"):
-            out.print(HELP)
-            continue
-        if reply in ("l", "list"):
-            _list(out, legal)
-            continue
-        index = whole_number(reply)
-        if index is not None:
-            if 1 <= index <= len(legal):
-                return legal[index - 1]
-            out.print(f"Choose 1 to {len(legal)}, or type a turn.")
-            continue
-        return reply
+            return "q"
+        if not reply or reply in ("l", "list"):
+            self.show()
+        elif reply in ("?", "h", "help"):
+            self.show(lines=[Text(line) for line in HELP.splitlines()])
+        elif reply in ("0", "b", BACK):
+            self.prefix = self.prefix[:-1]
+            self.show(menu=True)
+        else:
+            index = whole_number(reply)
+            if index is None:
+                return reply
+            if not 1 <= index <= len(self.options):
+                self.show(Text(f"Choose 1 to {len(self.options)}, or type a turn."), menu=False)
+                return None
+            turn = self._choose(self.options[index - 1])
+            if turn is not None:
+                return turn
+            self.show()
+        return None
 
 
 COMMANDS = [play]

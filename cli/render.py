@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -29,6 +29,7 @@ __all__ = [
     "describe_events",
     "render_view",
     "rule_line",
+    "view_parts",
 ]
 
 CARD_STYLES = {
@@ -117,6 +118,18 @@ SAID_BY_FINAL_VIEW = frozenset({"GameOver", "SeedRevealed"})
 
 def render_view(console: Console, view: dict[str, Any], *, you: int | None = None) -> None:
     """Print a game view: header, rule, table of seats, hand, whose turn."""
+    for part in view_parts(view, you=you):
+        console.print(part)
+
+
+# A long game's Canvas keeps every discard: only the newest are shown, so the rule line
+# stays one line in an 80-column terminal (the top card is the rule; older ones are history).
+CANVAS_SHOWN = 6
+
+
+def view_parts(view: dict[str, Any], *, you: int | None = None) -> list[RenderableType]:
+    """A game view as renderables, one per line (the seats' table is one per seat): what
+    :func:`render_view` prints, and what ``watch`` redraws in place on a terminal."""
     variant = view["variant"]
     flags = "+".join(f for f in ("scoring", "draw", "actions") if variant.get(f)) or "basic"
     header = Text(f"Game {view['game']}", style="bold")
@@ -128,22 +141,51 @@ def render_view(console: Console, view: dict[str, Any], *, you: int | None = Non
         header.append(f", first to {variant['rounds']} rounds")
     if "round" in view:
         header.append(f" · round {view['round']}")
-    console.print(header)
+    parts: list[RenderableType] = [header]
     if "rule" not in view:
-        console.print("Waiting for a worker to deal the game.")
-        return
+        return [*parts, Text("Waiting for a worker to deal the game.")]
     rule = Text("Rule: ")
     rule.append_text(rule_line(view["rule"]))
     canvas = view.get("canvas") or []
     rule.append("   Canvas: ")
+    if len(canvas) > CANVAS_SHOWN:
+        rule.append(f"({len(canvas)}) … ", style="dim")
+        canvas = canvas[-CANVAS_SHOWN:]
     rule.append_text(cards_text(canvas) if canvas else Text("the Red starter card"))
-    console.print(rule)
+    parts.append(rule)
     deck = Text(f"Deck: {view['deck_size']} card{'s' if view['deck_size'] != 1 else ''}")
     for depth, card in view.get("deck_known", []):
         deck.append(f"   {'top' if depth == 0 else _ordinal(depth + 1) + ' from top'}: ")
         deck.append_text(card_text(card))
-    console.print(deck)
+    parts.append(deck)
+    parts.append(_seats_table(view, you))
+    parts.append(_leader_text(view))
+    if "hand" in view:
+        hand = Text("Your hand: ")
+        hand.append_text(cards_text(view["hand"]) if view["hand"] else Text("(empty)", style="dim"))
+        parts.append(hand)
+    outcome = view.get("outcome")
+    if outcome:
+        parts.append(Text(outcome_line(view), style="bold"))
+        if view.get("seed"):
+            parts.append(Text(f"Seed revealed: {view['seed']}"))
+        return parts
+    to_move = view.get("to_move")
+    if to_move is not None:
+        name = shown(view["seats"][to_move]["name"])
+        line = Text("Your turn." if to_move == you else f"{name} to move.", style="bold")
+        steps = view.get("turn_steps") or []
+        if steps:
+            line.append(f" This turn so far: {' '.join(steps)}.")
+        if view.get("pending"):
+            line.append(f" Owed: {view['pending']}.")
+        parts.append(line)
+    return parts
 
+
+def _seats_table(view: dict[str, Any], you: int | None) -> Table:
+    """One row per seat: who moves, name, hand size, palette (the leader's qualifying cards marked), score."""
+    variant = view["variant"]
     table = Table(box=None, pad_edge=False, show_edge=False)
     table.add_column("", width=1)
     table.add_column("player")
@@ -163,28 +205,7 @@ def render_view(console: Console, view: dict[str, Any], *, you: int | None = Non
                 palette.append("  ← leads", style="bold")
         total = seat.get("score", 0) if scoring else seat.get("round_wins", 0)
         table.add_row(marker, _seat_label(seat, you), str(seat.get("hand_size", "")), palette, str(total))
-    console.print(table)
-    console.print(_leader_text(view))
-    if "hand" in view:
-        hand = Text("Your hand: ")
-        hand.append_text(cards_text(view["hand"]) if view["hand"] else Text("(empty)", style="dim"))
-        console.print(hand)
-    outcome = view.get("outcome")
-    if outcome:
-        console.print(Text(outcome_line(view), style="bold"))
-        if view.get("seed"):
-            console.print(f"Seed revealed: {view['seed']}")
-        return
-    to_move = view.get("to_move")
-    if to_move is not None:
-        name = shown(view["seats"][to_move]["name"])
-        line = Text("Your turn." if to_move == you else f"{name} to move.", style="bold")
-        steps = view.get("turn_steps") or []
-        if steps:
-            line.append(f" This turn so far: {' '.join(steps)}.")
-        if view.get("pending"):
-            line.append(f" Owed: {view['pending']}.")
-        console.print(line)
+    return table
 
 
 def _ordinal(n: int) -> str:

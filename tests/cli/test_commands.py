@@ -1374,7 +1374,10 @@ def test_watch_json_follows_a_game_to_its_end(alice: Red7, redis_server: Any) ->
                 break
             alice.ok("move", game, view["legal"][0])
 
-    events = [json.loads(line) for line in _watched(alice, redis_server, game, play, "--json").splitlines()]
+    first, *events = [json.loads(line) for line in _watched(alice, redis_server, game, play, "--json").splitlines()]
+    # The first line is where the events start from: the public view (the state as watch began).
+    assert first["type"] == "View" and first["game"] == game and first["status"] == "playing", first
+    assert first["seats"][0]["name"] == "alice" and "hand" not in first and "legal" not in first
     types = [e["type"] for e in events]
     assert types[-2:] == ["GameOver", "SeedRevealed"], types[-3:]  # watch follows the game to its very end
     assert "CommandApplied" in types and "StepApplied" in types
@@ -1448,7 +1451,8 @@ def test_watch_timeout_when_nothing_happens(alice: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="idle")
     result = alice("watch", game, "--json", "--timeout", "0.3")
     assert result.exit_code == 0
-    assert result.stdout == ""
+    [line] = result.stdout.splitlines()  # the view it started from, and no event
+    assert json.loads(line)["type"] == "View"
     assert result.stderr.strip() == "No change for 0.3s; stopping."
     text = alice("watch", game, "--as", "alice", "--timeout", "0.3")
     assert text.exit_code == 0 and "Your hand:" in text.stdout
@@ -1466,7 +1470,8 @@ def test_watch_a_finished_game_returns_at_once(alice: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="done")
     alice.ok("move", game, "--fold")
     quiet = alice("watch", game, "--json")
-    assert quiet.exit_code == 0 and quiet.stdout == "", "stdout holds events only, and none will come"
+    [line] = quiet.stdout.splitlines()  # the state it starts from; no event will come
+    assert quiet.exit_code == 0 and json.loads(line)["type"] == "View" and json.loads(line)["status"] == "over"
     assert quiet.stderr == f"Game {game} is over: nothing to follow (red7 export {game} has its events).\n"
     out = alice.ok("watch", game).stdout
     assert "Game over: greedy wins" in out

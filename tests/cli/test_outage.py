@@ -67,6 +67,9 @@ def test_watch_rides_out_a_redis_restart(tmp_path: Path, served: RedisServer) ->
         user.run("move", game, legal[0])
         t.expect(r"me (plays|discards|folds)")  # the move made after the restart
         t.expect(r"greedy (plays|discards|folds)")  # and the worker's bot, reconnected too
+        # What watch said on stderr meanwhile is above the live table, which is still one board.
+        t.until(lambda: t.visible.count("Rule: ") == 1 and BACK in t.visible, "one board, the notices above it")
+        assert t.visible.index(BACK) < t.visible.index("Rule: "), t.visible
         child.sendintr()
         t.expect(pexpect.EOF)
     finally:
@@ -107,15 +110,15 @@ def test_play_rides_out_a_redis_restart(tmp_path: Path, served: RedisServer) -> 
     child, t, game = _playing(tmp_path, served)
     try:
         served.stop()
-        child.sendline("1")  # Redis is down: not stored
+        child.sendline("fold")  # Redis is down: not stored
         t.expect(re.escape(f"Redis at {served.url} {WAITING}"))
-        child.sendline("1")  # typed during the wait: must not be played
+        child.sendline("fold")  # typed during the wait: must not be played
         served.start()
         t.expect(re.escape(f"Redis at {served.url} {BACK}"))
         t.expect("Your hand:")  # the view, read again
         t.expect(PROMPT)
         assert child.expect([r"ann (plays|discards|folds)", pexpect.TIMEOUT], timeout=2) == 1, "type-ahead was played"
-        child.sendline("1")
+        child.sendline("fold")
         t.expect(r"ann (plays|discards|folds)")
         if t.expect([PROMPT, "Game over"]) == 0:
             child.sendline("q")
@@ -133,7 +136,7 @@ def test_ctrl_c_while_play_waits_for_redis(tmp_path: Path, served: RedisServer) 
     child, t, game = _playing(tmp_path, served)
     try:
         served.stop()
-        child.sendline("1")
+        child.sendline("fold")
         t.expect(re.escape(WAITING))
         child.sendintr()
         t.expect(rf"Left game {game}; it stays open: red7 play --game {game} --as ann --url {served.url}")

@@ -95,3 +95,35 @@ def test_head_reads_one_line_then_the_rest_goes_nowhere(finished: tuple[Red7, st
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_watch_on_a_pipe_stays_line_by_line(service_url: str, tmp_path: Path) -> None:
+    """Piped, watch prints the board once and then one line per event: no cursor moves, no redraws."""
+    user = Red7(service_url, tmp_path / "home")
+    game = user.json("new", "-p", "me", "-b", "greedy", "--seed", "piped")["game"]
+    watcher = subprocess.Popen(
+        [str(RED7), "watch", game, "--as", "me", "--timeout", "30"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env={**_env(user), "TERM": "xterm-256color"},
+        text=True,
+    )
+    try:
+        assert watcher.stdout is not None
+        lines = [watcher.stdout.readline()]  # the board, printed as soon as watch starts
+        while not lines[-1].startswith("Your hand: "):
+            lines.append(watcher.stdout.readline())
+        wait_for(lambda: (v := user.json("show", game, "--as", "me"))["to_move"] == v["seat"], "my turn")
+        user.ok("move", game, "--fold")  # the end of the game: watch ends on it
+        out, err = watcher.communicate(timeout=30)
+    finally:
+        if watcher.poll() is None:
+            watcher.kill()
+            watcher.communicate()
+    assert watcher.returncode == 0, err
+    text = "".join(lines) + out
+    assert "\x1b" not in text, "no colour and no cursor moves on a pipe"
+    assert "me folds.\n" in out and "me is out of the round (folded).\n" in out
+    assert text.count("Rule: ") == 2, text  # the board as watch started, and the final one
+    assert out.count("Game over:") == 1, out

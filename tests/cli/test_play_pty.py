@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pexpect
+import pyte
 import pytest
 import redis
 from click.testing import CliRunner
@@ -26,6 +30,7 @@ from .conftest import RED7
 pytestmark = pytest.mark.integration
 
 PROMPT = "Your turn > "
+ANY_PROMPT = r"Your turn(?:: [^>\r\n]+)? > "  # a deeper menu's prompt names the steps chosen
 ANSI = re.compile(r"\x1b\[[\d;]*m")
 # An SGR sequence that sets a foreground colour (plain, bright, 256 or true colour).
 COLOUR = re.compile(r"\x1b\[(?:\d+;)*(?:3[0-7]|9[0-7]|38;5;\d+|38;2;\d+;\d+;\d+)(?:;\d+)*m")
@@ -33,7 +38,12 @@ ALL_CARDS = [c + str(n) for n in range(1, 8) for c in "ROYGBIV"]
 
 
 def spawn(
-    home: Path, url: str, *args: str, no_color: bool = False, red7: tuple[str, ...] = (str(RED7),)
+    home: Path,
+    url: str,
+    *args: str,
+    no_color: bool = False,
+    red7: tuple[str, ...] = (str(RED7),),
+    dimensions: tuple[int, int] = (50, 120),
 ) -> pexpect.spawn:
     """``red7 ARGS --url URL`` on a terminal; ``red7`` is the command that runs it."""
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "REDIS_URL", "FORCE_COLOR")}
@@ -42,21 +52,48 @@ def spawn(
         env["NO_COLOR"] = "1"
     program, *words = red7
     return pexpect.spawn(
-        program, [*words, *args, "--url", url], env=env, encoding="utf-8", timeout=30, dimensions=(50, 120)
+        program, [*words, *args, "--url", url], env=env, encoding="utf-8", timeout=30, dimensions=dimensions
     )
 
 
 class Transcript:
-    """Everything the child printed, for assertions at the end."""
+    """Everything the child printed, for assertions at the end, and the screen it makes
+    (a terminal emulator of the child's size: what is visible, cursor moves included)."""
 
     def __init__(self, child: pexpect.spawn) -> None:
         self.child = child
         self.parts: list[str] = []
+        rows, columns = child.getwinsize()
+        self.screen = pyte.Screen(columns, rows)
+        self.stream = pyte.Stream(self.screen)
 
-    def expect(self, pattern: object) -> int:
-        index: int = self.child.expect(pattern)
-        self.parts.append(self.child.before + (self.child.after if isinstance(self.child.after, str) else ""))
+    def expect(self, pattern: object, timeout: float = -1) -> int:
+        index: int = self.child.expect(pattern, timeout=timeout)
+        part = self.child.before + (self.child.after if isinstance(self.child.after, str) else "")
+        self.parts.append(part)
+        self.stream.feed(part)
         return index
+
+    def until(self, condition: Callable[[], object], what: str, timeout: float = 20.0) -> None:
+        """Read what the child prints until ``condition()`` holds of the screen, or fail after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        if self.child.buffer:  # read by an expect beyond its match
+            self._feed(self.child.buffer)
+            self.child.buffer = ""
+        while not condition():
+            if time.monotonic() > deadline:
+                pytest.fail(f"{what}: not on the screen after {timeout:g}s:\n{self.visible}")
+            with contextlib.suppress(pexpect.TIMEOUT):
+                self._feed(self.child.read_nonblocking(65536, timeout=0.2))
+
+    def _feed(self, part: str) -> None:
+        self.parts.append(part)
+        self.stream.feed(part)
+
+    @property
+    def visible(self) -> str:
+        """The terminal's screen now, one line per row, trailing blanks dropped."""
+        return "\n".join(line.rstrip() for line in self.screen.display)
 
     @property
     def text(self) -> str:
@@ -72,9 +109,18 @@ def last_hand(plain: str) -> list[str]:
     return lines[-1].split(": ", 1)[1].split()
 
 
+def choose_first(t: Transcript, name: str) -> None:
+    """Take the first choice of each menu until ``name``'s turn is sent and told."""
+    for _ in range(10):
+        t.child.sendline("1")
+        if t.expect([ANY_PROMPT, rf"{name} (plays|discards|folds)"]) == 1:
+            return
+    pytest.fail("no turn after ten choices")
+
+
 def play_to_the_end(t: Transcript, answer: str = "1", limit: int = 200) -> None:
     for _ in range(limit):
-        if t.expect([PROMPT, "Game over"]) == 1:
+        if t.expect([ANY_PROMPT, "Game over"]) == 1:
             t.expect(pexpect.EOF)
             return
         t.child.sendline(answer)
@@ -108,9 +154,9 @@ def test_play_a_whole_game(tmp_path: Path, service_url: str) -> None:
         t.expect(PROMPT)
 
         child.sendline("?")
-        t.expect("Type the number of a legal turn")
+        t.expect("Choose a number from the menu")
         t.expect(PROMPT)
-        assert "fold        give up this round" in t.plain
+        assert "fold  give up this round" in t.plain
 
         child.sendline("999")
         t.expect(r"Choose 1 to \d+, or type a turn\.")
@@ -207,9 +253,8 @@ def test_what_is_typed_while_others_move_is_not_played_later(tmp_path: Path, ser
     t = Transcript(child)
     try:
         t.expect(PROMPT)
-        child.sendline("1")  # ann's turn; then the bot thinks for 1.5 s
-        t.expect(r"ann (plays|discards)")
-        child.sendline("1")  # typed ahead while the bot thinks
+        choose_first(t, "ann")  # ann's turn; then the bot thinks for 1.5 s
+        child.sendline("fold")  # typed ahead while the bot thinks: a turn that is always legal
         # the seed fixes a deal where the bot moves after ann's first turn (a deal that ends
         # there would test nothing: fail, so a change of the deal is noticed)
         assert t.expect([r"slow (plays|discards|folds)", "Game over"]) == 0, "the deal ended before the bot's turn"
@@ -242,7 +287,7 @@ def test_redis_lost_too_long_mid_game_says_how_to_come_back(tmp_path: Path, priv
         game = child.match.group(1)
         t.expect(PROMPT)
         server.stop()
-        child.sendline("1")
+        child.sendline("fold")
         t.expect(rf"Redis at {server.url} is unreachable; waiting for it")
         t.expect(rf"Left game {game}; it stays open: red7 play --game {game} --as ann --url {server.url}")
         t.expect(r"Error: lost the connection to Redis")
@@ -355,3 +400,110 @@ def test_new_game_options_do_not_apply_with_game(tmp_path: Any, options: tuple[s
     env = {"REDIS_URL": f"redis://127.0.0.1:{free_port()}/0", "RED7_HOME": str(tmp_path)}
     result = CliRunner().invoke(cli, ["play", "--game", "g1", *options], env=env, prog_name="red7")
     assert fails(result, 2).strip().splitlines()[-1] == named
+
+
+# Without scoring, three rounds to win: more prompts than one round gives with four players.
+VARIANTS = {
+    "basic": ("--rounds", "3"),
+    "scoring": ("--scoring",),
+    "draw": ("--draw", "--rounds", "3"),
+    "actions": ("--actions", "--rounds", "3"),
+    "all": ("--scoring", "--draw", "--actions"),
+}
+
+
+def _board_visible(t: Transcript, bots: list[str]) -> None:
+    """The board is on the 80×24 screen: rule, canvas, every palette row, the hand."""
+    screen = t.visible
+    assert re.search(r"^Rule: \w+ — .*Canvas: ", screen, re.M), screen
+    for who in ["ann (you)", *bots]:
+        assert re.search(rf"^\s*▶?\s*{re.escape(who)}\s.*\s\d+\s*$", screen, re.M), (who, screen)
+    assert re.search(r"leads under|Nobody leads", screen), screen
+    assert re.search(r"^Your hand: ", screen, re.M), screen
+
+
+@pytest.mark.parametrize("players", [2, 4])
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_the_board_stays_on_an_80x24_screen(tmp_path: Path, service_url: str, variant: str, players: int) -> None:
+    """At every prompt (menus a step deep, after help, after a refused turn) the whole
+    board is on the screen the player sees, for every variant, with 2 and 4 players."""
+    bots = ["greedy", "random", "bob=greedy"][: players - 1]
+    names = [b.partition("=")[0] for b in bots]
+    seed = f"screen-{variant}-{players}"
+    args = ("play", "--bots", ",".join(bots), "--name", "ann", "--seed", seed, *VARIANTS[variant])
+    child = spawn(tmp_path, service_url, *args, dimensions=(24, 80))
+    t = Transcript(child)
+    prompts = 0
+    try:
+        t.expect(ANY_PROMPT)
+        _board_visible(t, names)
+        child.sendline("p:R9")  # refused: one line under the menu, the board still there
+        t.expect(r"Not allowed: .*not a card")
+        t.expect(ANY_PROMPT)
+        _board_visible(t, names)
+        assert t.visible.count("Not allowed") == 1
+        child.sendline("?")
+        t.expect(ANY_PROMPT)
+        _board_visible(t, names)
+        assert "Choose a number from the menu" in t.visible
+        for _ in range(40):
+            child.sendline("1")
+            if t.expect([ANY_PROMPT, "Game over"]) == 1:
+                break
+            _board_visible(t, names)
+            prompts += 1
+        else:
+            child.sendline("q")
+    finally:
+        child.close(force=True)
+    assert prompts >= 5, t.plain[-2000:]
+    assert "Traceback" not in t.plain
+
+
+def _palettes_on_screen(screen: str) -> dict[str, str]:
+    """Each seat's palette as the board on the screen shows it."""
+    rows = re.findall(r"^\s*▶?\s*(\S+) (?:\(you\)|\[\w+\])\s+\d+\s+(.*?)(?:  ← leads)?\s+\d+$", screen, re.M)
+    return dict(rows)
+
+
+def _palettes(view: dict[str, Any]) -> dict[str, str]:
+    return {
+        s["name"]: " ".join(s["palette"]) if s["palette"] is not None else "out of the round" for s in view["seats"]
+    }
+
+
+def test_watch_redraws_the_board_in_place(tmp_path: Path, service_url: str) -> None:
+    """On a terminal, watch keeps one board on the screen and redraws it as moves happen,
+    the moves told under it."""
+    user = Red7(service_url, tmp_path / "u")
+    game = user.json("new", "-p", "me", "-b", "greedy", "--seed", "live")["game"]
+    # The watcher holds the seat's token in a home of its own: the user's moves below are
+    # made by another process, and the two do not share the file of heads seen.
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "credentials.json").write_text((user.home / "credentials.json").read_text())
+    child = spawn(tmp_path / "w", service_url, "watch", game, "--as", "me", dimensions=(24, 80))
+    t = Transcript(child)
+    seen = []
+
+    def my_turn() -> dict[str, Any] | None:
+        view: dict[str, Any] = user.json("show", game, "--as", "me")
+        return view if view["status"] == "over" or view["to_move"] == view["seat"] else None
+
+    try:
+        t.expect("Your hand:")
+        for _ in range(3):
+            view: dict[str, Any] = wait_for(my_turn, "my turn")
+            if view["status"] == "over":
+                break
+            t.until(lambda view=view: _palettes_on_screen(t.visible) == _palettes(view), "the palettes of the view")
+            assert t.visible.count("Rule: ") == 1 and t.visible.count("Your hand: ") == 1, t.visible
+            seen.append(_palettes(view))
+            user.ok("move", game, view["legal"][0])
+            t.until(lambda: re.search(r"^me (plays|discards|folds)", t.visible, re.M), "my move, told")
+        child.sendintr()
+        t.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0, t.plain[-2000:]
+    assert len(seen) >= 2 and seen[0] != seen[-1], seen
+    assert "Traceback" not in t.plain
