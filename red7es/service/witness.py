@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import redis
 
@@ -27,6 +26,7 @@ from .store import Keys, entry_field, text, whole_number
 __all__ = ["Divergent", "Head", "head_now", "live_divergence", "record_divergence"]
 
 _SHOW = 16  # hex digits of a head shown in a message
+_LOOKS = 3  # reads of a log that moves under them before live_divergence leaves it to the next
 
 
 @dataclass(frozen=True)
@@ -131,13 +131,23 @@ def live_divergence(connection: redis.Redis, game_id: str, heads: Mapping[int, s
         return None
     version = max(heads)
     log = Keys(game_id).log
-    length = int(connection.xlen(log))
-    if length < version:
-        return _rolled_back(version, heads[version], length)
-    if version == 0:
-        return None
-    rows: Any = connection.xrevrange(log, max="+", min="-", count=length - version + 1)
-    if len(rows) < length - version + 1:  # the log shrank meanwhile: the next look tells
-        return None
-    now = event_hash(entry_field(rows[-1][1], b"e")).hex()
-    return None if now == heads[version] else _rewritten(version, heads[version], now)
+    for _ in range(_LOOKS):
+        length = int(connection.xlen(log))
+        if length < version:
+            return _rolled_back(version, heads[version], length)
+        if version == 0:
+            return None
+        # The newest ``count`` events end with event ``version - 1`` only while the log still
+        # has ``length`` events: a move appended between the two reads would shift them by one
+        # and make a genuine log look rewritten. So the tail is read with the length again, in
+        # one transaction, and read anew when the length moved.
+        count = length - version + 1
+        pipe = connection.pipeline(transaction=True)
+        pipe.xlen(log)
+        pipe.xrevrange(log, max="+", min="-", count=count)
+        again, rows = pipe.execute()
+        if int(again) != length:
+            continue
+        now = event_hash(entry_field(rows[-1][1], b"e")).hex()
+        return None if now == heads[version] else _rewritten(version, heads[version], now)
+    return None  # the game moved at every look: the next read tells

@@ -13,8 +13,10 @@ import dataclasses
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
+import redis
 from click.testing import CliRunner, Result
 
 from red7es.cli.main import cli
@@ -23,8 +25,9 @@ from red7es.service.codec import event_hash
 from red7es.service.events import CreateCommand, SeatJoined, TurnCommand
 from red7es.service.record_files import write
 from red7es.service.records import Record
+from red7es.service.store import Keys
 from red7es.service.tokens import new_token, public_key, sign_turn
-from red7es.service.witness import chain_divergence
+from red7es.service.witness import chain_divergence, live_divergence
 from red7es.variant import Variant
 
 from .conftest import ADVANCED, Games
@@ -158,3 +161,38 @@ def test_audit_as_a_seat_not_held_is_refused_in_one_line(home: Path, tmp_path: P
     )
     usage = audit(home, "--all", "--as", "bob")
     assert usage.exit_code == 2 and "--as checks one game" in usage.output
+
+
+class _MovingLog:
+    """A connection whose game gets one more event right after its first XLEN: a move
+    landing between the two reads of live_divergence."""
+
+    def __init__(self, connection: redis.Redis, log: str) -> None:
+        self.connection, self.log, self.moved = connection, log, False
+
+    def xlen(self, key: str) -> int:
+        length = int(self.connection.xlen(key))
+        if not self.moved:
+            self.connection.xadd(self.log, {"e": b"a move made meanwhile"})
+            self.moved = True
+        return length
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.connection, name)
+
+
+def test_a_move_landing_between_the_reads_is_no_rewrite(real_redis: redis.Redis) -> None:
+    """Was a false "the log was rewritten" warning (show, watch, play) whenever a move was
+    appended between the log's length and its newest events being read."""
+    log = Keys("moving").log
+    events = [f"event {i}".encode() for i in range(6)]
+    for raw in events:
+        real_redis.xadd(log, {"e": raw})
+    heads = {4: event_hash(events[3]).hex()}
+    assert live_divergence(real_redis, "moving", heads) is None
+    assert live_divergence(_MovingLog(real_redis, log), "moving", heads) is None  # type: ignore[arg-type]
+    real_redis.delete(log)
+    for raw in [*events[:3], b"another event 3", *events[4:]]:
+        real_redis.xadd(log, {"e": raw})
+    found = live_divergence(_MovingLog(real_redis, log), "moving", heads)  # type: ignore[arg-type]
+    assert found is not None and found.check == "rewritten" and found.event == 3
