@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 
@@ -139,14 +140,12 @@ def live_divergence(connection: redis.Redis, game_id: str, heads: Mapping[int, s
             return None
         # The newest ``count`` events end with event ``version - 1`` only while the log still
         # has ``length`` events: a move appended between the two reads would shift them by one
-        # and make a genuine log look rewritten. So the tail is read with the length again, in
-        # one transaction, and read anew when the length moved.
+        # and make a genuine log look rewritten. So the length is read again after the tail
+        # (a log only grows), and the tail read anew when it moved. (Not one MULTI: a
+        # cluster pipeline leaves XREVRANGE's reply unparsed.)
         count = length - version + 1
-        pipe = connection.pipeline(transaction=True)
-        pipe.xlen(log)
-        pipe.xrevrange(log, max="+", min="-", count=count)
-        again, rows = pipe.execute()
-        if int(again) != length:
+        rows: Any = connection.xrevrange(log, max="+", min="-", count=count)
+        if int(connection.xlen(log)) != length:
             continue
         now = event_hash(entry_field(rows[-1][1], b"e")).hex()
         return None if now == heads[version] else _rewritten(version, heads[version], now)
