@@ -11,7 +11,7 @@ from support import Red7, fails, one_line_error
 
 from red7es.cards import Card
 
-from .test_commands import create, create_to_move
+from .test_commands import create, create_to_move, wait_person
 
 GAME = "{game}"  # stands for a real game's id in the cases below
 
@@ -46,6 +46,7 @@ USAGE_MISTAKES = [
 @pytest.mark.parametrize("args", USAGE_MISTAKES, ids=[" ".join(a) for a in USAGE_MISTAKES])
 def test_typing_mistakes_exit_2_with_one_error_line_and_send_nothing(alice: Red7, args: tuple[str, ...]) -> None:
     game = create(alice, "-p", "alice", "-b", "greedy")["game"]
+    wait_person(alice, game, "alice")  # the bot's move, if it leads, is made before the snapshot
     before = alice.json("games", "--limit", "1000")
     version = alice.json("show", game)["version"]
     err = fails(alice(*(a.replace(GAME, game) for a in args)), 2)
