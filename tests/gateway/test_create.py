@@ -6,19 +6,24 @@ create (open, operator key, closed); bad bodies; the creation limits."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import redis
+from support import Red7, wait_for
 
 from red7es.gateway.limits import PREFIX
 from red7es.gateway.settings import Creation, Limits
 from red7es.service.audit import audit_record
 from red7es.service.record_files import read_all
-from red7es.service.redis_server import RedisServer
+from red7es.service.redis_server import RedisServer, free_port
 from red7es.service.store import Keys
 from red7es.service.tokens import new_token, public_key
 from red7es.variant import Variant
@@ -243,8 +248,6 @@ def test_creations_count_against_their_own_smaller_limit_and_the_clients(
 
 def test_no_worker_dealing_a_new_game_is_503_naming_it(tmp_path: Any) -> None:
     """Created, but nobody deals it: 503 with the game's id (sending again would be 409)."""
-    from red7es.service.redis_server import free_port
-
     server = RedisServer(tmp_path, port=free_port()).start()
     try:
         import red7es.gateway.app as app_module
@@ -265,3 +268,76 @@ def test_no_worker_dealing_a_new_game_is_503_naming_it(tmp_path: Any) -> None:
             gateway.stop()
     finally:
         server.stop()
+
+
+def test_red7_gateway_create_options(served: Gateway, tmp_path: Path) -> None:
+    """--create operator needs a key (file or $RED7_OPERATOR_KEY) of 16+ characters, and a key
+    file is for operator mode only (usage errors, exit 2); a real `red7 gateway` in operator
+    mode then refuses a creation without the key and takes one with it."""
+    red7 = Red7(served.url, tmp_path / "home")
+    key_file = tmp_path / "operator.key"
+    key_file.write_text(OPERATOR_KEY + "\n")
+    short = tmp_path / "short.key"
+    short.write_text("short\n")
+    for args, said in [
+        (["--create", "operator"], "needs --operator-key-file"),
+        (["--create", "operator", "--operator-key-file", str(short)], "at least 16"),
+        (["--operator-key-file", str(key_file)], "is for --create operator"),
+        (["--create", "sometimes"], "'sometimes' is not one of"),
+    ]:
+        result = red7("gateway", *args)
+        assert result.exit_code == 2 and said in result.output, result.output
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "RED7_OPERATOR_KEY"}
+    command = [sys.executable, "-m", "red7es.cli", "gateway", "--port", str(port), "--log-level", "warning"]
+    process = subprocess.Popen(
+        [*command, "--create", "operator"],
+        env=dict(env, REDIS_URL=served.url, RED7_OPERATOR_KEY=OPERATOR_KEY),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+
+    def answers() -> bool:
+        try:
+            return httpx.get(f"{base}/api/games", timeout=2).status_code == 200
+        except httpx.TransportError:
+            assert process.poll() is None, process.communicate()
+            return False
+
+    try:
+        wait_for(answers, "red7 gateway --create operator to answer")
+        players = body({"name": "a", "bot": "random"}, {"name": "b", "bot": "random"})
+        with httpx.Client(base_url=base, timeout=20) as http:
+            assert "operator key" in error(http.post("/api/games", json=players), 403)
+            created(http.post("/api/games", json=players, headers={"Authorization": f"Bearer {OPERATOR_KEY}"}))
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)
+
+
+def test_red7_new_reserves_a_seat_for_a_key(served: Gateway, http: httpx.Client, tmp_path: Path) -> None:
+    """`red7 new --reserve carol=KEY`: carol's seat is joined at creation with KEY, which
+    nobody else can take, and whose token (never given to red7) plays it over HTTP."""
+    red7 = Red7(served.url, tmp_path / "home")
+    token = new_token()
+    key = public_key(token)
+    game = fresh_id()
+    out = red7.ok("new", "-p", "alice", "-p", "carol", "-b", "greedy", "--reserve", f"carol={key}", "--id", game)
+    assert f"carol: reserved for key {key}" in out.stdout and "alice: yours, token" in out.stdout
+    seats = http.get(f"/api/games/{game}").json()["seats"]
+    assert [(s["name"], s["key"] == key) for s in seats] == [("alice", False), ("carol", True), ("greedy", False)]
+    assert seats[0]["joined"]  # --join took the first seat not reserved
+    intruder = {"key": public_key(new_token())}
+    assert "taken" in error(http.post(f"/api/games/{game}/seats/carol/join", json=intruder), 409)
+    assert "hand" in Seat(http, game, 1, token).view()
+    for args, said in [
+        (["--reserve", f"bob={key}"], "'bob' is no person's seat"),
+        (["--reserve", "carol=ABC"], "64 lower-case hex digits"),
+        (["--reserve", key], "give NAME=KEY"),
+        (["--reserve", f"carol={key}", "--reserve", f"carol={key}"], "given twice"),
+        (["-p", "dan", "--reserve", f"carol={key}", "--reserve", f"dan={key}"], "one seat per key"),
+    ]:
+        result = red7("new", "-p", "alice", "-p", "carol", *args)
+        assert result.exit_code == 2 and said in result.output, (args, result.output)
