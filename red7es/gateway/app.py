@@ -155,7 +155,7 @@ def create_app(
         dependencies=[Depends(may_create)],
     )
     async def create_game(body: CreateBody) -> dict[str, Any]:
-        asked = asked_game(body)
+        asked = asked_game(body, await blocking(service.store.max_bot_time))
         game_id = asked.game_id or new_game_id()
         # Subscribed before the game exists: its first change (GameCreated) cannot be missed.
         async with subscribed(game_id) as subscriber:

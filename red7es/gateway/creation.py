@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
+from red7es.bots.base import BotError, make_bot
 from red7es.service.events import BOT, PERSON, SeatSpec
+from red7es.service.names import name_problem
 from red7es.service.store import TOURNAMENT_GAMES, valid_game_id
 from red7es.service.tokens import is_public_key
 from red7es.variant import Variant, VariantError
@@ -67,14 +69,27 @@ class AskedGame:
     game_id: str | None
 
 
-def asked_game(body: CreateBody) -> AskedGame:
+def asked_game(body: CreateBody, max_bot_time: float | None = None) -> AskedGame:
     """The game ``body`` asks for; a 400 naming the field for what the schema cannot say
-    (a seat both a bot and a person, a bad key or id, rules that contradict each other).
-    Seat names and bot specs are checked by :meth:`GameService.create`, as for `red7 new`."""
+    (a seat both a bot and a person, a name or bot no seat may have, a bad key or id, rules
+    that contradict each other; a bot thinking longer than ``max_bot_time``, the workers'
+    cap).  :meth:`GameService.create` checks the seats again, as for `red7 new`."""
     seats: list[SeatSpec] = []
     keys: dict[str, str] = {}
+    names: set[str] = set()
     for i, player in enumerate(body.players):
         where = f"players.{i}"
+        problem = name_problem(player.name)
+        if problem is not None:
+            raise GatewayError(400, f"{where}.name: seat name {player.name!r} {problem}")
+        if player.name in names:
+            raise GatewayError(400, f"{where}.name: seat names must be different ({player.name} appears twice)")
+        names.add(player.name)
+        if player.bot is not None:
+            try:
+                make_bot(player.bot, new_game=True, max_time=max_bot_time)
+            except BotError as exc:
+                raise GatewayError(400, f"{where}.bot: {exc}") from None
         if player.bot is not None and player.key is not None:
             raise GatewayError(400, f"{where}: a bot's seat takes no key (give bot or key, not both)")
         if player.key is not None:
