@@ -294,6 +294,8 @@ async def tournament_lines(
                     return
             if rows:
                 continue
+            if state.finished is not None:
+                return  # resumed after its last line: nothing more will ever come
             if not await subscriber.wait(cursor, heartbeat):
                 yield None
     except Dropped as exc:

@@ -164,7 +164,7 @@ def test_an_entrant_is_told_of_its_games_and_plays_them_over_http(
     assert kinds.count("game_finished") == 2 and kinds[-1] == "tournament_over"
     ids = [line["id"] for line in seen]
     assert len(set(ids)) == len(ids)
-    for i, line in enumerate(seen[:-1]):  # resumed after any line: exactly the lines after it
+    for i, line in enumerate(seen):  # resumed after any line: exactly the lines after it (none after the last)
         resumed = ndjson(http.get(path, headers={"Last-Event-ID": line["id"]}))
         assert [(x["type"], x["id"]) for x in resumed] == [(x["type"], x["id"]) for x in seen[i + 1 :]], line
         assert resumed == seen[i + 1 :]
@@ -187,3 +187,26 @@ def test_a_stream_resumed_between_a_rounds_tables_misses_none(http: httpx.Client
     started = [x for x in only_b0 if x["type"] == "game_started"]
     assert len(started) == 3 and all("b0" in [s["entrant"] for s in x["seats"]] for x in started)
     assert all(x["seats"][x["seat"]]["entrant"] == "b0" for x in started)
+
+
+def test_a_game_started_line_waits_for_its_game_to_exist(
+    http: httpx.Client, redis_server: RedisServer, service: GameService
+) -> None:
+    """A round is paired before its games are created: the stream says round_paired, then
+    waits (keep-alives) until the runner creates the game, and only then game_started."""
+    with redis.Redis.from_url(redis_server.url) as connection:
+        tid = new_tournament(connection, [SeatSpec("ann", PERSON), SeatSpec("g", BOT, "greedy")])
+    runner = TournamentRunner(service, tid, poll=0.2)
+    runner._pair_next()  # the run's first step alone: the round is paired, no game created yet
+    runner.refresh()
+    with http.stream("GET", f"/api/tournaments/{tid}/stream?after=0-0") as stream:
+        lines = stream.iter_lines()
+        paired = json.loads(next(lines))
+        assert paired["type"] == "round_paired"
+        game = paired["tables"][0]["game"]
+        assert next(lines) == ""  # a keep-alive: nothing to tell while the game does not exist
+        assert http.get(f"/api/games/{game}").status_code == 404
+        runner._ensure_games()  # the run's next step: it creates the game
+        started = json.loads(next(line for line in lines if line.strip()))
+        assert started["type"] == "game_started" and started["game"] == game
+        assert http.get(f"/api/games/{game}").status_code == 200  # dealt, as it said
