@@ -21,7 +21,9 @@ games may wait for a free slot), so each ``game_started`` comes once its game ex
 its ``round_paired``, and its id is ``C/T``: the round's event and the table.  Resuming
 after ``C/T`` gives the round's later tables, then the events after ``C``; so nothing
 is missed or told twice.  ``?entrant=NAME`` keeps the ``game_started`` and
-``game_finished`` lines of that entrant's games (``seat`` is then its seat).
+``game_finished`` lines of that entrant's games (``seat`` is then its seat).  A fresh
+stream starts with ``state``, then a ``game_started`` for each paired game not recorded
+yet, as it starts.
 
 One reader per process, as for games: the stream subscribes to the tournament's events
 stream (and, while it waits for a game to start, to that game's changes) through the
@@ -257,9 +259,14 @@ async def tournament_lines(
             yield {"type": "state", "id": cursor, "tournament": show_data(state, await _statuses(redis, games))}
             if state.finished is not None:
                 return
-            if state.current_round:  # the games of the round under way that are not over: announced as they start
-                current = state.paired_rounds[-1]
-                pending = [p for p in starts(paired_at[current.round], current) if p[2].game not in state.results]
+            # Every paired game not recorded yet (a round robin pairs all its rounds at
+            # once), told as it starts: an entrant connecting late learns of its game.
+            pending = [
+                p
+                for paired in state.paired_rounds
+                for p in starts(paired_at[paired.round], paired)
+                if p[2].game not in state.results
+            ]
         else:
             point = resume_point(resume)
             assert point is not None  # (checked by the route)

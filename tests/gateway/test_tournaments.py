@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 import redis
-from support import Red7
+from support import Red7, wait_for
 
-from red7es.service.client import GameService
+from red7es.service.client import GameService, ServiceError
 from red7es.service.events import BOT, PERSON, SeatSpec
 from red7es.service.redis_server import RedisServer
 from red7es.tournament import TournamentRunner, create_tournament
@@ -66,6 +66,17 @@ def finished(redis_server: RedisServer, served: Gateway) -> Iterator[str]:
     run = Run(redis_server.url, tid)
     run.finish()
     yield tid
+
+
+def play_as_ann(http: httpx.Client, service: GameService, game: str, seat: int) -> None:
+    """Join ann's seat on Redis (entrants cannot join through the gateway yet), then play it
+    over HTTP only, to the end; a game a bot ended at once by folding needs no join."""
+    try:
+        token = service.join(game, "ann")
+    except ServiceError:
+        assert http.get(f"/api/games/{game}").json()["status"] == "over"
+        return
+    assert play_to_the_end(Seat(http, game, seat, token))["status"] == "over"
 
 
 def ndjson(response: httpx.Response) -> list[dict[str, Any]]:
@@ -147,11 +158,7 @@ def test_an_entrant_is_told_of_its_games_and_plays_them_over_http(
                 assert seats["ann"] == line["seat"] and len(seats) == 2
                 game = line["game"]
                 assert http.get(f"/api/games/{game}").status_code == 200  # it exists when told
-                # Entrants join on Redis for now (a tournament's seats are not joinable
-                # through the gateway: docs/gateway.md, Join); then only HTTP.
-                token = service.join(game, "ann")
-                final = play_to_the_end(Seat(http, game, line["seat"], token))
-                assert final["status"] == "over"
+                play_as_ann(http, service, game, line["seat"])
                 played.append(game)
             elif line["type"] == "game_finished":
                 assert line["game"] in played  # only ann's games, each after its start
@@ -210,3 +217,36 @@ def test_a_game_started_line_waits_for_its_game_to_exist(
         started = json.loads(next(line for line in lines if line.strip()))
         assert started["type"] == "game_started" and started["game"] == game
         assert http.get(f"/api/games/{game}").status_code == 200  # dealt, as it said
+
+
+def test_an_entrant_connecting_late_is_told_of_its_games_under_way(
+    http: httpx.Client, redis_server: RedisServer, service: GameService
+) -> None:
+    """A round robin pairs every round at once and creates people's games at once: ann,
+    connecting after that, gets the state, then a game_started for each game of hers not
+    recorded yet, whatever its round, and plays them."""
+    entrants = [SeatSpec("ann", PERSON), SeatSpec("g", BOT, "greedy"), SeatSpec("r", BOT, "random")]
+    with redis.Redis.from_url(redis_server.url) as connection:
+        tid = new_tournament(connection, entrants)
+    run = Run(redis_server.url, tid)
+
+    def anns_games_exist() -> list[str]:
+        shown = http.get(f"/api/tournaments/{tid}").json()
+        tables = [t for r in shown["paired"] for t in r["tables"] if "ann" in t["seats"]]
+        created = len(shown["paired"]) == 3 and all(t["status"] != "not created" for t in tables)
+        return [t["game"] for t in tables] if created else []
+
+    games = wait_for(anns_games_exist, "ann's games to be created")
+    told: list[str] = []
+    with http.stream("GET", f"/api/tournaments/{tid}/stream?entrant=ann") as stream:
+        for raw in stream.iter_lines():
+            line = json.loads(raw) if raw.strip() else {"type": None}
+            if line["type"] == "state":
+                assert len(line["tournament"]["paired"]) == 3 and not told
+            elif line["type"] == "game_started":
+                told.append(line["game"])
+                play_as_ann(http, service, line["game"], line["seat"])
+            elif line["type"] == "tournament_over":
+                break
+    run.finish()
+    assert told == games
