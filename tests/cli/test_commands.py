@@ -722,9 +722,14 @@ def test_games_json_and_table(alice: Red7) -> None:
     assert entry["to_move"] == 0
     assert entry["winners"] is None
     assert entry["seats"] == [
-        {"name": "alice", "kind": "person", "bot": None},
-        {"name": "greedy", "kind": "bot", "bot": "greedy"},
+        {"name": "alice", "kind": "person", "bot": None, "joined": True},
+        {"name": "greedy", "kind": "bot", "bot": "greedy", "joined": True},
     ]
+    # An open seat says so (the web lobby lists games with free seats by it).
+    opened = wait_for(
+        lambda: next((g for g in alice.json("games") if g["game"] == open_game and g["seats"]), None), "its view"
+    )
+    assert [s["joined"] for s in opened["seats"]] == [False, False]
     assert entry["variant"]["players"] == 2
     assert entry["version"] > 0
     # Newest first.

@@ -85,13 +85,13 @@ def page(browser: Browser) -> Iterator[Page]:
     assert not problems, problems
 
 
-def shot(page: Page, name: str, tmp_path: Path) -> None:
+def shot(page: Page, name: str, tmp_path: Path, docs: bool = True) -> None:
     """A screenshot of the page: checked to be a picture with content; into docs/images/ on request."""
     path = tmp_path / name
     page.screenshot(path=str(path), full_page=True)
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
-    if REFRESH_SCREENSHOTS:
+    if docs and REFRESH_SCREENSHOTS:
         IMAGES.mkdir(exist_ok=True)
         shutil.copy(path, IMAGES / name)
 
@@ -143,7 +143,7 @@ def test_a_spectator_follows_a_game_live_and_never_sees_a_hidden_card(
         assert answer.status_code == 200, answer.text
         turns += 1
         if turns == 3:
-            shot(page, "spectator.png", tmp_path)
+            shot(page, "spectator.png", tmp_path, docs=False)
     page.wait_for_selector("#end:not([hidden])", timeout=WAIT_MS)
     final = service.view(game)
     assert page.text_content("#seed") == final["seed"]
