@@ -26,10 +26,11 @@ from typing import Any
 import httpx
 import pytest
 from playwright.sync_api import Browser, Page, Route, sync_playwright
-from support import wait_for
+from support import CHROMIUM, wait_for
 
 from red7es.cards import Color
 from red7es.cli.render import _why, describe_event, outcome_line
+from red7es.gateway.web import STATIC
 from red7es.service.client import GameService
 from red7es.service.events import SeatSpec
 from red7es.service.redis_server import RedisServer, free_port
@@ -42,7 +43,6 @@ from .test_secrecy import SPECTATOR, Sent, check, hidden_at
 
 pytestmark = pytest.mark.integration
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install -y chromium)")
 IMAGES = Path(__file__).resolve().parents[2] / "docs" / "images"
 REFRESH_SCREENSHOTS = os.environ.get("RED7_WEB_SCREENSHOTS") == "1"
@@ -451,3 +451,27 @@ def test_the_page_says_what_the_cli_says(served: Gateway, browser: Browser) -> N
         assert outcomes == [outcome_line(v) for v in views]
     finally:
         context.close()
+
+
+# ---------------------------------------------------------------------------- the pages
+
+
+def test_the_pages_and_their_files_are_served_with_their_policy(http: httpx.Client) -> None:
+    """No browser needed: the routes, the page's security headers, the files each page
+    names (all in red7es/gateway/static/, which pyproject ships), and JSON 404s."""
+    lobby = http.get("/")
+    assert lobby.status_code == 200 and lobby.headers["content-type"].startswith("text/html")
+    policy = lobby.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "connect-src 'self'" in policy and "default-src 'none'" in policy
+    table = http.get("/g/some-game")  # any well-formed id: the page itself says when there is no such game
+    assert table.status_code == 200 and table.headers["content-security-policy"] == policy
+    for page in (lobby.text, table.text):
+        for name in re.findall(r'(?:src|href)="/web/([^"]+)"', page):
+            asset = http.get(f"/web/{name}")
+            assert asset.status_code == 200, name
+            assert (STATIC / name).is_file()
+    assert http.get("/web/red7.js").headers["content-type"].startswith(("text/javascript", "application/javascript"))
+    assert http.get("/g/NOT-AN-ID!").json() == {"error": "no game 'NOT-AN-ID!'"}
+    assert http.get("/web/nosuch.js").status_code == 404
+    assert '"red7es.gateway" = ["static/*"]' in (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    assert {"/", "/g/{game_id}"}.isdisjoint(http.get("/openapi.json").json()["paths"])  # pages, not API
