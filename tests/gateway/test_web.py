@@ -406,6 +406,54 @@ def test_the_lobby_lists_open_live_and_finished_games(
         assert (page.text_content("#new-message") or "").startswith("Creating games is not available on this gateway")
 
 
+@needs_chromium
+def test_the_lobby_form_creates_a_game_as_post_api_games_says_and_opens_its_seat(
+    served: Gateway, service: GameService, page: Page
+) -> None:
+    """The page's side of POST /api/games (built on another branch): its request, and on
+    201 the new game's table with the seat joined by the browser's key.  The answer here
+    is the test's: it creates the game and joins the key as that endpoint would."""
+    sent: list[dict[str, Any]] = []
+
+    def create(route: Route) -> None:
+        body = route.request.post_data_json
+        sent.append(body)
+        people = [p["name"] for p in body["players"] if "bot" not in p]
+        bots = {p["name"]: p["bot"] for p in body["players"] if "bot" in p}
+        flags = {f: body[f] for f in ("scoring", "draw", "actions", "rounds", "target")}
+        game = new_game(service, people, bots, Variant(len(body["players"]), **flags))
+        service.submit_join(game, 0, body["players"][0]["key"])
+        wait_for(lambda: service.view(game)["seats"][0]["key"] == body["players"][0]["key"], "the join")
+        answer = {"game": game, "view": service.view(game)}
+        route.fulfill(status=201, content_type="application/json", body=json.dumps(answer))
+
+    page.route(
+        re.compile(r".*/api/games$"),
+        lambda route: create(route) if route.request.method == "POST" else route.fallback(),
+    )
+    page.goto(f"{served.base}/")
+    page.fill("#name", "eve")
+    page.select_option("#bot", "random")
+    page.check("input[name='actions']")
+    page.click("#create")
+    page.wait_for_url("**/g/*", timeout=WAIT_MS)
+    page.wait_for_selector("#you:not([hidden])", timeout=WAIT_MS)  # the seat is this browser's
+    [body] = sent
+    assert re.fullmatch(r"[0-9a-f]{64}", body["players"][0]["key"])
+    assert body == {
+        "players": [{"name": "eve", "key": body["players"][0]["key"]}, {"name": "random", "bot": "random"}],
+        "scoring": False,
+        "draw": False,
+        "actions": True,
+        "rounds": 1,
+        "target": None,
+        "id": None,
+    }
+    game = page.url.rsplit("/", 1)[1]
+    token = page.evaluate(f"localStorage.getItem('red7es:token:{game}:0')")
+    assert public_key(token) == body["players"][0]["key"]  # the secret stayed in the browser
+
+
 # ---------------------------------------------------------------------------- words
 
 

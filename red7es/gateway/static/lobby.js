@@ -95,12 +95,12 @@
     try {
       const token = await R.newToken();
       const key = await R.keyOf(token);
-      const bot = form.bot.value;
+      const bot = $("bot").value;
       const body = {
-        players: [{ name: form.name.value.trim(), key: key.publicKey }, { name: bot, bot }],
-        scoring: form.scoring.checked,
-        draw: form.draw.checked,
-        actions: form.actions.checked,
+        players: [{ name: $("name").value.trim(), key: key.publicKey }, { name: bot, bot }],
+        scoring: form.elements.namedItem("scoring").checked,
+        draw: form.elements.namedItem("draw").checked,
+        actions: form.elements.namedItem("actions").checked,
         rounds: 1,
         target: null,
         id: null,
