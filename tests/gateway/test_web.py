@@ -454,6 +454,34 @@ def test_the_lobby_form_creates_a_game_as_post_api_games_says_and_opens_its_seat
     assert public_key(token) == body["players"][0]["key"]  # the secret stayed in the browser
 
 
+@needs_chromium
+def test_off_loopback_over_http_the_page_watches_but_says_playing_needs_https(
+    served: Gateway, service: GameService, browser: Browser
+) -> None:
+    """WebCrypto exists only in a secure context: a gateway reached by a name over plain
+    HTTP (here web.test, mapped to loopback) shows the table, and says why a seat cannot be taken."""
+    game = new_game(service, ["ann"], {"greedy": "greedy"})
+    other = browser.browser_type.launch(
+        executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--host-resolver-rules=MAP web.test 127.0.0.1"]
+    )
+    try:
+        page = other.new_page()
+        problems: list[str] = []
+        page.on("pageerror", lambda exc: problems.append(str(exc)))
+        page.goto(f"http://web.test:{served.port}/g/{game}")
+        assert page.evaluate("window.isSecureContext") is False
+        page.wait_for_selector("button[data-take='0']", timeout=WAIT_MS)  # the table is there, live
+        page.click("button[data-take='0']")
+        page.wait_for_function("() => document.getElementById('status').textContent.includes('HTTPS')")
+        assert service.view(game)["seats"][0]["key"] is None  # nothing was joined
+        page.goto(f"http://web.test:{served.port}/")
+        page.click("#create")
+        page.wait_for_function("() => document.getElementById('new-message').textContent.includes('HTTPS')")
+        assert not problems, problems
+    finally:
+        other.close()
+
+
 # ---------------------------------------------------------------------------- words
 
 
