@@ -59,12 +59,17 @@
     const canvas = view.canvas || [];
     R.replace($("canvas"), ...(canvas.length ? canvas.map((c, i) => R.card(c, i === canvas.length - 1 ? "top" : "")) : [R.el("span", { class: "dim" }, "the Red starter card")]));
     const deck = [`${view.deck_size} ${view.deck_size === 1 ? "card" : "cards"}`];
-    for (const [depth, c] of view.deck_known || []) deck.push(` · ${depth === 0 ? "top" : `${depth + 1}th from top`}: `, R.card(c));
+    for (const [depth, c] of view.deck_known || []) deck.push(` · ${depth === 0 ? "top" : `${ordinal(depth + 1)} from top`}: `, R.card(c));
     R.replace($("deck"), ...deck);
     R.replace($("leader"), R.render(R.leaderLine(view)));
     renderSeats(view);
     renderToMove(view);
     if (view.status === "over") renderEnd(view);
+  }
+
+  function ordinal(n) {
+    const teen = n % 100 >= 10 && n % 100 <= 20;
+    return `${n}${teen ? "th" : { 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th"}`;
   }
 
   function renderToMove(view) {
@@ -140,6 +145,9 @@
     if (state.seen.has(change.id)) return; // resumed streams never repeat one; be sure all the same
     state.seen.add(change.id);
     state.lastChange = change.id;
+    for (const e of change.events || []) {
+      if (e.type === "GameCreated" && !state.names.length) state.names = (e.seats || []).map((s) => s.name);
+    }
     const lines = (change.events || []).map((e) => R.describe(e, state.names)).filter((l) => l);
     const item = R.el("li", { class: lines.length ? "change" : "change quiet", "data-change": change.id, "data-to": String(change.to) });
     for (const line of lines) item.append(R.el("p", {}, R.render(line)));
