@@ -75,11 +75,18 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
-    """A fresh browser profile (its own localStorage) per test; a script error fails the test."""
+    """A fresh browser profile (its own localStorage) per test; a script error, or a
+    console error other than an HTTP status, fails the test."""
     context = browser.new_context(viewport={"width": 1100, "height": 900})
     opened = context.new_page()
     problems: list[str] = []
     opened.on("pageerror", lambda exc: problems.append(str(exc)))
+    # Errors in the console are HTTP answers the pages expect (a 409 refusal, a 404 for a list
+    # this gateway lacks) and nothing else: no script refused by the page's CSP, no failure.
+    opened.on(
+        "console",
+        lambda m: m.type == "error" and not m.text.startswith("Failed to load resource") and problems.append(m.text),
+    )
     yield opened
     context.close()
     assert not problems, problems
