@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -298,6 +299,21 @@ def test_a_refused_turn_shows_the_referees_reason(
         "v => Number(document.getElementById('you').dataset.version) >= v", arg=now["version"], timeout=WAIT_MS
     )
     assert page.get_attribute("#you", "data-state") in ("move", "wait", "over")
+
+
+@needs_chromium
+def test_a_browser_clock_far_off_is_told_not_hidden(
+    served: Gateway, http: httpx.Client, service: GameService, page: Page
+) -> None:
+    """A signed read carries the browser's clock: 60 s off, the seat's stream is refused
+    (401) and the page says why, in the gateway's words."""
+    game = new_game(service, ["ann"], {"greedy": "greedy"})
+    token = new_token()
+    assert http.post(f"/api/games/{game}/seats/0/join", json={"key": public_key(token)}).status_code == 200
+    page.clock.install(time=time.time() + 60)
+    page.goto(f"{served.base}/g/{game}#seat=0&token={token}")
+    page.wait_for_function("() => document.getElementById('message').textContent.includes(\"from the server's clock\")")
+    assert (page.text_content("#message") or "").startswith("Your seat's stream: X-Red7-Timestamp is +6")
 
 
 # ---------------------------------------------------------------------------- a restart
