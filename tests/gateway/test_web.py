@@ -316,6 +316,28 @@ def test_a_browser_clock_far_off_is_told_not_hidden(
     assert (page.text_content("#message") or "").startswith("Your seat's stream: X-Red7-Timestamp is +6")
 
 
+@needs_chromium
+def test_a_seat_link_with_another_token_is_ignored_and_the_seat_kept(
+    served: Gateway, http: httpx.Client, service: GameService, page: Page
+) -> None:
+    game = new_game(service, ["ann"], {"greedy": "greedy"})
+    token = new_token()
+    assert http.post(f"/api/games/{game}/seats/0/join", json={"key": public_key(token)}).status_code == 200
+    page.goto(f"{served.base}/g/{game}#seat=0&token={token}")
+    page.wait_for_selector("#you:not([hidden])", timeout=WAIT_MS)
+    for link, said in (
+        (f"#seat=0&token={new_token()}", "This link's token is not the one seat 0 (ann) joined with"),
+        ("#seat=0&token=xyz", "This link is not a seat's"),
+        (f"#seat=7&token={new_token()}", "This game has no seat 7"),
+    ):
+        page.goto("about:blank")
+        page.goto(f"{served.base}/g/{game}{link}")
+        page.wait_for_function("said => document.getElementById('notice').textContent.startsWith(said)", arg=said)
+        page.wait_for_selector("#you:not([hidden])", timeout=WAIT_MS)  # still this browser's seat
+        assert "token" not in page.url
+    assert page.evaluate(f"localStorage.getItem('red7es:token:{game}:0')") == token
+
+
 # ---------------------------------------------------------------------------- a restart
 
 
@@ -495,7 +517,7 @@ def test_off_loopback_over_http_the_page_watches_but_says_playing_needs_https(
         assert page.evaluate("window.isSecureContext") is False
         page.wait_for_selector("button[data-take='0']", timeout=WAIT_MS)  # the table is there, live
         page.click("button[data-take='0']")
-        page.wait_for_function("() => document.getElementById('status').textContent.includes('HTTPS')")
+        page.wait_for_function("() => document.getElementById('notice').textContent.includes('HTTPS')")
         assert service.view(game)["seats"][0]["key"] is None  # nothing was joined
         page.goto(f"http://web.test:{served.port}/")
         page.click("#create")

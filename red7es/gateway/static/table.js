@@ -23,6 +23,8 @@
     over: false,
     events: null,
     looked: false, // for a seat of this browser's
+    linked: null, // {seat, token} from the page's link
+    linkProblem: null,
   };
 
   document.title = `Red7 · ${game}`;
@@ -214,6 +216,14 @@
 
   /* ---------------------------------------------------------------- a seat of one's own */
 
+  const NEEDS_HTTPS =
+    "Playing a seat needs WebCrypto, which browsers give only to HTTPS pages (or http://127.0.0.1): see docs/web.md.";
+
+  /* A line about the table as a whole (a seat that could not be taken, a bad link), kept until the next. */
+  function notice(text) {
+    R.replace($("notice"), text || "");
+  }
+
   function message(text, kind) {
     const node = $("message");
     node.className = `message ${kind || ""}`;
@@ -222,10 +232,10 @@
 
   async function takeSeat(seat) {
     if (!R.canSign()) {
-      message("", "");
-      R.replace($("status"), "Taking a seat needs WebCrypto, which browsers give only to HTTPS pages (or http://127.0.0.1): see docs/web.md.");
+      notice(NEEDS_HTTPS);
       return;
     }
+    notice("");
     for (const b of document.querySelectorAll("button.take")) b.disabled = true;
     const token = await R.newToken();
     const key = await R.keyOf(token);
@@ -233,27 +243,47 @@
     const r = await R.api("POST", `/api/games/${encodeURIComponent(game)}/seats/${seat}/join`, { key: key.publicKey });
     if (!r.ok) {
       if (r.status !== 503) localStorage.removeItem(R.storeKey(game, seat));
-      R.replace($("status"), `Could not take the seat: ${r.json.error}`);
+      notice(`Could not take the seat: ${r.json.error}`);
       for (const b of document.querySelectorAll("button.take")) b.disabled = false;
       return;
     }
     hold(seat, token, key);
   }
 
-  /* A link `/g/<game>#seat=N&token=HEX` hands this page a seat's token; it is kept here, and
-     taken out of the address bar. */
+  /* A link `/g/<game>#seat=N&token=HEX` hands this page a seat's token: taken out of the
+     address bar at once, and kept (in localStorage) once it proves to be that seat's. */
   function tokenFromLink() {
+    if (!location.hash) return;
     const params = new URLSearchParams(location.hash.slice(1));
+    history.replaceState(null, "", location.pathname + location.search);
     const seat = params.get("seat");
     const token = (params.get("token") || "").toLowerCase();
-    if (seat === null || !/^[0-9]+$/.test(seat) || !/^[0-9a-f]{64}$/.test(token)) return;
-    localStorage.setItem(R.storeKey(game, Number(seat)), token);
-    history.replaceState(null, "", location.pathname + location.search);
+    if (seat === null && !params.get("token")) return;
+    if (seat === null || !/^[0-9]+$/.test(seat) || !/^[0-9a-f]{64}$/.test(token)) {
+      state.linkProblem = "This link is not a seat's: it must end #seat=NUMBER&token=64 hex digits.";
+      return;
+    }
+    state.linked = { seat: Number(seat), token };
   }
 
-  /* The seat this browser holds in the game: a kept token whose public key the seat joined with. */
+  /* The seat this browser holds in the game: a kept (or linked) token whose public key the seat joined with. */
   async function findMine(view) {
-    if (!R.canSign()) return;
+    if (state.linkProblem) notice(state.linkProblem);
+    if (!R.canSign()) {
+      if (state.linked) notice(NEEDS_HTTPS);
+      return;
+    }
+    if (state.linked) {
+      const { seat, token } = state.linked;
+      const key = await R.keyOf(token);
+      const entry = view.seats[seat];
+      if (entry && entry.key === key.publicKey) {
+        localStorage.setItem(R.storeKey(game, seat), token);
+        hold(seat, token, key);
+        return;
+      }
+      notice(entry ? `This link's token is not the one seat ${seat} (${entry.name}) joined with: it is ignored.` : `This game has no seat ${seat}: the link is ignored.`);
+    }
     for (const seat of view.seats) {
       const token = localStorage.getItem(R.storeKey(game, seat.seat));
       if (!token) continue;
