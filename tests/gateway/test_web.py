@@ -307,7 +307,7 @@ def test_a_browser_clock_far_off_is_told_not_hidden(
 ) -> None:
     """A signed read carries the browser's clock: 60 s off, the seat's stream is refused
     (401) and the page says why, in the gateway's words."""
-    game = new_game(service, ["ann"], {"greedy": "greedy"})
+    game = new_game(service, ["ann"], {"greedy": "greedy"}, seed="web-clock")
     token = new_token()
     assert http.post(f"/api/games/{game}/seats/0/join", json={"key": public_key(token)}).status_code == 200
     page.clock.install(time=time.time() + 60)
@@ -320,7 +320,7 @@ def test_a_browser_clock_far_off_is_told_not_hidden(
 def test_a_seat_link_with_another_token_is_ignored_and_the_seat_kept(
     served: Gateway, http: httpx.Client, service: GameService, page: Page
 ) -> None:
-    game = new_game(service, ["ann"], {"greedy": "greedy"})
+    game = new_game(service, ["ann"], {"greedy": "greedy"}, seed="web-link")
     token = new_token()
     assert http.post(f"/api/games/{game}/seats/0/join", json={"key": public_key(token)}).status_code == 200
     page.goto(f"{served.base}/g/{game}#seat=0&token={token}")
@@ -418,13 +418,16 @@ def test_a_restarted_gateway_is_resumed_without_missing_a_change(
 def test_the_lobby_lists_open_live_and_finished_games(
     served: Gateway, http: httpx.Client, service: GameService, page: Page, tmp_path: Path
 ) -> None:
-    open_game = new_game(service, ["ann"], {"greedy": "greedy"})
+    open_game = new_game(
+        service, ["ann"], {"greedy": "greedy"}, seed="web-lobby"
+    )  # fixed deals: the same games every run
     live = service.create(
         Variant(2),
         [SeatSpec("cat"), SeatSpec("greedy", "bot", "greedy")],
         join=["cat"],
+        seed="web-live",
         game_id=f"gw-{uuid.uuid4().hex[:10]}",
-    ).game_id  # taken at creation: a bot cannot end it before the join
+    ).game_id  # taken at creation: the open seat is not left open
     over = new_game(service, [], {"one": "random", "two": "greedy"})
     wait_for(lambda: service.view(over)["status"] == "over", "the bots' game to end")
     page.goto(f"{served.base}/")
@@ -505,7 +508,7 @@ def test_off_loopback_over_http_the_page_watches_but_says_playing_needs_https(
 ) -> None:
     """WebCrypto exists only in a secure context: a gateway reached by a name over plain
     HTTP (here web.test, mapped to loopback) shows the table, and says why a seat cannot be taken."""
-    game = new_game(service, ["ann"], {"greedy": "greedy"})
+    game = new_game(service, ["ann"], {"greedy": "greedy"}, seed="web-https")
     other = browser.browser_type.launch(
         executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--host-resolver-rules=MAP web.test 127.0.0.1"]
     )
