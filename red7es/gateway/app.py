@@ -29,7 +29,7 @@ from red7es.service.store import TOURNAMENT_GAMES, NoSuchGame, valid_game_id, wh
 from red7es.service.tokens import verify_turn
 from red7es.steps import StepError, Turn
 
-from . import auth, errors
+from . import auth, errors, web
 from .hub import Hub, Subscriber
 from .limits import ClientRate, Limiter, Limits, RateLimit, client_address, too_many
 from .streams import HEARTBEAT, StreamResponse, change_lines, frame
@@ -329,6 +329,7 @@ def create_app(
             503, "no answer from a worker yet: the command is stored; send the same request again for its answer"
         )
 
+    web.install(app)  # the lobby and table pages (docs/web.md)
     return app
 
 
