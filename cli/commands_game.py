@@ -36,9 +36,11 @@ from .options import (
     json_option,
     pass_session,
     red7_line,
+    seat_link,
     token_option,
     typed_url,
     url_option,
+    web_option,
 )
 from .outage import riding_out
 from .render import SAID_BY_FINAL_VIEW, cards_text, describe_events, render_view, view_parts
@@ -267,6 +269,7 @@ def seat_view(service: GameService, game_id: str, name: str) -> dict[str, Any]:
     metavar="NAME=KEY",
     help="Seat person NAME at creation with public key KEY (64 hex digits; its token stays with its owner).",
 )
+@web_option
 @json_option
 @url_option
 @pass_session
@@ -284,6 +287,7 @@ def new(
     join: bool,
     join_all: bool,
     reserved: tuple[str, ...],
+    web: str | None,
     as_json: bool,
 ) -> None:
     """Create a game for 2-4 seats of people and bots.
@@ -299,6 +303,7 @@ def new(
     """
     if join_all and not join:
         raise click.UsageError("--join-all takes every seat, --no-join none: give one of them")
+    _web_without_json(web, as_json)
     if game_id is not None and not game_id:
         raise click.UsageError("--id needs a game id (leave it out for a random one)")
     if game_id is not None:
@@ -341,6 +346,18 @@ def new(
         out.print(f"  {shown(s.name)}: {status}")
     if created.tokens:
         out.print(f"Play it: {red7_line('play', '--game', created.game_id, url=url)}")
+    for number, s in enumerate(seats):
+        if web is not None and s.name in created.tokens:  # one line each, never wrapped: it is copied whole
+            click.echo(
+                f"In a browser, {shown(s.name)}: {seat_link(web, created.game_id, number, created.tokens[s.name])}"
+            )
+
+
+def _web_without_json(web: str | None, as_json: bool) -> None:
+    if web is not None and as_json:
+        raise click.UsageError(
+            "--web prints a line of text: with --json, build the link from the token (red7 help web)"
+        )
 
 
 def reserved_keys(entries: tuple[str, ...], people: tuple[str, ...]) -> dict[str, str]:
@@ -413,16 +430,18 @@ def _earlier_join(session: Session, game: str, name: str) -> str | None:
 @click.command()
 @click.argument("game")
 @click.argument("name")
+@web_option
 @json_option
 @url_option
 @pass_session
-def join(session: Session, game: str, name: str, as_json: bool) -> None:
+def join(session: Session, game: str, name: str, web: str | None, as_json: bool) -> None:
     """Take the open seat NAME in GAME; its secret token is saved for you.
 
     \b
     Example:
         red7 join 3f9a2c1b bob
     """
+    _web_without_json(web, as_json)
     token = _earlier_join(session, game, name)
     if token is None:
         session.ensure_worker()
@@ -437,6 +456,9 @@ def join(session: Session, game: str, name: str, as_json: bool) -> None:
     else:
         click.echo(f"You are {shown(name)} in game {game}. Token: {token}")
         click.echo(f"Play it: {red7_line('play', '--game', game, '--as', name, url=typed_url())}")
+        if web is not None:
+            seat = seat_index(session.service.view(game), name)
+            click.echo(f"In a browser: {seat_link(web, game, seat, token)}")
 
 
 # ---------------------------------------------------------------------------- games

@@ -30,7 +30,7 @@ from red7es.service.store import TOURNAMENT_GAMES, NoSuchGame, new_game_id, vali
 from red7es.service.tokens import verify_turn
 from red7es.steps import StepError, Turn
 
-from . import auth, errors, tournaments
+from . import auth, errors, tournaments, web
 from .creation import CreateBody, asked_game
 from .hub import Hub, Subscriber
 from .limits import ClientRate, Limiter, Limits, RateLimit, client_address, too_many
@@ -379,6 +379,7 @@ def create_app(
             503, "no answer from a worker yet: the command is stored; send the same request again for its answer"
         )
 
+    web.install(app)  # the lobby and table pages (docs/web.md)
     return app
 
 

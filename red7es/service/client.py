@@ -196,7 +196,10 @@ class GameSummary:
             "version": self.version,
             "to_move": self.to_move,
             "created": self.created,
-            "seats": [{"name": x["name"], "kind": x.get("kind"), "bot": x.get("bot")} for x in self.seats],
+            "seats": [
+                {"name": x["name"], "kind": x.get("kind"), "bot": x.get("bot"), "joined": bool(x.get("joined"))}
+                for x in self.seats
+            ],
             "winners": self.winners,
             "variant": self.variant,
             "unreadable": self.unreadable,
