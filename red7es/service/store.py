@@ -191,6 +191,12 @@ class Batch:
     bot_to_move: bool
     changes: bytes
     views: dict[str, bytes]
+    # A timed game only (RULES.md, Time): the seat to move's deadline (meta.deadline), the
+    # time-out these events make (at, deadline) and the stream ids of the bot commands.
+    timed: bool = False
+    deadline: int | None = None
+    time_out: tuple[int, int] | None = None
+    bot_stream_ids: tuple[str, ...] = ()
 
 
 def _script(name: str) -> str:
@@ -269,6 +275,9 @@ class GameStore:
         for command_id, command in batch.bot_commands:
             args.extend((command_id, command))
         args.extend(batch.views[key] for key in view_keys)
+        if batch.timed:
+            at, due = batch.time_out if batch.time_out is not None else ("", "")
+            args.extend(("" if batch.deadline is None else batch.deadline, at, due, *batch.bot_stream_ids))
         reply = self._append(keys=[k.log, k.meta, k.commands, k.cmdids, k.changes, *view_keys], args=args)
         if reply[0] == 2:
             raise DamagedGame(f"cannot append: {text(reply[1])}")

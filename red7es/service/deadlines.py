@@ -1,0 +1,66 @@
+"""The deadline index: which timed games have a seat whose time runs out, and when.
+
+``red7:deadlines`` is a sorted set, member the game id, score the deadline of the seat
+to move in Redis milliseconds (RULES.md, Time; docs/architecture.md, Clocks).  The truth
+is each game's own ``meta.deadline``, written by the compare-and-append (``append.lua``)
+atomically with the turn that set it; the index is written right after that append, by
+the same call, and only for timed games, so an untimed game costs nothing.  Should a
+worker die between the two, the sweep puts the game back from its meta (``ZADD NX``),
+and a worker that folds a timed game writes the index from the game it just folded, so
+an entry that is stale, or left by a game that ended, is corrected the first time it
+is due.
+
+Workers look at it on every pass (:func:`due`: one script, Redis's ``TIME`` and
+``ZRANGEBYSCORE -inf now``), and post each game that is due to the inbox: the
+time-out itself is decided by the folder and written through the same
+compare-and-append as any turn, so it happens exactly once however many workers see it.
+
+The index is general on purpose: an entry means "this game has work due at this time".
+The sweep of issue #23 (find games with work due instead of reading every game) can put
+other due work in the same set with the same score semantics, and read it the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+
+__all__ = ["DEADLINES", "due", "index", "redis_now", "restore"]
+
+DEADLINES = "red7:deadlines"
+
+# Redis's clock and the games due by it, in one round trip (TIME in a read-only script).
+_DUE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return {now, redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))}
+"""
+
+
+def redis_now(connection: redis.Redis) -> int:
+    """Redis's own time in ms: the referee's clock (never this machine's)."""
+    seconds, micros = connection.time()
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+def due(connection: redis.Redis, limit: int = 100) -> tuple[int, list[str]]:
+    """(Redis's time in ms, the games whose deadline is at or before it), at most ``limit``."""
+    now, games = connection.eval(_DUE, 1, DEADLINES, limit)  # type: ignore[no-untyped-call]
+    return int(now), [g.decode() if isinstance(g, bytes) else str(g) for g in games]
+
+
+def index(connection: redis.Redis, game_id: str, deadline: int | None) -> None:
+    """Record a timed game's current deadline (None: no seat is timed now, e.g. it is over)."""
+    if deadline is None:
+        connection.zrem(DEADLINES, game_id)
+    else:
+        connection.zadd(DEADLINES, {game_id: deadline})
+
+
+def restore(connection: redis.Redis, deadlines: dict[str, int]) -> None:
+    """Put back games missing from the index (the sweep, from each game's meta.deadline);
+    an entry present is left as it is (the folder keeps it current)."""
+    if deadlines:
+        mapping: dict[Any, Any] = dict(deadlines)
+        connection.zadd(DEADLINES, mapping, nx=True)
