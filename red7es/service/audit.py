@@ -673,6 +673,9 @@ class _Audit:
             if not timed_out:
                 if due is not None and at is not None and at > due:
                     return self._missing_time_out(k, at, due, pos, table), pos
+                if due is not None and at is None and found is not None:
+                    # after the last command's answer only a time-out can extend a timed game
+                    return self._missing_time_out(None, None, due, pos, table), pos
                 return None, pos
             event = self._event(pos)
             if not isinstance(event, TimedOut):
@@ -732,13 +735,23 @@ class _Audit:
             )
         return None
 
-    def _missing_time_out(self, k: int | None, at: int, due: int, pos: int, table: Table) -> Divergence:
-        """Command ``k`` came at ``at``, after the deadline ``due``, and no time-out precedes its answer."""
+    def _missing_time_out(self, k: int | None, at: int | None, due: int, pos: int, table: Table) -> Divergence:
+        """Command ``k`` came at ``at``, after the deadline ``due``, and no time-out precedes its
+        answer (``k`` None: the log goes on after the last command's answer with something else)."""
         clock = table.clock
         name = table.seats[clock.seat].name if clock is not None else "the seat to move"
         found = self._event(pos) if pos < self.n else None
         shown = "the end of the log" if found is None else show_event(found)
         expected = f"TimedOut of {name} (deadline {due})"
+        if k is None or at is None:
+            return _div(
+                "missing-timeout",
+                pos,
+                None,
+                expected,
+                shown,
+                f"after the last command's answer only {name}'s time-out can follow",
+            )
         if isinstance(found, CommandApplied) and clock is not None and found.seat == clock.seat:
             return _div(
                 "late-turn",
