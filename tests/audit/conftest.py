@@ -20,8 +20,8 @@ from support import wait_for
 
 from red7es.service.client import GameService
 from red7es.service.codec import encode_command
-from red7es.service.events import BOT, PERSON, CreateCommand, JoinCommand, SeatSpec, TurnCommand
 from red7es.service.deadlines import redis_now
+from red7es.service.events import BOT, PERSON, CreateCommand, JoinCommand, SeatSpec, TurnCommand
 from red7es.service.records import Record, export
 from red7es.service.store import now_ms
 from red7es.service.tokens import new_token, public_key
