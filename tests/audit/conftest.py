@@ -150,6 +150,9 @@ class Games:
     def record(self, game_id: str) -> Record:
         return export(self.service, game_id)
 
+    def _past(self, deadline: int) -> None:
+        wait_for(lambda: redis_now(self.connection) > deadline, "the deadline to pass", timeout=10, every=0.005)
+
     def no_show(self, game_id: str, variant: Variant, person: str, bot: str = "random") -> None:
         """A timed game of bots and ``person``, who joins and never moves: they time out
         when their time is up by Redis's clock, and the bots play on to the end."""
@@ -160,7 +163,7 @@ class Games:
             table = self.worker.folder.tables.get(game_id)
             due = None if table is None else table.deadline
             if due is not None and not self.over(game_id):
-                wait_for(lambda: redis_now(self.connection) > due, "the deadline to pass", timeout=10, every=0.005)
+                self._past(due)
 
 
 @pytest.fixture
