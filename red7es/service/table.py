@@ -498,6 +498,8 @@ class Table:
                     score=sv.score,
                     round_wins=sv.round_wins,
                 )
+            if self.variant.timed:
+                entry.update(self._seat_time(i))
             seats.append(entry)
         view: dict[str, Any] = {
             "game": self.game_id,
@@ -509,6 +511,11 @@ class Table:
             "created": self.created,
             "seats": seats,
         }
+        if self.variant.timed:
+            clock = None if self.over else self.clock
+            view["clock"] = (
+                None if clock is None else {"seat": clock.seat, "started": clock.at, "deadline": clock.deadline}
+            )
         if obs is None:
             return view
         leader = obs.leader
@@ -528,6 +535,17 @@ class Table:
             outcome=None if obs.outcome is None else outcome_data(obs.outcome),
         )
         return view
+
+
+    def _seat_time(self, seat: int) -> dict[str, Any]:
+        """A timed game's seat in a view (docs/events.md, Views): whether it forfeited and,
+        with a game clock, its time left when the current clock started (the seat to move's
+        runs down from then to ``clock.deadline``; None once the game is over)."""
+        clock = self.clock
+        left = None
+        if self.variant.clock is not None and not self.over:
+            left = clock.remaining[seat] if clock is not None and clock.remaining else self.variant.clock[0]
+        return {"forfeited": seat in self.game.forfeited, "time_left": left}
 
 
 def public_event(event: LogEvent, players: int) -> dict[str, Any] | None:
