@@ -536,7 +536,6 @@ class Table:
         )
         return view
 
-
     def _seat_time(self, seat: int) -> dict[str, Any]:
         """A timed game's seat in a view (docs/events.md, Views): whether it forfeited and,
         with a game clock, its time left when the current clock started (the seat to move's
