@@ -196,3 +196,30 @@ def test_bots_with_a_clock_play_a_game_to_the_end_and_it_audits(real_redis: redi
     assert clocks and all(len(c.remaining) == 3 for c in clocks)
     report = audit_game(svc, "b")
     assert report.passed, report.line()
+
+
+def test_an_ismcts_bot_with_a_clock_thinks_a_share_of_its_time_never_more(real_redis: redis.Redis) -> None:
+    """ismcts asking 5 s a turn on a 2 s clock: it would lose on time at its first turn, but
+    thinks a tenth of what is left each turn, so the game ends without a time-out."""
+    svc = offline_service(real_redis)
+    seats = [bot("deep", "ismcts:time=5"), bot("deeper", "ismcts:time=5")]
+    svc.create(Variant(2, clock=(2_000, 0), rounds=2), seats, seed="share", game_id="share", wait=None)
+    fold(Folder(svc.store), "share")
+    log = events_of(decoded_log(svc.store, "share"))
+    assert isinstance(log[-2], GameOver) and log[-2].outcome.reason == "rounds"
+    assert not any(isinstance(e, TimedOut) for e in log)
+    assert audit_game(svc, "share").passed
+
+
+def test_a_timed_game_on_a_cluster_fires_its_time_out_and_audits(cluster_redis: redis.Redis) -> None:
+    svc = offline_service(cluster_redis)
+    svc.create(Variant(2, turn_time=200), [person("ann"), bot("b")], join=["ann"], seed="c", game_id="c", wait=None)
+    folder = Folder(svc.store)
+    fold(folder, "c")
+    deadline = folder.tables["c"].deadline
+    assert deadline is not None and cluster_redis.zscore(DEADLINES, "c") == deadline
+    _past(cluster_redis, deadline)
+    assert due(cluster_redis)[1] == ["c"]
+    fold(folder, "c")
+    assert [type(e) for e in events_of(decoded_log(svc.store, "c"))].count(TimedOut) == 1
+    assert audit_game(svc, "c").passed
