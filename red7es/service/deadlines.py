@@ -5,10 +5,11 @@ to move in Redis milliseconds (RULES.md, Time; docs/architecture.md, Clocks).  T
 is each game's own ``meta.deadline``, written by the compare-and-append (``append.lua``)
 atomically with the turn that set it; the index is written right after that append, by
 the same call, and only for timed games, so an untimed game costs nothing.  Should a
-worker die between the two, the sweep puts the game back from its meta (``ZADD NX``),
-and a worker that folds a timed game writes the index from the game it just folded, so
-an entry that is stale, or left by a game that ended, is corrected the first time it
-is due.
+worker die between the two, the sweep puts the game back from its meta (``ZADD LT``: it
+also lowers an entry later than the meta says, which two workers' writes crossing when
+a lease was lost could leave), and a worker that folds a timed game writes the index
+from the game it just folded, so an entry that is early, or left by a game that ended
+or broke, is corrected the first time it is due.
 
 Workers look at it on every pass (:func:`due`: one script, Redis's ``TIME`` and
 ``ZRANGEBYSCORE -inf now``), and post each game that is due to the inbox: the
@@ -59,8 +60,9 @@ def index(connection: redis.Redis, game_id: str, deadline: int | None) -> None:
 
 
 def restore(connection: redis.Redis, deadlines: dict[str, int]) -> None:
-    """Put back games missing from the index (the sweep, from each game's meta.deadline);
-    an entry present is left as it is (the folder keeps it current)."""
+    """Put back games missing from the index, and lower entries later than their game's
+    meta.deadline (the sweep, from each game's meta): never fire a time-out late. An entry
+    earlier than the meta is left: it is corrected when it comes due."""
     if deadlines:
         mapping: dict[Any, Any] = dict(deadlines)
-        connection.zadd(DEADLINES, mapping, nx=True)
+        connection.zadd(DEADLINES, mapping, lt=True)

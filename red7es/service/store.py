@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 import redis
 
 from ..wording import counted
+from .deadlines import DEADLINES
 from .envelope import MAX_COMMAND_SIZE, pack_map
 
 __all__ = [
@@ -317,8 +318,9 @@ class GameStore:
         self.deactivate(game_id)
 
     def deactivate(self, game_id: str) -> None:
-        """Stop sweeping a game (it is broken: its log needs a human)."""
+        """Stop sweeping a game (it is broken: its log needs a human), and timing it out."""
         self.redis.srem(ACTIVE, game_id)
+        self.redis.zrem(DEADLINES, game_id)
 
     # ------------------------------------------------------------------ reading
 

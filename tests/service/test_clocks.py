@@ -223,3 +223,42 @@ def test_a_timed_game_on_a_cluster_fires_its_time_out_and_audits(cluster_redis: 
     fold(folder, "c")
     assert [type(e) for e in events_of(decoded_log(svc.store, "c"))].count(TimedOut) == 1
     assert audit_game(svc, "c").passed
+
+
+def test_the_sweep_puts_back_a_deadline_lost_between_the_append_and_the_index(real_redis: redis.Redis) -> None:
+    from red7es.workers.context import WorkerContext
+
+    worker = WorkerContext(real_redis)
+    svc = worker.service
+    svc.create(
+        Variant(2, turn_time=60_000),
+        [person("ann"), person("bob")],
+        join=["ann", "bob"],
+        seed="lost",
+        game_id="lost",
+        wait=None,
+    )
+    worker.advance("lost")
+    deadline = int(svc.store.meta("lost")["deadline"])
+    real_redis.zrem(DEADLINES, "lost")  # what a worker killed right after its append leaves
+    real_redis.zadd(DEADLINES, {"later": 10**15})
+    worker.sweep()
+    assert real_redis.zscore(DEADLINES, "lost") == deadline
+    # an entry later than the meta says is lowered: a time-out is never fired late
+    real_redis.zadd(DEADLINES, {"lost": deadline + 5_000})
+    worker.sweep()
+    assert real_redis.zscore(DEADLINES, "lost") == deadline
+    # a broken game is no longer timed
+    svc.store.mark_broken("lost", "broken by the test")
+    assert real_redis.zscore(DEADLINES, "lost") is None
+
+
+def test_a_due_game_is_posted_to_the_inbox_and_again_only_after_a_second(real_redis: redis.Redis) -> None:
+    from red7es.workers.context import WorkerContext
+
+    worker = WorkerContext(real_redis)
+    real_redis.zadd(DEADLINES, {"due": 1, "later": redis_now(real_redis) + 600_000})
+    posted: list[str] = []
+    worker.inbox.post = posted.append  # type: ignore[method-assign]
+    assert worker.post_due() == 1 and posted == ["due"]
+    assert worker.post_due() == 0  # not again within the second: its lease may be elsewhere
