@@ -245,17 +245,6 @@ class Table:
         """When the seat to move's time is up (Redis ms), or None: untimed, not started, over."""
         return None if self.clock is None or self.over else self.clock.deadline
 
-    def remaining(self, at: int) -> list[int] | None:
-        """Every seat's game-clock time left at referee time ``at`` (ms; the seat to move's
-        running down from its ClockStarted), or None without a game clock or before it starts."""
-        clock = self.clock
-        if clock is None or not clock.remaining:
-            return None
-        left = list(clock.remaining)
-        if not self.over:
-            left[clock.seat] = max(0, clock.deadline - max(at, clock.at))
-        return left
-
     @property
     def bot_to_move(self) -> bool:
         seat = self.to_move
