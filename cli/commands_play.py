@@ -194,14 +194,20 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
                 if turn is None:
                     return False
                 mark = service.store.last_change_id(game_id)
+                refusal = None
                 try:
                     answer = service.play(game_id, name, token, turn)
-                except Rejected as exc:  # malformed text: say why and ask again
-                    menu.show(Text(f"Not allowed: {shown(str(exc))}", style="bold red"), menu=False)
-                    continue
-                if not answer.applied:
-                    menu.show(Text(f"Not allowed: {shown(str(answer.reason))}", style="bold red"), menu=False)
-                    continue
+                    if not answer.applied:
+                        refusal = str(answer.reason)
+                except Rejected as exc:  # malformed text (or the game over): say why and ask again
+                    refusal = str(exc)
+                if refusal is not None:
+                    menu.show(Text(f"Not allowed: {shown(refusal)}", style="bold red"), menu=False)
+                    if not _moved_on(service, game_id, name, view):
+                        continue
+                    # The turn passed while the player chose (their time ran out: RULES.md,
+                    # Time): what happened, and the board as it is now.
+                    mark = cursor
                 menu = None
                 # This turn, and the bots' replies the worker may already have folded in.
                 seen, events = _changes(service, game_id, mark, 0.001)
@@ -226,6 +232,13 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
         if to_show:
             render_view(out, view, you=view["seat"])
     return True
+
+
+def _moved_on(service: GameService, game_id: str, name: str, view: dict[str, Any]) -> bool:
+    """Whether the game moved on from ``view`` without the player (a time-out): a refused
+    turn then is no reason to ask again from the same menu."""
+    fresh = seat_view(service, game_id, name)
+    return any(fresh.get(key) != view.get(key) for key in ("status", "to_move", "round", "legal"))
 
 
 def _changes(service: GameService, game_id: str, cursor: str, timeout: float) -> tuple[str, Events]:
