@@ -11,6 +11,7 @@ import os
 import signal
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,10 @@ def _wait_over(svc: GameService, game_id: str, pool: WorkerPool) -> None:
 def _audited(svc: GameService, game_id: str) -> None:
     report = audit_game(svc, game_id)
     assert report.passed, report.line()
+
+
+def _answered(svc: GameService, game_id: str, command_id: str) -> bool:
+    return any(isinstance(e, CommandApplied | CommandRejected) and e.id == command_id for e in _log(svc, game_id))
 
 
 def _past(connection: redis.Redis, deadline: int) -> None:
@@ -194,3 +199,40 @@ def test_a_redis_restart_across_a_deadline_still_fires_it(private_redis: Any, po
     _wait_over(svc, "rs", pool)
     assert [e.seat for e in _log(svc, "rs") if isinstance(e, TimedOut)] == [clock.seat]
     _audited(svc, "rs")
+
+
+def test_turns_sent_at_their_deadline_with_two_workers_running_each_have_one_outcome(
+    real_redis: redis.Redis, workers: WorkerPool
+) -> None:
+    """Turns sent within a few ms of their deadline while two workers watch the game: whichever
+    way each race goes (the machine decides which happen), the turn's stream id decides the
+    outcome, exactly one of the turn and the time-out takes effect, and every record audits."""
+    svc = GameService(real_redis)
+    workers.start(2, wait=True)
+    variant = Variant(2, turn_time=300)
+    names = ["ann", "bob"]
+    for i in range(8):
+        game = f"edge{i}"
+        created = svc.create(variant, [person(n) for n in names], join=names, seed=game, game_id=game, wait=30)
+        clock = _first_clock(svc, game)
+        seat, turn = _offline_first_turn(variant, game)
+        command = TurnCommand(
+            "edge", seat, turn, "person", sign_turn(created.tokens[names[seat]], game, "edge", seat, turn)
+        )
+        aim = clock.deadline - 3 + i  # from just before the deadline to just after it
+        _past(real_redis, aim - 1)
+        svc.submit_signed(game, command)
+        stream_id = real_redis.hget(Keys(game).cmdids, "edge")
+        assert stream_id is not None
+        in_time = int(stream_id.decode().split("-")[0]) <= clock.deadline
+        wait_for(partial(_answered, svc, game, "edge"), "the turn's answer", timeout=30)
+        log = _log(svc, game)
+        answer = next(e for e in log if isinstance(e, CommandApplied | CommandRejected) and e.id == "edge")
+        before = log[: log.index(answer)]
+        timed_out = [e for e in before if isinstance(e, TimedOut)]
+        if in_time:
+            assert isinstance(answer, CommandApplied) and not timed_out
+        else:
+            assert isinstance(answer, CommandRejected) and [e.seat for e in timed_out] == [seat]
+        _wait_over(svc, game, workers)
+        _audited(svc, game)
