@@ -1068,7 +1068,13 @@ class _Audit:
             if event is None:
                 return self._undecodable(None, None, j)
             if isinstance(event, CommandApplied):
-                problem = self._seedless_command(j, event, commands, table)
+                problem = self._seedless_command(j, event, commands, table) or self._seedless_late(
+                    j, event, commands, table
+                )
+                if problem is not None:
+                    return problem
+            if isinstance(event, TimedOut):
+                problem = self._time_out_problem(None, None, table.deadline, j, event)
                 if problem is not None:
                     return problem
             try:
@@ -1078,6 +1084,28 @@ class _Audit:
             if isinstance(event, StepApplied):
                 self.counts["steps"] += 1
         return None
+
+    def _seedless_late(
+        self, j: int, event: CommandApplied, commands: dict[str, tuple[int, TurnCommand]], table: Table
+    ) -> Divergence | None:
+        """A running timed game: a turn applied although its stream id is after its seat's deadline."""
+        clock, due = table.clock, table.deadline
+        known = commands.get(event.id)
+        if known is None or clock is None or due is None or event.seat != clock.seat:
+            return None
+        k = known[0]
+        at = stream_ms(self.record.commands[k].stream_id)
+        if at <= due:
+            return None
+        name = table.seats[clock.seat].name
+        return _div(
+            "late-turn",
+            j,
+            k,
+            f"TimedOut of {name} (deadline {due})",
+            show_event(event),
+            f"{name}'s turn came at {at}, after their time was up at {due}, and was applied",
+        )
 
     def _seedless_command(
         self, j: int, event: CommandApplied, commands: dict[str, tuple[int, TurnCommand]], table: Table

@@ -38,39 +38,56 @@ def _settle(folder: Folder, game_id: str) -> None:
     raise AssertionError("never settled")
 
 
-@pytest.fixture(scope="module")
-def record(redis_server: RedisServer) -> Iterator[Record]:
-    """ann times out (her round is folded), bob moves in time, cy times out: bob wins."""
-    connection = redis.Redis.from_url(redis_server.url)
-    connection.flushall()
+def _play(connection: redis.Redis, game_id: str, *, finish: bool) -> Record:
+    """ann times out (her round is folded), bob moves in time, and (``finish``) cy times out:
+    bob wins. Without ``finish`` the game is still running (cy to move)."""
     svc = GameService(connection, wake=lambda game_id: None)
     made = svc.create(
         Variant(3, turn_time=1_000),
         [SeatSpec(n) for n in NAMES],
         join=NAMES,
         seed="tamper-time",
-        game_id="tt",
+        game_id=game_id,
         wait=None,
     )
     folder = Folder(svc.store)
 
     def time_out() -> None:
-        table = folder.tables["tt"]
+        table = folder.tables[game_id]
         deadline = table.deadline
         assert deadline is not None
         wait_for(lambda: redis_now(connection) > deadline, "the deadline to pass", timeout=10, every=0.01)
-        _settle(folder, "tt")
+        _settle(folder, game_id)
 
-    _settle(folder, "tt")
+    _settle(folder, game_id)
     time_out()
-    view: dict[str, Any] = svc.view("tt", folder.tables["tt"].to_move)
+    view: dict[str, Any] = svc.view(game_id, folder.tables[game_id].to_move)
     name = view["seats"][view["seat"]]["name"]
-    svc.submit("tt", name, made.tokens[name], view["legal"][0])
-    _settle(folder, "tt")
-    time_out()
-    assert svc.store.meta("tt")["status"] == "over"
-    yield export(svc, "tt")
+    svc.submit(game_id, name, made.tokens[name], view["legal"][0])
+    _settle(folder, game_id)
+    if finish:
+        time_out()
+        assert svc.store.meta(game_id)["status"] == "over"
+    return export(svc, game_id)
+
+
+@pytest.fixture(scope="module")
+def records(redis_server: RedisServer) -> Iterator[tuple[Record, Record]]:
+    """A finished record and a running one."""
+    connection = redis.Redis.from_url(redis_server.url)
+    connection.flushall()
+    yield _play(connection, "tt", finish=True), _play(connection, "tr", finish=False)
     connection.close()
+
+
+@pytest.fixture
+def record(records: tuple[Record, Record]) -> Record:
+    return records[0]
+
+
+@pytest.fixture
+def running(records: tuple[Record, Record]) -> Record:
+    return records[1]
 
 
 def _first(record: Record) -> Divergence:
@@ -158,3 +175,26 @@ def test_a_time_out_later_than_redis_wrote_it(record: Record) -> None:
     tampered = edit_event(record, i, lambda e: dataclasses.replace(e, at=written + 1))
     problem = _first(tampered)
     assert (problem.check, problem.event) == ("timeout", i)
+
+
+def test_a_running_game_audits_incomplete(running: Record) -> None:
+    report = audit_record(running)
+    assert report.result == "incomplete", report.line()
+
+
+def test_an_early_time_out_in_a_running_game(running: Record) -> None:
+    i = _positions(running, TimedOut)[0]
+    tampered = edit_event(running, i, lambda e: dataclasses.replace(e, at=e.deadline))
+    problem = _first(tampered)
+    assert (problem.check, problem.event) == ("early-timeout", i)
+
+
+def test_a_late_turn_in_a_running_game(running: Record) -> None:
+    events = events_of(running)
+    applied = _positions(running, CommandApplied)[0]
+    clock = [e for e in events[:applied] if isinstance(e, ClockStarted)][-1]
+    commands = list(running.commands)
+    commands[-1] = Entry(f"{clock.deadline + 1}-0", commands[-1].raw)
+    tampered = dataclasses.replace(running, commands=tuple(commands), cursor=commands[-1].stream_id)
+    problem = _first(tampered)
+    assert (problem.check, problem.event) == ("late-turn", applied)
