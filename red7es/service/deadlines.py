@@ -3,9 +3,12 @@
 ``red7:deadlines`` is a sorted set, member the game id, score the deadline of the seat
 to move in Redis milliseconds (RULES.md, Time; docs/architecture.md, Clocks).  The truth
 is each game's own ``meta.deadline``, written by the compare-and-append (``append.lua``)
-atomically with the turn that set it; the index is written right after that append, by
-the same call, and only for timed games, so an untimed game costs nothing.  Should a
-worker die between the two, the sweep puts the game back from its meta (``ZADD LT``: it
+atomically with the turn that set it.  On one Redis the index is set from that meta in
+the same transaction as the append (:func:`append_indexed`: ``MULTI``, the append script,
+a script that copies ``meta.deadline`` into the index, ``EXEC``), so it can never be lost
+or disagree with the game.  A Redis Cluster cannot run one transaction over a game's keys
+and a global key: there the index is written right after a successful append, and
+should a worker die between the two, the sweep puts the game back from its meta (``ZADD LT``: it
 also lowers an entry later than the meta says, which two workers' writes crossing when
 a lease was lost could leave), and a worker that folds a timed game writes the index
 from the game it just folded, so an entry that is early, or left by a game that ended
@@ -23,11 +26,15 @@ other due work in the same set with the same score semantics, and read it the sa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import redis
+from redis.commands.core import Script
 
-__all__ = ["DEADLINES", "due", "index", "redis_now", "restore"]
+from .connection import is_cluster
+
+__all__ = ["DEADLINES", "SYNC", "append_indexed", "due", "index", "redis_now", "restore"]
 
 DEADLINES = "red7:deadlines"
 
@@ -37,6 +44,45 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return {now, redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))}
 """
+
+
+# The index entry of one game from its meta (KEYS: meta, index; ARGV: game id), run in the
+# append's transaction: whatever the append did (appended, or refused), the index then
+# holds exactly the game's meta.deadline.
+SYNC = """
+local deadline = redis.call('HGET', KEYS[1], 'deadline')
+if deadline and deadline ~= '' then
+  redis.call('ZADD', KEYS[2], deadline, ARGV[1])
+else
+  redis.call('ZREM', KEYS[2], ARGV[1])
+end
+return 1
+"""
+
+
+def append_indexed(
+    connection: redis.Redis,
+    append: Script,
+    sync: Script,
+    game_id: str,
+    meta_key: str,
+    keys: Sequence[Any],
+    args: Sequence[Any],
+    deadline: int | None,
+) -> Any:
+    """A timed game's compare-and-append (``append`` run with ``keys`` and ``args``) and its
+    index entry, in one transaction on one Redis; on a cluster the entry follows a
+    successful append. Returns the append script's reply."""
+    if is_cluster(connection):
+        reply = append(keys=keys, args=args)
+        if reply[0] == 1:
+            index(connection, game_id, deadline)
+        return reply
+    pipe = connection.pipeline(transaction=True)
+    append(keys=keys, args=args, client=pipe)
+    sync(keys=[meta_key, DEADLINES], args=[game_id], client=pipe)
+    reply, _synced = pipe.execute()
+    return reply
 
 
 def redis_now(connection: redis.Redis) -> int:

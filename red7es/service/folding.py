@@ -359,7 +359,8 @@ class Folder:
 
         A timed game's append carries its deadline (meta.deadline), the time-out the
         events make (``time_out``: at, deadline) and its bot commands' stream ids, which
-        ``append.lua`` checks against Redis's clock; the deadline index follows it."""
+        ``append.lua`` checks against Redis's clock; the store keeps the deadline index
+        with it (:func:`~red7es.service.deadlines.append_indexed`)."""
         at = now_ms()
         encoded: list[bytes] = []
         head = table.head
@@ -400,8 +401,6 @@ class Folder:
             self.tables.pop(table.game_id, None)
             raise
         table.version, table.head, table.cursor = version, head, new_cursor
-        if table.variant.timed:
-            index_deadline(self.store.redis, table.game_id, table.deadline)
         if any(isinstance(e, GameOver) for e in events):
             self.store.finish(table.game_id)  # once, when the game ends (later rejections need not)
 

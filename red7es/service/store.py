@@ -34,7 +34,7 @@ from typing import Any, NamedTuple
 import redis
 
 from ..wording import counted
-from .deadlines import DEADLINES
+from .deadlines import DEADLINES, SYNC, append_indexed
 from .envelope import MAX_COMMAND_SIZE, pack_map
 
 __all__ = [
@@ -215,6 +215,7 @@ class GameStore:
         self._release = connection.register_script(_script("release.lua"))
         self._renew = connection.register_script(_script("renew.lua"))
         self._drop_lease = connection.register_script(_script("drop_lease.lua"))
+        self._sync_deadline = connection.register_script(SYNC)
 
     # ------------------------------------------------------------------ writing
 
@@ -279,7 +280,13 @@ class GameStore:
         if batch.timed:
             at, due = batch.time_out if batch.time_out is not None else ("", "")
             args.extend(("" if batch.deadline is None else batch.deadline, at, due, *batch.bot_stream_ids))
-        reply = self._append(keys=[k.log, k.meta, k.commands, k.cmdids, k.changes, *view_keys], args=args)
+        keys = [k.log, k.meta, k.commands, k.cmdids, k.changes, *view_keys]
+        if batch.timed:  # and its deadline index entry (red7es.service.deadlines)
+            reply = append_indexed(
+                self.redis, self._append, self._sync_deadline, game_id, k.meta, keys, args, batch.deadline
+            )
+        else:
+            reply = self._append(keys=keys, args=args)
         if reply[0] == 2:
             raise DamagedGame(f"cannot append: {text(reply[1])}")
         if reply[0] == 3:

@@ -262,3 +262,31 @@ def test_a_due_game_is_posted_to_the_inbox_and_again_only_after_a_second(real_re
     worker.inbox.post = posted.append  # type: ignore[method-assign]
     assert worker.post_due() == 1 and posted == ["due"]
     assert worker.post_due() == 0  # not again within the second: its lease may be elsewhere
+
+
+def test_the_index_is_written_from_the_meta_in_the_appends_transaction(real_redis: redis.Redis) -> None:
+    """On one Redis the append's transaction copies meta.deadline into the index, whatever the
+    append did: a refused append (another worker was first) leaves the winner's deadline."""
+    import dataclasses
+
+    from red7es.service.store import AppendConflict, Batch
+
+    svc = offline_service(real_redis)
+    svc.create(
+        Variant(2, turn_time=60_000),
+        [person("ann"), person("bob")],
+        join=["ann", "bob"],
+        seed="tx",
+        game_id="tx",
+        wait=None,
+    )
+    fold(Folder(svc.store), "tx")
+    deadline = int(svc.store.meta("tx")["deadline"])
+    real_redis.zadd(DEADLINES, {"tx": 1})  # whatever the index held before
+    stale = Batch(0, "0-0", "0-0", [], [], b"\0" * 32, "playing", 0, False, b"", {}, timed=True, deadline=5)
+    with pytest.raises(AppendConflict):
+        svc.store.append("tx", stale)
+    assert real_redis.zscore(DEADLINES, "tx") == deadline
+    with pytest.raises(AppendConflict):
+        svc.store.append("tx", dataclasses.replace(stale, deadline=None))
+    assert real_redis.zscore(DEADLINES, "tx") == deadline
