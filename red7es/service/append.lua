@@ -89,7 +89,10 @@ if #ARGV >= timed + 2 then
     if at > now or at <= due then
       return {0, version, ARGV[2]}
     end
-    local later = redis.call('XRANGE', KEYS[3], '(' .. ARGV[3], '+', 'COUNT', 1)
+    local later = {}
+    if ARGV[3] ~= '18446744073709551615-18446744073709551615' then  -- (nothing follows the last id)
+      later = redis.call('XRANGE', KEYS[3], '(' .. ARGV[3], '+', 'COUNT', 1)
+    end
     if #later > 0 and tonumber(string.match(later[1][1], '^(%d+)-')) < at then
       return {0, version, ARGV[2]}  -- a command came in before the time-out: answer it first
     end
