@@ -14,7 +14,9 @@ from support import wait_for
 
 from red7es.cli.main import cli
 
-from .test_play_pty import PROMPT, Transcript, spawn
+from .test_play_pty import Transcript, spawn
+
+TIMED_PROMPT = r"Your turn \((\d+\.\ds) left\) > "  # the time left as the prompt is shown
 
 pytestmark = pytest.mark.integration
 
@@ -35,7 +37,7 @@ def test_play_shows_the_deadline_and_a_turn_after_it_shows_what_happened(tmp_pat
     child = spawn(tmp_path, service_url, "play", "--game", game, "--as", first)
     t = Transcript(child)
     try:
-        t.expect(PROMPT)
+        t.expect(TIMED_PROMPT)
         assert "3s a turn" in t.plain and "Your time is up at" in t.plain
         wait_for(lambda: _public(connection, game)["status"] == "over", "the time-out to end the game", timeout=30)
         child.sendline("fold")
