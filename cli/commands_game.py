@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import io
 import uuid
@@ -18,6 +19,7 @@ from rich.text import Text
 
 from red7es.bots.base import BOT_NAMES, BotError, make_bot
 from red7es.deal import SeedError, make_seed
+from red7es.durations import DurationError, parse_clock, parse_duration
 from red7es.service.client import GameService, JoinRefused, NoAnswer, TurnTooLarge, seat_index
 from red7es.service.codec import seat_data
 from red7es.service.connection import UNREACHABLE_ERRORS
@@ -56,6 +58,8 @@ __all__ = [
     "seat_for",
     "seat_specs",
     "split_bots",
+    "time_options",
+    "timed",
     "variant_from",
     "variant_options",
 ]
@@ -82,6 +86,52 @@ def variant_options(fn: Any) -> Any:
     ):
         fn = decorator(fn)
     return fn
+
+
+def _duration(parse: Any) -> Any:
+    """A click callback reading a duration with ``parse`` (a usage error, exit 2, if it is not one)."""
+
+    def read(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+        if value is None:
+            return None
+        try:
+            return parse(value)
+        except DurationError as exc:
+            raise click.BadParameter(str(exc)) from None
+
+    return read
+
+
+def time_options(fn: Any) -> Any:
+    """``--clock`` and ``--turn-time`` (RULES.md, Time): a timed game's control, part of its variant."""
+    for decorator in reversed(
+        [
+            click.option(
+                "--clock",
+                metavar="BASE[+INC]",
+                callback=_duration(parse_clock),
+                help="A game clock per seat, plus an increment after each turn (5m+5s); out of time forfeits.",
+            ),
+            click.option(
+                "--turn-time",
+                metavar="TIME",
+                callback=_duration(parse_duration),
+                help="A limit on each turn (30s; 2d for correspondence); out of time folds the round.",
+            ),
+        ]
+    ):
+        fn = decorator(fn)
+    return fn
+
+
+def timed(variant: Variant, clock: tuple[int, int] | None, turn_time: int | None) -> Variant:
+    """``variant`` with the time control the options say (none: unchanged)."""
+    if clock is None and turn_time is None:
+        return variant
+    try:
+        return dataclasses.replace(variant, clock=clock, turn_time=turn_time)
+    except VariantError as exc:
+        raise click.UsageError(str(exc).replace("a clock or a turn time", "--clock or --turn-time")) from None
 
 
 def variant_from(players: int, scoring: bool, draw: bool, actions: bool, rounds: int, target: int | None) -> Variant:
@@ -256,6 +306,7 @@ def seat_view(service: GameService, game_id: str, name: str) -> dict[str, Any]:
     help=f"A bot's seat: {', '.join(BOT_NAMES)} (repeatable).",
 )
 @variant_options
+@time_options
 @click.option("--seed", help="Seed text for reproducible deals (default: 32 random bytes).")
 @click.option(
     "--id", "game_id", metavar="GAME", help="Choose the game id (default: random; ids starting t- are tournaments')."
@@ -282,6 +333,8 @@ def new(
     actions: bool,
     rounds: int,
     target: int | None,
+    clock: tuple[int, int] | None,
+    turn_time: int | None,
     seed: str | None,
     game_id: str | None,
     join: bool,
@@ -300,6 +353,7 @@ def new(
     \b
     Example:
         red7 new -p alice -p bob --bot greedy --scoring --draw --actions
+        red7 new -p alice -p bob --clock 5m+5s
     """
     if join_all and not join:
         raise click.UsageError("--join-all takes every seat, --no-join none: give one of them")
@@ -316,7 +370,7 @@ def new(
         )
     check_seed(seed)
     seats = seat_specs(people, bots)
-    variant = variant_from(len(seats), scoring, draw, actions, rounds, target)
+    variant = timed(variant_from(len(seats), scoring, draw, actions, rounds, target), clock, turn_time)
     keys = reserved_keys(reserved, people)
     joins = [s.name for s in seats if not s.is_bot and s.name not in keys]
     joins = joins if join_all else (joins[:1] if join else [])

@@ -6,6 +6,7 @@ import contextlib
 import getpass
 import sys
 import termios
+import time
 from typing import Any
 
 import click
@@ -22,7 +23,7 @@ from red7es.service.store import new_game_id, whole_number
 from .commands_game import given_name, seat_for, seat_specs, seat_view, split_bots, variant_from, variant_options
 from .options import console, exit_on_ctrl_c, pass_session, red7_line, typed_url, url_option
 from .outage import wait_for_redis
-from .render import SAID_BY_FINAL_VIEW, card_text, describe_events, render_view
+from .render import SAID_BY_FINAL_VIEW, card_text, clock_text, describe_events, render_view
 from .session import Session
 
 __all__ = ["COMMANDS", "play"]
@@ -188,20 +189,28 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
             else:
                 if menu is None:  # a new view on screen: its menu under it
                     _discard_typeahead()
-                    menu = TurnMenu(out, view.get("legal", []))
+                    clock = view.get("clock") or {}
+                    deadline = clock.get("deadline") if clock.get("seat") == view["seat"] else None
+                    menu = TurnMenu(out, view.get("legal", []), deadline)
                     menu.show()
                 turn = menu.ask()
                 if turn is None:
                     return False
                 mark = service.store.last_change_id(game_id)
+                refusal = None
                 try:
                     answer = service.play(game_id, name, token, turn)
-                except Rejected as exc:  # malformed text: say why and ask again
-                    menu.show(Text(f"Not allowed: {shown(str(exc))}", style="bold red"), menu=False)
-                    continue
-                if not answer.applied:
-                    menu.show(Text(f"Not allowed: {shown(str(answer.reason))}", style="bold red"), menu=False)
-                    continue
+                    if not answer.applied:
+                        refusal = str(answer.reason)
+                except Rejected as exc:  # malformed text (or the game over): say why and ask again
+                    refusal = str(exc)
+                if refusal is not None:
+                    menu.show(Text(f"Not allowed: {shown(refusal)}", style="bold red"), menu=False)
+                    if not _moved_on(service, game_id, name, view):
+                        continue
+                    # The turn passed while the player chose (their time ran out: RULES.md,
+                    # Time): what happened, and the board as it is now.
+                    mark = cursor
                 menu = None
                 # This turn, and the bots' replies the worker may already have folded in.
                 seen, events = _changes(service, game_id, mark, 0.001)
@@ -226,6 +235,13 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
         if to_show:
             render_view(out, view, you=view["seat"])
     return True
+
+
+def _moved_on(service: GameService, game_id: str, name: str, view: dict[str, Any]) -> bool:
+    """Whether the game moved on from ``view`` without the player (a time-out): a refused
+    turn then is no reason to ask again from the same menu."""
+    fresh = seat_view(service, game_id, name)
+    return any(fresh.get(key) != view.get(key) for key in ("status", "to_move", "round", "legal"))
 
 
 def _changes(service: GameService, game_id: str, cursor: str, timeout: float) -> tuple[str, Events]:
@@ -294,9 +310,11 @@ class TurnMenu:
     (a refused turn is one line, not the list again); otherwise lines are only added.
     """
 
-    def __init__(self, out: Console, legal: list[str]) -> None:
+    def __init__(self, out: Console, legal: list[str], deadline: int | None = None) -> None:
         self.out = out
         self.turns = [tuple(t.split()) for t in legal]
+        # A timed game: when the player's time is up (Redis ms), for the time left in the prompt
+        self.deadline = deadline
         self.terminal = out.is_terminal and sys.stdin.isatty()
         self.prefix: tuple[str, ...] = ()
         self.options: list[str] = []  # the next steps numbered on screen, in order
@@ -394,7 +412,8 @@ class TurnMenu:
     def ask(self) -> str | None:
         """The player's turn (a legal turn, or any text for the worker to judge); None to leave."""
         while True:
-            prompt = f"Your turn: {' '.join(self.prefix)} > " if self.prefix else "Your turn > "
+            left = "" if self.deadline is None else f" ({clock_text(self.deadline - int(time.time() * 1000))} left)"
+            prompt = f"Your turn{left}: {' '.join(self.prefix)} > " if self.prefix else f"Your turn{left} > "
             # Not click.prompt: it turns both Ctrl-C and Ctrl-D into click.Abort, and
             # they end differently (Ctrl-C is an interruption, exit 130; Ctrl-D is q).
             try:

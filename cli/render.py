@@ -10,6 +10,8 @@ is set, leaving plain text.
 
 from __future__ import annotations
 
+import datetime
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -19,6 +21,7 @@ from rich.text import Text
 
 from red7es.cards import Card, Color
 from red7es.service.names import shown
+from red7es.variant import Variant
 
 __all__ = [
     "CARD_STYLES",
@@ -139,6 +142,9 @@ def view_parts(view: dict[str, Any], *, you: int | None = None) -> list[Renderab
         header.append(f", target {target}")
     elif variant.get("rounds", 1) > 1:
         header.append(f", first to {variant['rounds']} rounds")
+    time_control = _time_control(variant)
+    if time_control:
+        header.append(f", {time_control}")
     if "round" in view:
         header.append(f" · round {view['round']}")
     parts: list[RenderableType] = [header]
@@ -180,7 +186,47 @@ def view_parts(view: dict[str, Any], *, you: int | None = None) -> list[Renderab
         if view.get("pending"):
             line.append(f" Owed: {view['pending']}.")
         parts.append(line)
+        clock = view.get("clock")
+        if clock:
+            parts.append(deadline_text(view, you))
     return parts
+
+
+def _time_control(variant: dict[str, Any]) -> str:
+    """``clock 5m+5s``, ``30s a turn`` or ``""``, as :meth:`~red7es.variant.Variant.describe_time` says it."""
+    if not variant.get("clock") and not variant.get("turn_time"):
+        return ""
+    try:
+        return Variant.from_dict(variant).describe_time()
+    except (TypeError, ValueError):
+        return ""
+
+
+def clock_text(ms: int) -> str:
+    """Time left as a clock shows it: ``4:05``, ``1:02:03``, ``2d 03h``; tenths under 10 s (``7.3s``)."""
+    ms = max(0, ms)
+    if ms < 10_000:
+        return f"{ms / 1000:.1f}s"
+    seconds = ms // 1000
+    if seconds >= 86_400:
+        return f"{seconds // 86_400}d {seconds % 86_400 // 3600:02d}h"
+    if seconds >= 3600:
+        return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def deadline_text(view: dict[str, Any], you: int | None = None, now_ms: int | None = None) -> Text:
+    """When the seat to move's time is up: the referee's deadline (Redis's clock, UTC), and
+    how long that is from now by this machine's clock (shown only; the referee never reads it)."""
+    clock = view["clock"]
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    at = datetime.datetime.fromtimestamp(clock["deadline"] / 1000, tz=datetime.timezone.utc)
+    whose = "Your" if clock["seat"] == you else f"{shown(view['seats'][clock['seat']]['name'])}'s"
+    left = clock["deadline"] - now
+    text = Text(f"{whose} time is up at {at:%H:%M:%S} UTC ({clock_text(left)} left).")
+    if left <= 10_000:
+        text.stylize("bold red")
+    return text
 
 
 def _seats_table(view: dict[str, Any], you: int | None) -> Table:
@@ -193,6 +239,9 @@ def _seats_table(view: dict[str, Any], you: int | None) -> Table:
     table.add_column("palette")
     scoring = bool(variant.get("scoring"))
     table.add_column("score" if scoring else "rounds won", justify="right")
+    clocked = bool(variant.get("clock"))
+    if clocked:
+        table.add_column("clock", justify="right")
     leader = view.get("leader")
     qualifying = view.get("qualifying", [])
     for seat in view["seats"]:
@@ -203,9 +252,24 @@ def _seats_table(view: dict[str, Any], you: int | None) -> Table:
             palette = cards_text(seat["palette"], qualifying if seat["seat"] == leader else ())
             if seat["seat"] == leader:
                 palette.append("  ← leads", style="bold")
+        if seat.get("forfeited"):
+            palette = Text("out of the game (time)", style="dim")
         total = seat.get("score", 0) if scoring else seat.get("round_wins", 0)
-        table.add_row(marker, _seat_label(seat, you), str(seat.get("hand_size", "")), palette, str(total))
+        row: list[Text | str] = [marker, _seat_label(seat, you), str(seat.get("hand_size", "")), palette, str(total)]
+        if clocked:
+            row.append(_time_left(view, seat))
+        table.add_row(*row)
     return table
+
+
+def _time_left(view: dict[str, Any], seat: dict[str, Any]) -> str:
+    """A seat's game clock: the seat to move's running down to its deadline (by this machine's clock)."""
+    clock = view.get("clock")
+    if seat.get("forfeited") or seat.get("time_left") is None:
+        return "-"
+    if clock and clock["seat"] == seat["seat"]:
+        return clock_text(clock["deadline"] - int(time.time() * 1000))
+    return clock_text(int(seat["time_left"]))
 
 
 def _ordinal(n: int) -> str:
@@ -223,6 +287,8 @@ def outcome_line(view: dict[str, Any]) -> str:
     if scoring:
         scores = ", ".join(f"{shown(s['name'])} {outcome['scores'][s['seat']]}" for s in view["seats"])
         return f"{head} ({scores} points)."
+    if outcome.get("reason") == "time":
+        return f"{head} on time: every other player ran out of time."
     won = outcome["round_wins"][outcome["winners"][0]]
     return f"{head} ({won} round{'' if won == 1 else 's'} won)."
 
@@ -269,6 +335,10 @@ def describe_event(event: dict[str, Any], names: Sequence[str]) -> Text | None:
     if kind == "PlayerOut":
         why = "folded" if event["reason"] == "fold" else "no cards left at the start of the turn"
         return Text(f"{who} is out of the round ({why}).")
+    if kind == "TimedOut":
+        return Text(f"{who}'s time is up.", style="bold")
+    if kind == "Forfeited":
+        return Text(f"{who} is out of the game (out of time).")
     if kind == "RoundWon":
         rule = Color.parse(event["rule"])
         text = Text(f"{who} wins round {event['round']} under {rule.title}")

@@ -14,6 +14,7 @@ from .steps import Step
 __all__ = [
     "CardDrawn",
     "Fact",
+    "Forfeited",
     "GameOver",
     "Outcome",
     "PlayerOut",
@@ -80,6 +81,19 @@ class PlayerOut:
 
 
 @dataclass(frozen=True)
+class Forfeited:
+    """A seat is out of the game for good (RULES.md, Time): ``"time"``, its game clock ran out.
+
+    It is out of the round too (no PlayerOut), is dealt no more turns, can no longer
+    win, and ranks last (:attr:`Outcome.forfeited`).  A turn it had begun is taken
+    back first, as a fold's (a TurnTakenBack fact before this one).
+    """
+
+    seat: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class RoundWon:
     """A round was won; ``cards`` are the cards scored (empty without Advanced scoring)."""
 
@@ -96,7 +110,10 @@ class Outcome:
     winners: tuple[int, ...]
     scores: tuple[int, ...]
     round_wins: tuple[int, ...]
-    reason: str  # "rounds", "target" or "deck"
+    reason: str  # "rounds", "target", "deck" or "time" (all but one seat forfeited)
+    # Seats out of the game (Forfeited), in the order they went out: they rank last, the
+    # first out lowest.  Empty in every game where nobody forfeited.
+    forfeited: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -106,5 +123,5 @@ class GameOver:
     outcome: Outcome
 
 
-Fact = RoundDealt | StepApplied | CardDrawn | TurnTakenBack | PlayerOut | RoundWon | GameOver
-FACT_TYPES = (RoundDealt, StepApplied, CardDrawn, TurnTakenBack, PlayerOut, RoundWon, GameOver)
+Fact = RoundDealt | StepApplied | CardDrawn | TurnTakenBack | PlayerOut | Forfeited | RoundWon | GameOver
+FACT_TYPES = (RoundDealt, StepApplied, CardDrawn, TurnTakenBack, PlayerOut, Forfeited, RoundWon, GameOver)

@@ -17,7 +17,18 @@ from typing import TYPE_CHECKING
 from .cards import ALL_CARDS, Card, Color, cards_of_mask, color_bit
 from .cards import bits as _bits
 from .deal import commitment, deck_order, make_seed
-from .facts import CardDrawn, Fact, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
+from .facts import (
+    CardDrawn,
+    Fact,
+    Forfeited,
+    GameOver,
+    Outcome,
+    PlayerOut,
+    RoundDealt,
+    RoundWon,
+    StepApplied,
+    TurnTakenBack,
+)
 from .rules import KEY_FUNCTIONS, all_keys, match_winners, qualifying_mask, rival_keys
 from .steps import DRAW, END, FOLD, NO_CARD, STEPS, Step, Turn
 from .variant import Variant
@@ -115,6 +126,7 @@ class Game:
         "canvas_changed",
         "deck",
         "draw_ok",
+        "forfeited",
         "hands",
         "journal",
         "known",
@@ -143,6 +155,7 @@ class Game:
     pal: list[int]
     palc: list[int]
     alive: list[bool]
+    forfeited: list[int]  # seats out of the game for good, in the order they went out
     deck: list[int]
     known: int
     canvas: list[int]
@@ -223,6 +236,7 @@ class Game:
         game._stack = []
         game.hands, game.pal, game.palc, game.deck, game.canvas = [0] * n, [0] * n, [0] * n, [], []
         game.alive = [True] * n
+        game.forfeited = []
         game.known, game.rule = 0, Color.RED
         game._start_turn(-1)
         return game
@@ -277,6 +291,7 @@ class Game:
             self.turn_steps[:],
             self.journal[:],
             self.outcome,
+            self.forfeited[:],
             len(self.log) if self.log is not None else 0,
         )
 
@@ -304,8 +319,10 @@ class Game:
             turn_steps,
             journal,
             self.outcome,
+            forfeited,
             log_len,
         ) = snap  # type: ignore[assignment]
+        self.forfeited = forfeited[:]  # type: ignore[index]
         self.hands = hands[:]  # type: ignore[index]
         self.pal = pal[:]  # type: ignore[index]
         self.palc = palc[:]  # type: ignore[index]
@@ -359,8 +376,10 @@ class Game:
         self.known = 0
         self.canvas = []
         self.rule = Color.RED
-        self.alive = [True] * n
+        self.alive = [s not in self.forfeited for s in range(n)]
         first = (starters.index(max(starters)) + 1) % n
+        while not self.alive[first]:  # a seat out of the game never starts a round
+            first = (first + 1) % n
         if self.log is not None:
             self.log.append(
                 RoundDealt(
@@ -578,6 +597,43 @@ class Game:
             if fact.seat != self.turn:
                 raise IllegalStep(f"step {fact.step} by seat {fact.seat}, but seat {self.turn} is to move")
             self._step(int(fact.step), True)
+        elif isinstance(fact, Forfeited):  # decided by the referee, not derived from a step
+            self.forfeit(fact.seat, fact.reason)
+
+    def forfeit(self, seat: int, reason: str) -> list[Fact]:
+        """Put ``seat`` out of the game for good (RULES.md, Time); returns the facts.
+
+        A turn the seat had begun is taken back first, as a fold takes it back (batch
+        rules 4). The seat leaves the round, is dealt no more turns and can no longer
+        win; the others play on. When one seat is left in the game it wins at once
+        (``GameOver`` with reason ``"time"``).  Otherwise, if it was the seat to move,
+        the turn passes on as after a fold (which may end the round).
+        """
+        if self.outcome is not None:
+            raise GameOverError("the game is over")
+        n = self.variant.players
+        if not 0 <= seat < n or seat in self.forfeited:
+            raise IllegalStep(f"seat {seat} cannot forfeit: it is not in the game")
+        log = self.log
+        start = len(log) if log is not None else 0
+        if seat == self.turn and self.turn_steps and self.batch_rules >= FOLD_TAKES_BACK:
+            if log is not None:
+                log.append(TurnTakenBack(seat, tuple(STEPS[c] for c in self.turn_steps)))
+            self._take_back(seat)
+        was_alive = self.alive[seat]
+        self.forfeited.append(seat)
+        self.alive[seat] = False
+        if log is not None:
+            log.append(Forfeited(seat, reason))
+        left = [s for s in range(n) if s not in self.forfeited]
+        if len(left) == 1:
+            totals = tuple(self.score(s) for s in range(n))
+            self._end(Outcome((left[0],), totals, tuple(self.round_wins), "time", tuple(self.forfeited)))
+        elif seat == self.turn:
+            self._advance()
+        elif was_alive and self.alive.count(True) == 1:
+            self._win_round(self.alive.index(True))
+        return log[start:] if log is not None else []
 
     def _step(self, code: int, check: bool) -> None:
         if self.outcome is not None:
@@ -934,8 +990,18 @@ class Game:
         if reason is None:
             self._deal(self.round + 1)
             return
-        winners = match_winners(totals, self.round_wins) if variant.scoring else (seat,)
-        self.outcome = Outcome(winners, tuple(totals), tuple(self.round_wins), reason)
+        if variant.scoring:
+            # a seat out of the game cannot win (RULES.md, Time): it competes with nothing
+            contenders = [-1 if s in self.forfeited else t for s, t in enumerate(totals)]
+            wins = [-1 if s in self.forfeited else w for s, w in enumerate(self.round_wins)]
+            winners = match_winners(contenders, wins)
+        else:
+            winners = (seat,)
+        self._end(Outcome(winners, tuple(totals), tuple(self.round_wins), reason, tuple(self.forfeited)))
+
+    def _end(self, outcome: Outcome) -> None:
+        """The game is over with ``outcome``."""
+        self.outcome = outcome
         self.turn = -1
         self.turn_steps = []
         self.journal = []

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .durations import LONGEST_MS, format_clock, format_duration
+
 __all__ = ["DEFAULT_TARGETS", "Variant", "VariantError"]
 
 # Advanced scoring: the score that ends the game, by number of players.
@@ -22,6 +24,10 @@ class Variant:
     optional Advanced draw, ``actions`` the actions of 1, 3, 5 and 7.  Without
     ``scoring`` the match is won by the first player to win ``rounds`` rounds.
     ``target`` overrides the Advanced scoring target (40/35/30 by player count).
+
+    Time controls (RULES.md, Time): ``clock`` is a game clock per seat, ``(base,
+    increment)`` in milliseconds; ``turn_time`` a limit on each turn, in milliseconds.
+    A game has at most one of them; with neither (the default) nobody is ever timed.
     """
 
     players: int = 2
@@ -30,6 +36,8 @@ class Variant:
     actions: bool = False
     rounds: int = 1
     target: int | None = None
+    clock: tuple[int, int] | None = None
+    turn_time: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.players, int) or not 2 <= self.players <= 4:
@@ -42,6 +50,31 @@ class Variant:
             raise VariantError("a target score needs the scoring variant")
         if self.rounds != 1 and self.scoring:
             raise VariantError("rounds is for the basic game; the scoring variant plays to a target score")
+        if self.clock is not None:
+            if isinstance(self.clock, list):  # as msgpack reads a pair
+                object.__setattr__(self, "clock", tuple(self.clock))
+            base, increment = _pair(self.clock)
+            if not 0 < base <= LONGEST_MS or not 0 <= increment <= LONGEST_MS:
+                raise VariantError(
+                    f"a clock is 1 ms to 30 days plus an increment of at most 30 days, not {self.clock!r}"
+                )
+        if self.turn_time is not None and (type(self.turn_time) is not int or not 0 < self.turn_time <= LONGEST_MS):
+            raise VariantError(f"a turn time is 1 ms to 30 days, not {self.turn_time!r}")
+        if self.clock is not None and self.turn_time is not None:
+            raise VariantError("a game has a clock or a turn time, not both")
+
+    @property
+    def timed(self) -> bool:
+        """Whether seats are timed (a clock or a turn time)."""
+        return self.clock is not None or self.turn_time is not None
+
+    def describe_time(self) -> str:
+        """``clock 5m+5s``, ``30s a turn`` or ``""`` (untimed)."""
+        if self.clock is not None:
+            return f"clock {format_clock(self.clock)}"
+        if self.turn_time is not None:
+            return f"{format_duration(self.turn_time)} a turn"
+        return ""
 
     @property
     def target_score(self) -> int:
@@ -65,10 +98,13 @@ class Variant:
             if self.scoring
             else (f", first to {self.rounds} rounds" if self.rounds > 1 else "")
         )
-        return f"{flags}{extra}"
+        timed = f", {self.describe_time()}" if self.timed else ""
+        return f"{flags}{extra}{timed}"
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        """The six keys every variant has, and ``clock``/``turn_time`` only when set: an
+        untimed game's variant (in GameCreated, Create and the views) is what it always was."""
+        data: dict[str, object] = {
             "players": self.players,
             "scoring": self.scoring,
             "draw": self.draw,
@@ -76,7 +112,18 @@ class Variant:
             "rounds": self.rounds,
             "target": self.target,
         }
+        if self.clock is not None:
+            data["clock"] = list(self.clock)
+        if self.turn_time is not None:
+            data["turn_time"] = self.turn_time
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, object]) -> Variant:
         return cls(**data)  # type: ignore[arg-type]
+
+
+def _pair(clock: object) -> tuple[int, int]:
+    if not isinstance(clock, tuple) or len(clock) != 2 or not all(type(v) is int for v in clock):
+        raise VariantError(f"a clock is [base ms, increment ms], not {clock!r}")
+    return clock[0], clock[1]

@@ -15,6 +15,7 @@ from typing import Any
 import redis
 from rq.timeouts import JobTimeoutException
 
+from red7es.service import deadlines
 from red7es.service.client import NUDGE_TTL_MS, GameService
 from red7es.service.connection import WAITED_OUT_ERRORS, unavailable
 from red7es.service.ending import end_problem
@@ -31,6 +32,7 @@ KEEPALIVE_SECONDS = 1.0  # how often the lease and the heartbeat are renewed whi
 SLICE_SECONDS = 0.5
 STALL_SECONDS = 3.0
 SWEEP_SECONDS = 2.0
+DUE_REPOST_SECONDS = 1.0  # a due game not yet timed out (its lease elsewhere) is posted again after this
 
 _CURRENT: contextvars.ContextVar[WorkerContext | None] = contextvars.ContextVar("red7es_worker", default=None)
 
@@ -65,6 +67,7 @@ class WorkerContext:
         self.last_work = time.monotonic()
         self.beat: Callable[[], None] = lambda: None  # the worker's liveness signal
         self.outage = False  # Redis is unreachable or refusing: told once when it starts, once when it ends
+        self._due_posted: dict[str, float] = {}  # games posted for a deadline, and when
 
     def redis_lost(self, exc: Exception, retry_in: float | None = None) -> None:
         """Tell that Redis cannot serve the worker (``exc``, one of WAITED_OUT_ERRORS), once per outage.
@@ -122,6 +125,7 @@ class WorkerContext:
             self._published = True
         if time.monotonic() - self.last_sweep >= SWEEP_SECONDS:
             self.sweep()
+        self.post_due()
         end = time.monotonic() + left
         taken = self.inbox.take(consumer, block_ms=max(1, int(min(left, 0.5) * 1000)))
         served = self._fold(taken, end, self.inbox, quick=True)
@@ -212,6 +216,24 @@ class WorkerContext:
 
         return repeating(renew, KEEPALIVE_SECONDS, f"keepalive for game {game_id}")
 
+    def post_due(self) -> int:
+        """Post to the inbox every timed game whose seat to move's time is up by Redis's clock
+        (the deadline index: one script a pass, nothing for untimed games). The folder that
+        takes it writes the time-out with the usual compare-and-append, so it happens once
+        whichever workers see it; a game still due a second later (its lease held by a
+        worker that died at the deadline) is posted again."""
+        _now, due = deadlines.due(self.store.redis)
+        now = time.monotonic()
+        posted = 0
+        for game_id in due:
+            if now - self._due_posted.get(game_id, -DUE_REPOST_SECONDS) >= DUE_REPOST_SECONDS:
+                self.inbox.post(game_id)
+                self._due_posted[game_id] = now
+                posted += 1
+        for game_id in [g for g, at in self._due_posted.items() if now - at > 10 * DUE_REPOST_SECONDS]:
+            del self._due_posted[game_id]
+        return posted
+
     def sweep(self) -> int:
         """Re-post games that have work but nobody on them (a worker died mid-game).
 
@@ -223,7 +245,10 @@ class WorkerContext:
         woken = 0
         now = time.monotonic()
         active = self.store.active_games()
+        timed: dict[str, int] = {}
         for game_id, state in zip(active, self.store.work_states(active), strict=True):
+            if not isinstance(state, redis.ResponseError) and state.meta.get("deadline", "").isdigit():
+                timed[game_id] = int(state.meta["deadline"])
             if isinstance(state, redis.ResponseError):
                 if game_id not in self._unreadable:  # said once, not at every sweep
                     log.error("game %s cannot be swept: %s", game_id, str(state).splitlines()[0])
@@ -263,6 +288,9 @@ class WorkerContext:
             if game_id not in active:
                 del self._stalled_since[game_id]
         self._unreadable &= set(active)
+        # A deadline whose index entry was lost (a worker died between its append and the
+        # index write) is put back from the game's meta, which the append wrote atomically.
+        deadlines.restore(self.store.redis, timed)
         return woken
 
     def _finish(self, game_id: str, meta: dict[str, str]) -> None:

@@ -5,7 +5,11 @@
 -- ARGV: 1 expected version, 2 expected cursor, 3 cursor after the client commands,
 --       4 number of events, 5 number of bot commands, 6 new head (hex), 7 status,
 --       8 seat to move ('' for none), 9 bot to move (0/1), 10 changes payload ('' for none),
---       11 now (ms), then the events, then (id, bytes) per bot command, then one value per view key
+--       11 now (ms), then the events, then (id, bytes) per bot command, then one value per view key,
+--       then, for a timed game only (RULES.md, Time; an untimed game sends none of them):
+--       the seat to move's deadline ('' for none: meta.deadline), the time-out's at and
+--       deadline ('' '' unless the events time a seat out), and a stream id per bot command
+--       (its referee time: the next seat's clock starts from it).
 -- Returns {1, version, cursor} when appended, {0, version, cursor} when the game moved on,
 -- {2, reason} when a key cannot take the append and {3, log length} when the log's length
 -- is not meta.version: then nothing is written, and the game needs a human.
@@ -72,13 +76,48 @@ if nbot > 0 then
     return {0, version, ARGV[2]}
   end
 end
+-- A timed game's referee time is Redis's (docs/architecture.md, Clocks): what the worker
+-- says a time-out or a bot's turn happened at must be past, and a time-out must come
+-- after every command at or before its deadline (and before any answered after it).
+local timed = 12 + nev + 2 * nbot + (#KEYS - 5)
+local bot_ids = {}
+if #ARGV >= timed + 2 then
+  local clock = redis.call('TIME')
+  local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  if ARGV[timed + 1] ~= '' then
+    local at, due = tonumber(ARGV[timed + 1]), tonumber(ARGV[timed + 2])
+    if at > now or at <= due then
+      return {0, version, ARGV[2]}
+    end
+    local later = {}
+    if ARGV[3] ~= '18446744073709551615-18446744073709551615' then  -- (nothing follows the last id)
+      later = redis.call('XRANGE', KEYS[3], '(' .. ARGV[3], '+', 'COUNT', 1)
+    end
+    if #later > 0 and tonumber(string.match(later[1][1], '^(%d+)-')) < at then
+      return {0, version, ARGV[2]}  -- a command came in before the time-out: answer it first
+    end
+  end
+  local top_ms, top_seq = string.match(cursor, '^(%d+)-(%d+)$')
+  top_ms, top_seq = tonumber(top_ms), tonumber(top_seq)
+  for b = 1, nbot do
+    local id = ARGV[timed + 2 + b]
+    local ms, seq = string.match(id or '', '^(%d+)-(%d+)$')
+    ms, seq = tonumber(ms), tonumber(seq)
+    if ms == nil or ms > now or ms < top_ms or (ms == top_ms and seq <= top_seq) then
+      return {0, version, ARGV[2]}
+    end
+    top_ms, top_seq = ms, seq
+    bot_ids[b] = id
+  end
+  redis.call('HSET', KEYS[2], 'deadline', ARGV[timed])
+end
 local i = 12
 for _ = 1, nev do
   redis.call('XADD', KEYS[1], '*', 'e', ARGV[i])
   i = i + 1
 end
-for _ = 1, nbot do
-  cursor = redis.call('XADD', KEYS[3], '*', 'c', ARGV[i + 1])
+for b = 1, nbot do
+  cursor = redis.call('XADD', KEYS[3], bot_ids[b] or '*', 'c', ARGV[i + 1])
   redis.call('HSET', KEYS[4], ARGV[i], cursor)
   i = i + 2
 end

@@ -53,6 +53,7 @@ from .events import (
     BOT,
     PERSON,
     REPEAT,
+    ClockStarted,
     CommandApplied,
     CommandRejected,
     CreateCommand,
@@ -60,9 +61,10 @@ from .events import (
     LogEvent,
     SeatJoined,
     SeedRevealed,
+    TimedOut,
     TurnCommand,
 )
-from .folding import decide, decide_command
+from .folding import decide, decide_command, stream_ms
 from .record_files import Unreadable, readable_event
 from .records import Entry, Record, export, stream_order
 from .table import CreateRejected, Table
@@ -115,6 +117,12 @@ CHECKS: dict[str, str] = {
     "applied": "a command is recorded as applied differently than it was submitted",
     "join": "a seat was joined differently than the command says",
     "missing-command": "the log answers a command that is not in the commands stream",
+    # time (RULES.md, Time: referee time is Redis's, the stream ids of commands and events)
+    "early-timeout": "a seat was timed out before its time was up, or before a command that came in time",
+    "late-turn": "a turn was applied although it came after its seat's time was up",
+    "missing-timeout": "a seat's time was up but the log answers a later command without timing it out",
+    "timeout": "a time-out's seat, deadline or time is not what the clocks give",
+    "clock": "a seat's clock (ClockStarted: start, deadline, time left) is not what the record's times give",
     # the facts
     "deal": "a deal is not the one the seed produces",
     "illegal-step": "the log records a step the rules do not allow",
@@ -632,6 +640,9 @@ class _Audit:
         for k, entry in commands[1:]:
             if pos > self.stop:
                 return None
+            problem, pos = self._time_outs(k, stream_ms(entry.stream_id), pos, table)
+            if problem is not None:
+                return problem
             answer = self._answer(k, entry, pos, table)
             if isinstance(answer, Divergence):
                 return answer
@@ -639,9 +650,125 @@ class _Audit:
             if problem is not None:
                 return problem
             pos += len(answer)
+        problem, pos = self._time_outs(None, None, pos, table)
+        if problem is not None:
+            return problem
         if pos < self.n:
             return self._orphan(pos)
         return None
+
+    def _time_outs(self, k: int | None, at: int | None, pos: int, table: Table) -> tuple[Divergence | None, int]:
+        """Check and re-execute the time-outs the log holds at ``pos``, before command ``k``
+        (stream time ``at``; None: after the last command). Returns the first problem and
+        the position after them (RULES.md, Time; docs/trust.md, Time).
+
+        A command after the seat to move's deadline must find a time-out before its answer;
+        a time-out must come after the deadline (its ``at``), before no command that came in
+        time, no later than the command it precedes and no later than its own log entry
+        (Redis's time when it was written)."""
+        while True:
+            due = table.deadline
+            found = self.maps[pos] if pos < self.n else None
+            timed_out = found is not None and found["type"] == "TimedOut"
+            if not timed_out:
+                if due is not None and at is not None and at > due:
+                    return self._missing_time_out(k, at, due, pos, table), pos
+                if due is not None and at is None and found is not None:
+                    # after the last command's answer only a time-out can extend a timed game
+                    return self._missing_time_out(None, None, due, pos, table), pos
+                return None, pos
+            event = self._event(pos)
+            if not isinstance(event, TimedOut):
+                return self._undecodable(k, None, pos), pos
+            problem = self._time_out_problem(k, at, due, pos, event)
+            if problem is not None:
+                return problem, pos
+            expected = table.time_out(event.at)
+            problem = self._compare(k, expected, pos)
+            if problem is not None:
+                return problem, pos
+            pos += len(expected)
+
+    def _time_out_problem(
+        self, k: int | None, at: int | None, due: int | None, pos: int, event: TimedOut
+    ) -> Divergence | None:
+        """Why the recorded time-out at ``pos`` cannot be (None if it can)."""
+        found = show_event(event)
+        if due is None:
+            return _div("early-timeout", pos, k, "no time-out", found, "no seat's clock was running")
+        if event.at <= due:
+            return _div(
+                "early-timeout",
+                pos,
+                k,
+                f"a time-out after {due}",
+                found,
+                f"the seat's time was up after {due}, and the time-out is at {event.at}",
+            )
+        if at is not None and at <= due:
+            return _div(
+                "early-timeout",
+                pos,
+                k,
+                f"command {k} answered first",
+                found,
+                f"command {k} came at {at}, at or before the deadline {due}: it counts, so it is answered first",
+            )
+        if at is not None and event.at > at:
+            return _div(
+                "timeout",
+                pos,
+                k,
+                f"a time-out at {at} at the latest",
+                found,
+                f"the time-out says {event.at}, after command {k} (at {at}) that it comes before",
+            )
+        written = stream_order(self.record.events[pos].stream_id)[0]
+        if event.at > written:
+            return _div(
+                "timeout",
+                pos,
+                k,
+                f"a time-out at {written} at the latest",
+                found,
+                f"the time-out says {event.at}, after Redis wrote it ({self.record.events[pos].stream_id})",
+            )
+        return None
+
+    def _missing_time_out(self, k: int | None, at: int | None, due: int, pos: int, table: Table) -> Divergence:
+        """Command ``k`` came at ``at``, after the deadline ``due``, and no time-out precedes its
+        answer (``k`` None: the log goes on after the last command's answer with something else)."""
+        clock = table.clock
+        name = table.seats[clock.seat].name if clock is not None else "the seat to move"
+        found = self._event(pos) if pos < self.n else None
+        shown = "the end of the log" if found is None else show_event(found)
+        expected = f"TimedOut of {name} (deadline {due})"
+        if k is None or at is None:
+            return _div(
+                "missing-timeout",
+                pos,
+                None,
+                expected,
+                shown,
+                f"after the last command's answer only {name}'s time-out can follow",
+            )
+        if isinstance(found, CommandApplied) and clock is not None and found.seat == clock.seat:
+            return _div(
+                "late-turn",
+                pos,
+                k,
+                expected,
+                shown,
+                f"{name}'s turn came at {at}, after their time was up at {due}, and was applied",
+            )
+        return _div(
+            "missing-timeout",
+            pos,
+            k,
+            expected,
+            shown,
+            f"{name}'s time was up at {due}; command {k} came at {at} and was answered without a time-out",
+        )
 
     def _start(self, k: int, entry: Entry, seed: bytes) -> tuple[Table, list[LogEvent]] | Divergence:
         logged = self._event(0)
@@ -656,7 +783,9 @@ class _Audit:
                 "created", 0, k, "a create command", f"a {type(command).__name__}", "a game's first command creates it"
             )
         try:
-            table, events = Table.start(self.record.game_id, command, seed, at, rules, new_game=False)
+            table, events = Table.start(
+                self.record.game_id, command, seed, at, rules, new_game=False, stream_at=stream_ms(entry.stream_id)
+            )
         except CreateRejected as exc:
             return _div("created", 0, k, "a game", "a rejected create command", str(exc))
         if isinstance(events[0], GameCreated):  # refereed under the rules tried, compared as the log reads
@@ -679,12 +808,12 @@ class _Audit:
                 if problem is not None:
                     return problem
                 self.counts["bot_turns"] += 1
-                return table.handle(command)
+                return table.handle(command, at=stream_ms(entry.stream_id))
             if kind == "CommandApplied" and answers == command.id:
                 problem = self._signature(k, pos, command, table)
                 if problem is not None:
                     return problem
-        return decide_command(table, command)
+        return decide_command(table, command, stream_ms(entry.stream_id))
 
     def _bot_turn(self, k: int, pos: int, command: TurnCommand, table: Table) -> Divergence | None:
         seat = command.seat
@@ -730,7 +859,7 @@ class _Audit:
             f"the turn's signature does not verify against the key {name} joined with",
         )
 
-    def _compare(self, k: int, expected: list[LogEvent], pos: int) -> Divergence | None:
+    def _compare(self, k: int | None, expected: list[LogEvent], pos: int) -> Divergence | None:
         """The log from ``pos`` must be exactly ``expected`` (type and data)."""
         maps = self.maps
         for i, exp in enumerate(expected):
@@ -773,7 +902,7 @@ class _Audit:
 
     # ------------------------------------------------------------------ explaining a difference
 
-    def _mismatch(self, k: int, expected: list[LogEvent], i: int, j: int) -> Divergence:
+    def _mismatch(self, k: int | None, expected: list[LogEvent], i: int, j: int) -> Divergence:
         exp = expected[i]
         found = self._event(j)
         assert found is not None
@@ -808,7 +937,7 @@ class _Audit:
             )
         return self._order(k, expected, i, j)
 
-    def _same_kind(self, k: int, exp: LogEvent, found: LogEvent, j: int) -> Divergence:
+    def _same_kind(self, k: int | None, exp: LogEvent, found: LogEvent, j: int) -> Divergence:
         expected, got = event_difference(exp, found)
         if isinstance(exp, RoundDealt):
             return _div("deal", j, k, expected, got, f"round {exp.round}'s deal is not the one the seed produces")
@@ -828,6 +957,8 @@ class _Audit:
             SeedRevealed: ("seed", "the revealed seed is not the game's seed"),
             SeatJoined: ("join", "the seat was joined differently than the command says"),
             GameCreated: ("created", "the game was created differently than the create command says"),
+            TimedOut: ("timeout", CHECKS["timeout"]),
+            ClockStarted: ("clock", CHECKS["clock"]),
         }
         check, reason = checks.get(type(exp), ("event", "the event differs from re-execution"))
         return _div(check, j, k, expected, got, reason)
@@ -847,7 +978,7 @@ class _Audit:
             return str(exc)
         return None
 
-    def _moved(self, k: int, expected: list[LogEvent], i: int, j: int) -> Divergence | None:
+    def _moved(self, k: int | None, expected: list[LogEvent], i: int, j: int) -> Divergence | None:
         """An expected event found one place off: swapped, missing or extra (None otherwise)."""
         exp = expected[i]
         found = self._event(j)
@@ -872,7 +1003,7 @@ class _Audit:
             )
         return None
 
-    def _order(self, k: int, expected: list[LogEvent], i: int, j: int) -> Divergence:
+    def _order(self, k: int | None, expected: list[LogEvent], i: int, j: int) -> Divergence:
         """A different kind of event where nothing simply moved."""
         exp = expected[i]
         found = self._event(j)
@@ -937,7 +1068,13 @@ class _Audit:
             if event is None:
                 return self._undecodable(None, None, j)
             if isinstance(event, CommandApplied):
-                problem = self._seedless_command(j, event, commands, table)
+                problem = self._seedless_command(j, event, commands, table) or self._seedless_late(
+                    j, event, commands, table
+                )
+                if problem is not None:
+                    return problem
+            if isinstance(event, TimedOut):
+                problem = self._time_out_problem(None, None, table.deadline, j, event)
                 if problem is not None:
                     return problem
             try:
@@ -947,6 +1084,28 @@ class _Audit:
             if isinstance(event, StepApplied):
                 self.counts["steps"] += 1
         return None
+
+    def _seedless_late(
+        self, j: int, event: CommandApplied, commands: dict[str, tuple[int, TurnCommand]], table: Table
+    ) -> Divergence | None:
+        """A running timed game: a turn applied although its stream id is after its seat's deadline."""
+        clock, due = table.clock, table.deadline
+        known = commands.get(event.id)
+        if known is None or clock is None or due is None or event.seat != clock.seat:
+            return None
+        k = known[0]
+        at = stream_ms(self.record.commands[k].stream_id)
+        if at <= due:
+            return None
+        name = table.seats[clock.seat].name
+        return _div(
+            "late-turn",
+            j,
+            k,
+            f"TimedOut of {name} (deadline {due})",
+            show_event(event),
+            f"{name}'s turn came at {at}, after their time was up at {due}, and was applied",
+        )
 
     def _seedless_command(
         self, j: int, event: CommandApplied, commands: dict[str, tuple[int, TurnCommand]], table: Table

@@ -24,7 +24,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..cards import Card, Color
-from ..facts import CardDrawn, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
+from ..facts import (
+    CardDrawn,
+    Forfeited,
+    GameOver,
+    Outcome,
+    PlayerOut,
+    RoundDealt,
+    RoundWon,
+    StepApplied,
+    TurnTakenBack,
+)
 from ..game import BATCH_RULES, BATCH_RULES_VERSIONS
 from ..steps import Step
 from ..variant import Variant
@@ -45,6 +55,7 @@ from .envelope import (
     too_large,
 )
 from .events import (
+    ClockStarted,
     CommandApplied,
     CommandRejected,
     CreateCommand,
@@ -53,6 +64,7 @@ from .events import (
     SeatJoined,
     SeatSpec,
     SeedRevealed,
+    TimedOut,
     TurnCommand,
 )
 
@@ -109,18 +121,30 @@ def parse_seat(d: dict[str, Any]) -> SeatSpec:
 
 
 def outcome_data(o: Outcome) -> dict[str, Any]:
-    """An outcome as a map: the GameOver event's data and every view's ``outcome``."""
-    return {
+    """An outcome as a map: the GameOver event's data and every view's ``outcome``.
+
+    ``forfeited`` is there only when a seat forfeited: every other GameOver is written
+    exactly as before it existed."""
+    data: dict[str, Any] = {
         "winners": list(o.winners),
         "scores": list(o.scores),
         "round_wins": list(o.round_wins),
         "reason": o.reason,
     }
+    if o.forfeited:
+        data["forfeited"] = list(o.forfeited)
+    return data
 
 
 def parse_outcome(d: dict[str, Any]) -> Outcome:
     """The outcome :func:`outcome_data` wrote."""
-    return Outcome(tuple(d["winners"]), tuple(d["scores"]), tuple(d["round_wins"]), str(d["reason"]))
+    return Outcome(
+        tuple(d["winners"]),
+        tuple(d["scores"]),
+        tuple(d["round_wins"]),
+        str(d["reason"]),
+        tuple(d.get("forfeited", ())),
+    )
 
 
 # The batch rules a GameCreated of version 2 may name: only those red7es has written in
@@ -145,6 +169,8 @@ _VARIANT_KINDS: dict[str, tuple[type, ...]] = {
     "rounds": (int,),
     "target": (int, type(None)),
 }
+# Time controls (RULES.md, Time): present only in a timed game's variant.
+_TIME_KINDS: dict[str, tuple[type, ...]] = {"clock": (list,), "turn_time": (int,)}
 
 
 def _exactly(value: Any, kinds: tuple[type, ...], what: str) -> Any:
@@ -156,14 +182,22 @@ def _exactly(value: Any, kinds: tuple[type, ...], what: str) -> Any:
 
 
 def _command_variant(data: Any) -> Variant:
-    """A Create's ``variant``: exactly the six keys, each of its documented type."""
+    """A Create's ``variant``: exactly the six keys, each of its documented type, and
+    optionally a time control (``clock`` [base ms, increment ms] or ``turn_time`` ms)."""
     _exactly(data, (dict,), "variant")
     missing = [key for key in _VARIANT_KINDS if key not in data]
-    unknown = sorted(repr(key) for key in data if key not in _VARIANT_KINDS)
+    unknown = sorted(repr(key) for key in data if key not in _VARIANT_KINDS and key not in _TIME_KINDS)
     if missing or unknown:
-        raise ValueError(f"variant must have exactly the keys {', '.join(_VARIANT_KINDS)}")
-    for key, kinds in _VARIANT_KINDS.items():
-        _exactly(data[key], kinds, f"variant.{key}")
+        raise ValueError(
+            f"variant must have exactly the keys {', '.join(_VARIANT_KINDS)} (and optionally {', '.join(_TIME_KINDS)})"
+        )
+    for key, kinds in {**_VARIANT_KINDS, **_TIME_KINDS}.items():
+        if key in data:
+            _exactly(data[key], kinds, f"variant.{key}")
+    if "clock" in data:
+        clock = data["clock"]
+        if len(clock) != 2 or not all(type(v) is int for v in clock):
+            raise TypeError("variant.clock must be [base ms, increment ms], two ints")
     return Variant.from_dict(data)
 
 
@@ -267,6 +301,15 @@ EVENT_TYPES: dict[str, EventType] = {
         checks=(Field("seat", int),),
     ),
     "PlayerOut": flat(PlayerOut, Field("seat", int), Field("reason", str)),
+    "Forfeited": flat(Forfeited, Field("seat", int), Field("reason", str)),
+    "ClockStarted": EventType(
+        ClockStarted,
+        1,
+        lambda e: {"seat": e.seat, "at": e.at, "deadline": e.deadline, "remaining": list(e.remaining)},
+        lambda d: ClockStarted(d["seat"], d["at"], d["deadline"], tuple(d["remaining"])),
+        checks=(Field("seat", int), Field("at", int), Field("deadline", int)),
+    ),
+    "TimedOut": flat(TimedOut, Field("seat", int), Field("deadline", int), Field("at", int)),
     "RoundWon": EventType(
         RoundWon,
         1,

@@ -20,6 +20,8 @@ __all__ = [
     "CommandApplied",
     "CommandRejected",
     "SeedRevealed",
+    "ClockStarted",
+    "TimedOut",
     "CreateCommand",
     "JoinCommand",
     "TurnCommand",
@@ -107,6 +109,38 @@ class SeedRevealed:
 
 
 @dataclass(frozen=True)
+class ClockStarted:
+    """In a timed game, the turn passed to ``seat`` at referee time ``at`` (RULES.md, Time).
+
+    ``at`` is Redis's time in ms: the stream id of the command that passed the turn
+    (the last join, for the first turn; the bot's own command for a bot's turn) or the
+    ``at`` of the time-out that did.  The seat's time is up after ``deadline``: a command
+    whose stream id is at or before it counts, one after it does not.  ``remaining``
+    (game clocks only; empty with a turn time) is every seat's time left at ``at``,
+    the seat to move's included: its deadline is ``at + remaining[seat]``.
+    """
+
+    seat: int
+    at: int
+    deadline: int
+    remaining: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class TimedOut:
+    """The seat to move's time was up (``deadline``) and the referee saw it at ``at``.
+
+    ``at`` is Redis's time in ms, after ``deadline``, and no later than the stream id of
+    any command answered after this event. With a turn time the seat's fold follows
+    (the referee plays it), with a game clock its ``Forfeited`` fact.
+    """
+
+    seat: int
+    deadline: int
+    at: int
+
+
+@dataclass(frozen=True)
 class CreateCommand:
     """Create a game (the first command of its stream); ``joins`` seat people at once."""
 
@@ -138,4 +172,4 @@ class TurnCommand:
 
 
 Command = CreateCommand | JoinCommand | TurnCommand
-LogEvent = GameCreated | SeatJoined | CommandApplied | CommandRejected | SeedRevealed | Fact
+LogEvent = GameCreated | SeatJoined | CommandApplied | CommandRejected | SeedRevealed | ClockStarted | TimedOut | Fact

@@ -33,12 +33,24 @@ from .codec import (
     pack_map,
 )
 from .command_reads import CommandReader, Oversized, Row
+from .deadlines import index as index_deadline
+from .deadlines import redis_now
 from .envelope import MAX_SIZE, chain_problem
 from .events import Command, CommandRejected, CreateCommand, LogEvent, TurnCommand
 from .store import LAST_STREAM_ID, AppendConflict, Batch, DamagedGame, GameStore, Keys, log_length_problem, now_ms
 from .table import CreateRejected, Table, public_event
 
-__all__ = ["Contended", "Folder", "Progress", "GameBroken", "decide", "decide_command", "has_work"]
+__all__ = [
+    "Contended",
+    "Folder",
+    "Progress",
+    "GameBroken",
+    "decide",
+    "decide_command",
+    "has_work",
+    "stream_ms",
+    "time_out_due",
+]
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +123,10 @@ class Folder:
         for _attempt in range(20):
             try:
                 self._advance(game_id, progress, deadline, quick)
+                table = self.tables.get(game_id)
+                if table is not None and table.variant.timed:
+                    # also corrects an index entry left stale (docs/architecture.md, Clocks)
+                    index_deadline(self.store.redis, game_id, table.deadline)
                 return progress
             except AppendConflict:
                 progress.conflicts += 1
@@ -149,11 +165,17 @@ class Folder:
             if rows:
                 events: list[LogEvent] = []
                 cursor = table.cursor
+                timed_out = None
                 for stream_id, raw in rows:
+                    due = table.deadline
+                    expired = time_out_due(table, stream_id)  # a command after the deadline: time-out first
+                    if expired and due is not None:
+                        timed_out = (stream_ms(stream_id), due)
+                    events.extend(expired)
                     events.extend(decide(table, stream_id, raw))
                     cursor = stream_id
                     progress.commands += 1
-                self._flush(table, events, cursor, [])
+                self._flush(table, events, cursor, [], timed_out)
                 progress.events += len(events)
                 progress.appends += 1
                 if cursor == LAST_STREAM_ID:  # answered; but no command can follow it, and no bot move
@@ -165,12 +187,27 @@ class Folder:
                     progress.more = True  # a flood of commands: let other games have a turn
                     return
                 continue
+            if table.deadline is not None:
+                now = redis_now(self.store.redis)
+                due = table.deadline
+                if now > due:  # nobody moved in time: the referee times the seat out
+                    events = table.time_out(now)
+                    self._flush(table, events, table.cursor, [], (now, due))
+                    progress.events += len(events)
+                    progress.appends += 1
+                    continue
             if not table.bot_to_move:
                 return
             if progress.appends and time.monotonic() > deadline:
                 # the slice is spent (but every call moves the game on by one batch at least)
                 progress.more = True
                 return
+            if table.clock is not None:
+                self._timed_bot_move(table, progress, quick)
+                if progress.more:
+                    return
+                rows = None
+                continue
             events = []
             bot_commands: list[TurnCommand] = []
             # Bots move in batches (one append for many fast turns), but a slow bot's turn
@@ -204,6 +241,40 @@ class Folder:
             if progress.more:
                 return
             rows = None
+
+    def _timed_bot_move(self, table: Table, progress: Progress, quick: bool) -> None:
+        """One bot turn of a timed game, in its own append: its command's stream id is its
+        referee time (the next seat's clock starts from it), so it is written as soon as it
+        is decided. The bot thinks for a share of the time it has left, never more: half
+        of a turn time, a tenth of a game clock's remaining time."""
+        if quick and table.bot_thinks_long:
+            progress.more = progress.slow = True
+            return
+        assert table.clock is not None
+        left = (table.clock.deadline - redis_now(self.store.redis)) / 1000
+        share = max(0.001, left / (10 if table.variant.clock is not None else 2))
+        cap = share if self.max_bot_time is None else min(self.max_bot_time, share)
+        try:
+            command = table.bot_command(table.version, self._interrupted(quick), cap)
+        except DecisionInterrupted:
+            progress.more = True
+            progress.slow = quick and not (self.interrupted is not None and self.interrupted())
+            return
+        top_ms, _, top_seq = table.cursor.partition("-")
+        now = max(redis_now(self.store.redis), int(top_ms))
+        stream_id = f"{now}-{int(top_seq) + 1 if now == int(top_ms) else 0}"
+        due = table.clock.deadline
+        if now > due:  # it thought past its time (its cap is a share of it: a stalled worker)
+            events = table.time_out(now)
+            self._flush(table, events, table.cursor, [], (now, due))
+        else:
+            events = table.handle(command, at=now)
+            if isinstance(events[0], CommandRejected):  # a bot must never be refused
+                raise RuntimeError(f"game {table.game_id}: bot turn refused: {events[0].reason}")
+            self._flush(table, events, table.cursor, [command], bot_stream_ids=(stream_id,))
+            progress.bot_moves += 1
+        progress.events += len(events)
+        progress.appends += 1
 
     def _interrupted(self, quick: bool) -> Callable[[], bool] | None:
         """What a bot's decision asks as it searches: is the worker stopping, or (``quick``)
@@ -266,7 +337,7 @@ class Folder:
             command, at = read_command(raw, f"command {stream_id}", BATCH_RULES)
             if not isinstance(command, CreateCommand):
                 raise CreateRejected("the first command of a game must create it")
-            table, events = Table.start(game_id, command, self.store.seed(game_id), at)
+            table, events = Table.start(game_id, command, self.store.seed(game_id), at, stream_at=stream_ms(stream_id))
         except (CorruptEvent, CreateRejected) as exc:
             self._break(game_id, f"cannot create the game: {exc}")
             raise GameBroken(f"game {game_id}: cannot create the game: {exc}") from None
@@ -275,8 +346,21 @@ class Folder:
         self._remember(table)
         return table
 
-    def _flush(self, table: Table, events: list[LogEvent], cursor: str, bot_commands: list[TurnCommand]) -> None:
-        """Encode, chain and compare-and-append; on success the table moves on."""
+    def _flush(
+        self,
+        table: Table,
+        events: list[LogEvent],
+        cursor: str,
+        bot_commands: list[TurnCommand],
+        time_out: tuple[int, int] | None = None,
+        bot_stream_ids: tuple[str, ...] = (),
+    ) -> None:
+        """Encode, chain and compare-and-append; on success the table moves on.
+
+        A timed game's append carries its deadline (meta.deadline), the time-out the
+        events make (``time_out``: at, deadline) and its bot commands' stream ids, which
+        ``append.lua`` checks against Redis's clock; the store keeps the deadline index
+        with it (:func:`~red7es.service.deadlines.append_indexed`)."""
         at = now_ms()
         encoded: list[bytes] = []
         head = table.head
@@ -306,6 +390,10 @@ class Folder:
             bot_to_move=table.bot_to_move,
             changes=changes,
             views=views,
+            timed=table.variant.timed,
+            deadline=table.deadline,
+            time_out=time_out,
+            bot_stream_ids=bot_stream_ids,
         )
         try:
             version, new_cursor = self.store.append(table.game_id, batch)
@@ -342,7 +430,21 @@ def decide(table: Table, stream_id: str, raw: bytes | Oversized) -> list[LogEven
         command, _at = read_command(raw, f"command {stream_id}", table.batch_rules)
     except CorruptEvent as exc:
         return [CommandRejected(stream_id, -1, "corrupt", "", str(exc))]
-    return decide_command(table, command)
+    return decide_command(table, command, stream_ms(stream_id))
+
+
+def stream_ms(stream_id: str) -> int:
+    """The milliseconds of a stream id: Redis's time when the entry was added."""
+    return int(stream_id.partition("-")[0])
+
+
+def time_out_due(table: Table, stream_id: str) -> list[LogEvent]:
+    """The time-out that must come before answering the command ``stream_id`` (RULES.md,
+    Time): a command after the seat to move's deadline finds its time up. Empty if none."""
+    due = table.deadline
+    if due is None or stream_ms(stream_id) <= due:
+        return []
+    return table.time_out(stream_ms(stream_id))
 
 
 def read_command(raw: bytes | Oversized, what: str, rules: int) -> tuple[Command, int]:
@@ -359,11 +461,12 @@ def _limit(table: Table | None) -> int:
     return command_limit(table.batch_rules if table is not None else BATCH_RULES)
 
 
-def decide_command(table: Table, command: Command) -> list[LogEvent]:
-    """The log events a decoded client command causes (:func:`decide` after decoding)."""
+def decide_command(table: Table, command: Command, at: int | None = None) -> list[LogEvent]:
+    """The log events a decoded client command causes (:func:`decide` after decoding);
+    ``at`` is its stream id's ms (referee time)."""
     if isinstance(command, CreateCommand):
         return [CommandRejected(command.id, -1, "create", "", "the game already exists")]
-    return table.handle(command, from_client=True)
+    return table.handle(command, from_client=True, at=at)
 
 
 def _check_chain(recorded: list[Recorded]) -> None:

@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 import redis
 
 from ..wording import counted
+from .deadlines import DEADLINES, SYNC, append_indexed
 from .envelope import MAX_COMMAND_SIZE, pack_map
 
 __all__ = [
@@ -191,6 +192,12 @@ class Batch:
     bot_to_move: bool
     changes: bytes
     views: dict[str, bytes]
+    # A timed game only (RULES.md, Time): the seat to move's deadline (meta.deadline), the
+    # time-out these events make (at, deadline) and the stream ids of the bot commands.
+    timed: bool = False
+    deadline: int | None = None
+    time_out: tuple[int, int] | None = None
+    bot_stream_ids: tuple[str, ...] = ()
 
 
 def _script(name: str) -> str:
@@ -212,6 +219,7 @@ class GameStore:
         self._release = connection.register_script(_script("release.lua"))
         self._renew = connection.register_script(_script("renew.lua"))
         self._drop_lease = connection.register_script(_script("drop_lease.lua"))
+        self._sync_deadline = connection.register_script(SYNC)
 
     # ------------------------------------------------------------------ writing
 
@@ -320,7 +328,16 @@ class GameStore:
         for command_id, command in batch.bot_commands:
             args.extend((command_id, command))
         args.extend(batch.views[key] for key in view_keys)
-        reply = self._append(keys=[k.log, k.meta, k.commands, k.cmdids, k.changes, *view_keys], args=args)
+        if batch.timed:
+            at, due = batch.time_out if batch.time_out is not None else ("", "")
+            args.extend(("" if batch.deadline is None else batch.deadline, at, due, *batch.bot_stream_ids))
+        keys = [k.log, k.meta, k.commands, k.cmdids, k.changes, *view_keys]
+        if batch.timed:  # and its deadline index entry (red7es.service.deadlines)
+            reply = append_indexed(
+                self.redis, self._append, self._sync_deadline, game_id, k.meta, keys, args, batch.deadline
+            )
+        else:
+            reply = self._append(keys=keys, args=args)
         if reply[0] == 2:
             raise DamagedGame(f"cannot append: {text(reply[1])}")
         if reply[0] == 3:
@@ -359,8 +376,9 @@ class GameStore:
         self.deactivate(game_id)
 
     def deactivate(self, game_id: str) -> None:
-        """Stop sweeping a game (it is broken: its log needs a human)."""
+        """Stop sweeping a game (it is broken: its log needs a human), and timing it out."""
         self.redis.srem(ACTIVE, game_id)
+        self.redis.zrem(DEADLINES, game_id)
 
     # ------------------------------------------------------------------ reading
 

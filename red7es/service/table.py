@@ -30,6 +30,7 @@ from .events import (
     BOT_ID_PREFIX,
     PERSON,
     REPEAT,
+    ClockStarted,
     CommandApplied,
     CommandRejected,
     CreateCommand,
@@ -39,6 +40,7 @@ from .events import (
     SeatJoined,
     SeatSpec,
     SeedRevealed,
+    TimedOut,
     TurnCommand,
 )
 from .names import name_problem, shape_problem
@@ -113,6 +115,9 @@ class Table:
     # the clients' side of Redis).
     answered: set[str] = field(default_factory=set)
     batch_rules: int = BATCH_RULES  # GameCreated's: how this game's batched turns are judged
+    # A timed game's clock (RULES.md, Time), as the last ClockStarted set it: None until
+    # every seat is taken, and once the game is over.
+    clock: ClockStarted | None = None
 
     # ------------------------------------------------------------------ building
 
@@ -126,6 +131,7 @@ class Table:
         batch_rules: int = BATCH_RULES,
         *,
         new_game: bool = True,
+        stream_at: int | None = None,
     ) -> tuple[Table, list[LogEvent]]:
         """Open a game from its create command; returns the table and its first events.
 
@@ -136,7 +142,9 @@ class Table:
         The checks come in the order docs/events.md gives.  From batch rules 3 the command's
         id must be ``create-<game>``: joins are answered under it, and a client waits for
         that answer (workers of older rules did not look).  ``seed`` is the stored seed
-        (None if it is missing).
+        (None if it is missing).  ``stream_at`` is the create command's stream id in ms
+        (referee time): a timed game whose seats are all taken at creation starts its
+        first seat's clock then.
         """
         if batch_rules >= STRICT_COMMAND_RULES and command.id != f"create-{game_id}":
             raise CreateRejected(f"its id is {command.id!r}, not 'create-{game_id}'")
@@ -162,6 +170,8 @@ class Table:
         for seat, key in command.joins:
             events.extend(table._join(seat, key, command.id))
         events.extend(game.log or [])
+        if stream_at is not None:
+            events.extend(table._clock_after(stream_at))
         return table, events
 
     @classmethod
@@ -211,6 +221,10 @@ class Table:
             self.keys[event.seat] = event.key
         elif isinstance(event, SeedRevealed):
             self.seed_revealed = event.seed
+        elif isinstance(event, ClockStarted):
+            self.clock = event
+        elif isinstance(event, TimedOut):
+            self.clock = None  # a ClockStarted follows unless the game ended
         elif isinstance(event, RoundDealt):
             self.game.load_deal(event)
         elif isinstance(event, FACT_TYPES):
@@ -227,21 +241,92 @@ class Table:
         return None if self.game.outcome is not None or self.game.turn < 0 else self.game.turn
 
     @property
+    def seated(self) -> bool:
+        """Whether every person's seat is taken (a timed game's clocks run from then)."""
+        return all(spec.is_bot or self.keys[i] is not None for i, spec in enumerate(self.seats))
+
+    @property
+    def deadline(self) -> int | None:
+        """When the seat to move's time is up (Redis ms), or None: untimed, not started, over."""
+        return None if self.clock is None or self.over else self.clock.deadline
+
+    @property
     def bot_to_move(self) -> bool:
         seat = self.to_move
         return seat is not None and self.seats[seat].is_bot
 
     # ------------------------------------------------------------------ deciding
 
-    def handle(self, command: JoinCommand | TurnCommand, *, from_client: bool = False) -> list[LogEvent]:
+    def handle(
+        self, command: JoinCommand | TurnCommand, *, from_client: bool = False, at: int | None = None
+    ) -> list[LogEvent]:
         """The log events a command causes (a rejection is an event too).
 
         ``from_client``: the command came through the commands stream, where bots'
         turns never come from (workers write them together with their facts).
+        ``at``: the command's stream id in ms (referee time). In a timed game a command
+        that passes the turn on (a whole turn, a fold, the last join) is followed by the
+        next seat's ``ClockStarted``; the caller times the seat to move out first when
+        ``at`` is past its deadline (:meth:`time_out`).
         """
         if isinstance(command, JoinCommand):
-            return self._join(command.seat, command.key, command.id)
-        return self._turn(command, from_client)
+            events = self._join(command.seat, command.key, command.id)
+            passes = isinstance(events[0], SeatJoined) and self.clock is None
+        else:
+            events = self._turn(command, from_client)
+            passes = isinstance(events[0], CommandApplied) and not Turn.parse(command.turn).open
+        if passes and at is not None:
+            events.extend(self._clock_after(at))
+        return events
+
+    def time_out(self, at: int) -> list[LogEvent]:
+        """The seat to move's time is up, seen at referee time ``at`` (after its deadline).
+
+        With a turn time the referee plays the seat's fold; with a game clock the seat
+        forfeits the game (RULES.md, Time). The next seat's clock starts at ``at``.
+        """
+        clock = self.clock
+        if clock is None or self.over or self.to_move != clock.seat:
+            raise ValueError("no seat's clock is running")
+        if at <= clock.deadline:
+            raise ValueError(f"seat {clock.seat}'s time is up after {clock.deadline}, not at {at}")
+        events: list[LogEvent] = [TimedOut(clock.seat, clock.deadline, at)]
+        if self.variant.clock is not None:
+            facts = self.game.forfeit(clock.seat, "time")
+        else:
+            facts = self.game.apply(Turn.parse("fold"))
+        events.extend(facts)
+        if any(isinstance(f, GameOver) for f in facts) and self.game.seed is not None:
+            self.seed_revealed = self.game.seed.hex()
+            events.append(SeedRevealed(self.seed_revealed))
+        events.extend(self._clock_after(at, timed_out=clock.seat))
+        return events
+
+    def _clock_after(self, at: int, timed_out: int | None = None) -> list[LogEvent]:
+        """The ClockStarted of the seat to move once the turn passed to it at ``at`` (none for
+        an untimed game, an unseated one or one over). The seat whose turn ended is charged
+        the time since its clock started, and given the increment (a game clock)."""
+        variant = self.variant
+        seat = self.to_move
+        if not variant.timed or seat is None or not self.seated:
+            self.clock = None if seat is None else self.clock
+            return []
+        if variant.clock is not None:
+            base, increment = variant.clock
+            previous = self.clock
+            left = list(previous.remaining) if previous is not None else [base] * len(self.seats)
+            if previous is not None:
+                if previous.seat == timed_out:
+                    left[previous.seat] = 0
+                else:
+                    used = max(0, at - previous.at)
+                    left[previous.seat] = max(0, left[previous.seat] - used) + increment
+            started = ClockStarted(seat, at, at + left[seat], tuple(left))
+        else:
+            assert variant.turn_time is not None
+            started = ClockStarted(seat, at, at + variant.turn_time)
+        self.clock = started
+        return [started]
 
     def bot_command(
         self, position: int, interrupted: Callable[[], bool] | None = None, max_time: float | None = None
@@ -407,6 +492,8 @@ class Table:
                     score=sv.score,
                     round_wins=sv.round_wins,
                 )
+            if self.variant.timed:
+                entry.update(self._seat_time(i))
             seats.append(entry)
         view: dict[str, Any] = {
             "game": self.game_id,
@@ -418,6 +505,11 @@ class Table:
             "created": self.created,
             "seats": seats,
         }
+        if self.variant.timed:
+            clock = None if self.over else self.clock
+            view["clock"] = (
+                None if clock is None else {"seat": clock.seat, "started": clock.at, "deadline": clock.deadline}
+            )
         if obs is None:
             return view
         leader = obs.leader
@@ -437,6 +529,16 @@ class Table:
             outcome=None if obs.outcome is None else outcome_data(obs.outcome),
         )
         return view
+
+    def _seat_time(self, seat: int) -> dict[str, Any]:
+        """A timed game's seat in a view (docs/events.md, Views): whether it forfeited and,
+        with a game clock, its time left when the current clock started (the seat to move's
+        runs down from then to ``clock.deadline``; None once the game is over)."""
+        clock = self.clock
+        left = None
+        if self.variant.clock is not None and not self.over:
+            left = clock.remaining[seat] if clock is not None and clock.remaining else self.variant.clock[0]
+        return {"forfeited": seat in self.game.forfeited, "time_left": left}
 
 
 def public_event(event: LogEvent, players: int) -> dict[str, Any] | None:

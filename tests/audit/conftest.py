@@ -16,9 +16,11 @@ from typing import Any
 
 import fakeredis
 import pytest
+from support import wait_for
 
 from red7es.service.client import GameService
 from red7es.service.codec import encode_command
+from red7es.service.deadlines import redis_now
 from red7es.service.events import BOT, PERSON, CreateCommand, JoinCommand, SeatSpec, TurnCommand
 from red7es.service.records import Record, export
 from red7es.service.store import now_ms
@@ -147,6 +149,21 @@ class Games:
 
     def record(self, game_id: str) -> Record:
         return export(self.service, game_id)
+
+    def _past(self, deadline: int) -> None:
+        wait_for(lambda: redis_now(self.connection) > deadline, "the deadline to pass", timeout=10, every=0.005)
+
+    def no_show(self, game_id: str, variant: Variant, person: str, bot: str = "random") -> None:
+        """A timed game of bots and ``person``, who joins and never moves: they time out
+        when their time is up by Redis's clock, and the bots play on to the end."""
+        seats = [SeatSpec(person)] + [SeatSpec(f"bot{i}", BOT, bot) for i in range(1, variant.players)]
+        self.service.create(variant, seats, join=[person], seed=f"seed-{game_id}", game_id=game_id, wait=None)
+        while not self.over(game_id):
+            self.settle(game_id)
+            table = self.worker.folder.tables.get(game_id)
+            due = None if table is None else table.deadline
+            if due is not None and not self.over(game_id):
+                self._past(due)
 
 
 @pytest.fixture

@@ -85,9 +85,12 @@ def genuine(module_games: Games, tmp_path_factory: pytest.TempPathFactory) -> Ge
     )
     # a fold after other steps: the turn taken back (TurnTakenBack, batch rules 4)
     module_games.people("fuzz-fold", Variant(2, actions=True), ("alice", "bob"), rng=random.Random(5), mid_fold=1.0)
-    records = (module_games.record("fuzz-over"), module_games.record("fuzz-on"), module_games.record("fuzz-fold"))
+    # a timed game: clocks, and alice's time-out forfeiting her seat (RULES.md, Time)
+    module_games.no_show("fuzz-time", Variant(3, clock=(50, 10)), "alice")
+    records = tuple(module_games.record(g) for g in ("fuzz-over", "fuzz-on", "fuzz-fold", "fuzz-time"))
     assert audit_record(records[0]).result == PASS and records[1].seed is None
     assert audit_record(records[2]).result == PASS
+    assert audit_record(records[3]).result == PASS
     folder = tmp_path_factory.mktemp("fuzz")
     files = {}
     for fmt in FORMATS:

@@ -9,7 +9,17 @@ import msgpack
 import pytest
 
 from red7es.cards import Card, Color
-from red7es.facts import CardDrawn, GameOver, Outcome, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
+from red7es.facts import (
+    CardDrawn,
+    Forfeited,
+    GameOver,
+    Outcome,
+    PlayerOut,
+    RoundDealt,
+    RoundWon,
+    StepApplied,
+    TurnTakenBack,
+)
 from red7es.game import BATCH_RULES
 from red7es.service import codec
 from red7es.service.codec import (
@@ -26,6 +36,7 @@ from red7es.service.codec import (
 )
 from red7es.service.envelope import UPCASTERS
 from red7es.service.events import (
+    ClockStarted,
     CommandApplied,
     CommandRejected,
     CreateCommand,
@@ -34,6 +45,7 @@ from red7es.service.events import (
     SeatJoined,
     SeatSpec,
     SeedRevealed,
+    TimedOut,
     TurnCommand,
 )
 from red7es.steps import Step
@@ -66,6 +78,11 @@ EVENTS: list[Any] = [
     RoundWon(2, 0, Color.INDIGO, (C("I5"), C("B6"))),
     RoundWon(1, 2, Color.RED, ()),
     GameOver(Outcome((0, 2), (12, 3, 12), (2, 0, 2), "target")),
+    GameOver(Outcome((1,), (0, 0, 0), (0, 0, 0), "time", (2, 0))),
+    Forfeited(2, "time"),
+    ClockStarted(1, 1_700_000_000_500, 1_700_000_300_000, (120_000, 299_500, 0)),
+    ClockStarted(0, 1_700_000_000_500, 1_700_000_030_500),
+    TimedOut(2, 1_700_000_000_400, 1_700_000_000_500),
 ]
 
 COMMANDS: list[Any] = [
