@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from ..game import Game
-from ..observation import Observation
+from ..observation import Observation, seat_world
 from ..steps import Turn
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "Bot",
     "BotError",
     "DecisionInterrupted",
+    "decide",
     "make_bot",
     "observation_for",
     "spec_options",
@@ -58,6 +59,24 @@ def observation_for(bot: Bot, game: Game, seat: int) -> Observation:
     ``reads_history`` attribute.
     """
     return game.observation(seat, history=bool(getattr(bot, "reads_history", False)))
+
+
+def decide(bot: Bot, game: Game, seat: int) -> Turn:
+    """The turn ``bot`` takes in ``seat`` of ``game``, from what that seat may see only.
+
+    A bot that never reads hidden cards (``random``, ``greedy``: a ``choose_world``
+    method) is handed :func:`~red7es.observation.seat_world`, the game with every card
+    hidden from the seat filled in a fixed order, built straight from the game's masks:
+    the very game its ``choose`` would deal from the observation with
+    ``determinize(obs, None)``, so it decides exactly as before, without building the
+    observation and dealing a world for every decision.  Any other bot gets its
+    observation (:func:`observation_for`).
+    """
+    on_world = getattr(bot, "choose_world", None)
+    if on_world is not None:
+        turn: Turn = on_world(seat_world(game, seat))
+        return turn
+    return bot.choose(observation_for(bot, game, seat))
 
 
 # name -> "module:class", imported on first use so a bot costs nothing until asked for.

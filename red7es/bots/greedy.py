@@ -46,6 +46,11 @@ class GreedyBot:
         # Hidden cards do not affect the turns it may take or how it scores them.
         return choose_greedy(determinize(obs, None))
 
+    def choose_world(self, world: Game) -> Turn:
+        """The same choice from :func:`~red7es.observation.seat_world`, the game
+        ``determinize(obs, None)`` deals: what a worker asks (:func:`~red7es.bots.base.decide`)."""
+        return choose_greedy(world)
+
 
 def choose_greedy(game: Game) -> Turn:
     """The greedy turn for the player to move in ``game`` (hidden cards are not used)."""

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bots.base import BotError, make_bot, observation_for, thinks_long
+from ..bots.base import BotError, decide, make_bot, thinks_long
 from ..cards import Card
 from ..cards import bits as _bits
 from ..deal import commitment
@@ -256,7 +256,7 @@ class Table:
             raise ValueError("bots cannot play without the game's seed")
         seed = bot_seed(self.game.seed, seat, position)
         bot = make_bot(self.seats[seat].bot or "random", seed=seed, interrupted=interrupted, max_time=max_time)
-        turn = bot.choose(observation_for(bot, self.game, seat))
+        turn = decide(bot, self.game, seat)
         return TurnCommand(f"{BOT_ID_PREFIX}{position}", seat, str(turn), BOT, "")
 
     @property
