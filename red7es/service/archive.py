@@ -28,7 +28,7 @@ import contextlib
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -37,18 +37,21 @@ from typing import Any
 import msgpack
 import redis
 
+from ..facts import GameOver
 from .client import GameService, GameSummary
 from .envelope import pack_map
 from .events import BOT
 from .record_files import read_all, record_bytes
 from .records import Record, RecordError, decode_events, export
 from .store import INDEX, Keys, text
+from .witness import Divergent
 
 __all__ = [
     "ARCHIVED",
     "ArchiveError",
     "Candidate",
     "archive_game",
+    "archived_divergence",
     "archived_record",
     "archived_summaries",
     "archived_view",
@@ -196,9 +199,8 @@ def check_file(path: Path, record: Record) -> None:
 def _stub(record: Record, path: Path) -> dict[str, Any]:
     winners: list[int] | None = None
     for recorded in reversed(decode_events(record)):
-        outcome = getattr(recorded.event, "winners", None)
-        if outcome is not None:
-            winners = list(outcome)
+        if isinstance(recorded.event, GameOver):
+            winners = list(recorded.event.outcome.winners)
             break
     return {
         "file": str(path),
@@ -244,7 +246,9 @@ def archived_record(connection: redis.Redis, game_id: str) -> Record | None:
     try:
         records = [r for r in read_all(path) if r.game_id == game_id]
     except OSError as exc:
-        raise RecordError(f"game {game_id} is archived in {path}, which cannot be read: {exc.strerror}") from None
+        raise RecordError(f"game {game_id} is archived: cannot read {path}: {exc.strerror}") from None
+    except RecordError as exc:
+        raise RecordError(f"game {game_id} is archived: {exc}") from None
     if not records:
         raise RecordError(f"game {game_id} is archived in {path}, which does not hold it")
     return records[0]
@@ -285,3 +289,18 @@ def archived_summaries(connection: redis.Redis, game_ids: Sequence[str]) -> dict
                 found.get("winners"),
             )
     return out
+
+
+def archived_divergence(
+    connection: redis.Redis, game_id: str, heads: Mapping[int, str]
+) -> tuple[bool, Divergent | None]:
+    """Whether the game is archived, and if so the first head a client remembers that its
+    record's chain does not have (what ``live_divergence`` tells of a game in Redis)."""
+    from .codec import event_hash
+    from .witness import chain_divergence
+
+    if connection.exists(Keys(game_id).meta) or stub(connection, game_id) is None:
+        return False, None
+    record = archived_record(connection, game_id)
+    assert record is not None  # its stub was just read
+    return True, chain_divergence(heads, [event_hash(e.raw) for e in record.events])
