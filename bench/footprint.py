@@ -5,7 +5,13 @@ Plays all-bot games to the end with a worker folding them in this process (the s
 (``SAMPLES 0``: every element counted) of every key of each game.  Bots decide from a
 fixed seed per game, so two checkouts measured alike play the very same games.
 
-Usage:  python bench/footprint.py [--games 20] [--json]
+With ``--archived`` it then runs ``red7 archive``'s step on every game (record files in a
+temporary directory) and measures what an archived game still costs in Redis: its entry
+in ``red7:games`` and its stub in ``red7:archived``, measured on 100,000 copies of a real
+stub (each under its own 8-hex-digit id, as ``red7 new`` makes them), so that Redis keeps
+both as it would for a large index (a skiplist and a hash table, not listpacks).
+
+Usage:  python bench/footprint.py [--games 20] [--json] [--archived]
 """
 
 from __future__ import annotations
@@ -57,10 +63,49 @@ def footprint(conn: redis.Redis, game_id: str) -> dict[str, int]:
     return sizes
 
 
+def archived_cost(conn: redis.Redis, directory: Path, copies: int = 100_000) -> dict[str, float]:
+    """Bytes per archived game left in Redis (index entry and stub), at scale."""
+    import secrets
+
+    from red7es.service.archive import ARCHIVED, archive_game
+    from red7es.service.store import INDEX
+
+    ids = [g.decode() for g in conn.zrange(INDEX, 0, -1)]
+    for gid in ids:
+        archive_game(conn, gid, directory)
+    left = sorted(k.decode() for k in conn.scan_iter(match="red7:{*"))
+    if left:
+        raise RuntimeError(f"archived games left keys: {left[:5]}")
+    stubs = conn.hgetall(ARCHIVED)
+    sample_id, sample = next(iter(stubs.items()))
+    pipe = conn.pipeline(transaction=False)
+    for _ in range(copies):
+        new = secrets.token_hex(4)
+        pipe.hset("scale:archived", new, sample.replace(sample_id, new.encode()))
+        pipe.zadd("scale:games", {new: 1796000000000})
+        if len(pipe) >= 2000:
+            pipe.execute()
+    pipe.execute()
+    n = conn.hlen("scale:archived")
+    stub = int(conn.memory_usage("scale:archived", samples=0) or 0) / n
+    index = int(conn.memory_usage("scale:games", samples=0) or 0) / conn.zcard("scale:games")
+    files = [p.stat().st_size for p in directory.iterdir()]
+    return {
+        "total": stub + index,
+        "stub": stub,
+        "index entry": index,
+        "stub bytes": len(sample),
+        "record file min": min(files),
+        "record file mean": sum(files) / len(files),
+        "record file max": max(files),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--games", type=int, default=20, help="games of each kind")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--archived", action="store_true", help="also measure an archived game's stub")
     args = parser.parse_args()
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -80,6 +125,8 @@ def main() -> None:
                 row: dict[str, float] = {"total": statistics.mean(totals)}
                 row.update({name: sum(v) / args.games for name, v in sorted(by_key.items())})
                 results[kind] = row
+            if args.archived:
+                results["archived"] = archived_cost(conn, Path(tmp) / "archive")
         finally:
             server.stop()
     if args.json:
