@@ -58,16 +58,19 @@ def choose_greedy(game: Game) -> Turn:
     best_open = False
     best_value = float("-inf")
     opponents = rival_keys(game.pal, game.alive, game.turn)
+    memo: dict[int, tuple[Sequence[int], int]] = {}  # the turns of one play share its palette
     for codes, is_open in game.legal_turn_codes():
         if codes == (FOLD,):
             continue
-        value = turn_value(game, codes, opponents)
+        value = turn_value(game, codes, opponents, memo)
         if value > best_value:
             best_value, best_codes, best_open = value, codes, is_open
     return Turn(tuple(STEPS[c] for c in best_codes), best_open)
 
 
-def turn_value(game: Game, codes: Sequence[int], opponents: Sequence[int]) -> float:
+def turn_value(
+    game: Game, codes: Sequence[int], opponents: Sequence[int], memo: dict[int, tuple[Sequence[int], int]] | None = None
+) -> float:
     """How good the public position after ``codes`` looks for the player to move.
 
     The greedy bot's evaluation (ISMCTS biases its search with it), on masks only: cards spent
@@ -76,7 +79,9 @@ def turn_value(game: Game, codes: Sequence[int], opponents: Sequence[int]) -> fl
     player must find a rule to lead under: every rule held is one fewer escape), the
     lead's margin under the rule in force up to 1.5, and a little for playing high
     cards and discarding low ones.  ``opponents`` is :func:`~red7es.rules.rival_keys`
-    before the turn.  ``fold`` is worth less than any turn.
+    before the turn.  ``fold`` is worth less than any turn.  ``memo`` (one per position and
+    ``opponents``) keeps the palette keys and rules held of each palette reached, which
+    every discard after the same play shares: the same values, computed once.
     """
     if codes and codes[-1] == FOLD:
         return FOLD_VALUE
@@ -112,8 +117,17 @@ def turn_value(game: Game, codes: Sequence[int], opponents: Sequence[int]) -> fl
             deck += 1
     if pal is not None:
         opponents = rival_keys(pal, game.alive, seat)
-    mine = palette_keys(nm)
-    dominance = rules_held(mine, opponents)
+        mine: Sequence[int] = palette_keys(nm)
+        dominance = rules_held(mine, opponents)
+    elif memo is not None:
+        known = memo.get(nm)
+        if known is None:
+            mine = palette_keys(nm)
+            known = memo[nm] = (mine, rules_held(mine, opponents))
+        mine, dominance = known
+    else:
+        mine = palette_keys(nm)
+        dominance = rules_held(mine, opponents)
     margin = min((mine[rule] >> 6) - (opponents[rule] >> 6), 3)
     return -10.0 * spent + 3.0 * dominance + 0.5 * margin + extra
 

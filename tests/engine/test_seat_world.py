@@ -71,3 +71,24 @@ def test_same_seed_same_game_whichever_way_the_bot_is_asked(spec):
             old.apply(make_bot(spec, seed=seed).choose(observe(old, old.turn, history=False)))
             new.apply(decide(make_bot(spec, seed=seed), new, new.turn))
         assert new.log == old.log
+
+
+def test_greedys_memo_of_palette_keys_changes_no_value_and_no_choice():
+    from red7es.bots.greedy import choose_greedy, turn_value
+    from red7es.rules import rival_keys
+    from red7es.steps import FOLD, STEPS, Turn
+
+    for game in positions(40, seed=14, every=2):
+        if game.outcome is not None:
+            continue
+        opponents = rival_keys(game.pal, game.alive, game.turn)
+        memo: dict[int, tuple[object, int]] = {}
+        best, best_value = Turn((STEPS[FOLD],), False), float("-inf")
+        for codes, is_open in game.legal_turn_codes():
+            if codes == (FOLD,):
+                continue
+            plain = turn_value(game, codes, opponents)
+            assert turn_value(game, codes, opponents, memo) == plain  # type: ignore[arg-type]
+            if plain > best_value:
+                best, best_value = Turn(tuple(STEPS[c] for c in codes), is_open), plain
+        assert choose_greedy(game) == best
