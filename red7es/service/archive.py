@@ -36,6 +36,7 @@ from typing import Any
 
 import msgpack
 import redis
+from redis.exceptions import NoPermissionError
 
 from ..facts import GameOver
 from .client import GameService, GameSummary
@@ -213,15 +214,22 @@ def _stub(record: Record, path: Path) -> dict[str, Any]:
 
 
 def stub(connection: redis.Redis, game_id: str) -> dict[str, Any] | None:
-    """The stub of an archived game, or None."""
-    return _unpacked(connection.hget(ARCHIVED, game_id))
+    """The stub of an archived game, or None (also for a user who may not read the stubs:
+    the gateway's, docs/gateway.md, to which archived games are unknown)."""
+    try:
+        return _unpacked(connection.hget(ARCHIVED, game_id))
+    except NoPermissionError:
+        return None
 
 
 def stubs(connection: redis.Redis, game_ids: Sequence[str]) -> list[dict[str, Any] | None]:
-    """The stubs of these games (None for a game not archived)."""
+    """The stubs of these games (None for a game not archived), as :func:`stub`."""
     if not game_ids:
         return []
-    return [_unpacked(raw) for raw in connection.hmget(ARCHIVED, list(game_ids))]
+    try:
+        return [_unpacked(raw) for raw in connection.hmget(ARCHIVED, list(game_ids))]
+    except NoPermissionError:
+        return [None] * len(game_ids)
 
 
 def _unpacked(raw: bytes | str | None) -> dict[str, Any] | None:

@@ -16,7 +16,8 @@ lives on one shard and its Lua scripts are atomic::
                                 ("slow": the game waits on the slow-bot inbox)
 
 plus keys outside any game: ``red7:games`` (sorted set of game ids by creation
-time), ``red7:active`` (set of games not over yet, which workers sweep) and
+time), ``red7:archived`` (hash of the stubs of games ``red7 archive`` moved to record
+files: red7es.service.archive), ``red7:active`` (set of games not over yet, which workers sweep) and
 ``red7:max-bot-time`` (the workers' cap on a bot's decision, which clients hold new
 games to).
 """
