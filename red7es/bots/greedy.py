@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..cards import bits, color_bit
 from ..game import Game
 from ..observation import Observation, determinize
-from ..rules import palette_keys, rival_keys
+from ..rules import all_keys, palette_keys, rival_keys
 from ..steps import DRAW, FOLD, STEPS, Turn
 
 __all__ = ["FOLD_VALUE", "GreedyBot", "choose_greedy", "rules_held", "turn_value", "with_draw"]
@@ -54,6 +55,8 @@ class GreedyBot:
 
 def choose_greedy(game: Game) -> Turn:
     """The greedy turn for the player to move in ``game`` (hidden cards are not used)."""
+    if not game.turn_steps and not game.variant.actions:
+        return _choose_whole_turn(game)
     best_codes: tuple[int, ...] = (FOLD,)
     best_open = False
     best_value = float("-inf")
@@ -66,6 +69,56 @@ def choose_greedy(game: Game) -> Turn:
         if value > best_value:
             best_value, best_codes, best_open = value, codes, is_open
     return Turn(tuple(STEPS[c] for c in best_codes), best_open)
+
+
+def _choose_whole_turn(game: Game) -> Turn:
+    """:func:`choose_greedy` at the start of a turn without actions, in one pass.
+
+    The turns are those of ``Game._fast_turns`` (a play, a discard, or both, the draw
+    where earned), in the same order, each valued as :func:`turn_value` values it, by
+    the same expression on the same numbers, so the choice (ties to the first) is the
+    same: each play's palette keys serve both to list its discards and to value them,
+    and no list of turns is built.  tests/engine/test_seat_world.py compares the two.
+    """
+    seat, rule = game.turn, game.rule
+    opponents = rival_keys(game.pal, game.alive, seat)
+    draw = game.variant.draw and bool(game.deck)
+    cards = bits(game.hands[seat])
+    my_nm, my_cm = game.pal[seat], game.palc[seat]
+    best_codes: tuple[int, ...] = (FOLD,)
+    best_value = float("-inf")
+    for x in [*cards, -1]:
+        if x < 0:
+            nm, cm, played, prefix = my_nm, my_cm, 0.0, ()
+        else:
+            nm, cm, prefix = my_nm | 1 << x, my_cm | color_bit(x), (_P * 64 + x,)
+            played = 0.0
+            played += x / 49
+        keys = all_keys(nm, cm)
+        size = nm.bit_count()
+        dominance = rules_held(keys, opponents)
+        spent = 1 if x >= 0 else 0
+        for y in cards:
+            if y == x:
+                continue
+            r = 6 - y % 7
+            if keys[r] > opponents[r]:
+                extra = played
+                extra -= y / 49
+                margin = min((keys[r] >> 6) - (opponents[r] >> 6), 3)
+                if draw and y // 7 + 1 > size:
+                    value = -10.0 * spent + 3.0 * dominance + 0.5 * margin + extra
+                    if value > best_value:
+                        best_value, best_codes = value, (*prefix, _C * 64 + y, DRAW)
+                value = -10.0 * (spent + 1) + 3.0 * dominance + 0.5 * margin + extra
+                if value > best_value:
+                    best_value, best_codes = value, (*prefix, _C * 64 + y)
+        if x >= 0 and keys[rule] > opponents[rule]:
+            margin = min((keys[rule] >> 6) - (opponents[rule] >> 6), 3)
+            value = -10.0 * spent + 3.0 * dominance + 0.5 * margin + played
+            if value > best_value:
+                best_value, best_codes = value, prefix
+    return Turn(tuple(STEPS[c] for c in best_codes), False)
 
 
 def turn_value(
