@@ -87,6 +87,7 @@ def _choose_whole_turn(game: Game) -> Turn:
     my_nm, my_cm = game.pal[seat], game.palc[seat]
     best_codes: tuple[int, ...] = (FOLD,)
     best_value = float("-inf")
+    prefix: tuple[int, ...]
     for x in [*cards, -1]:
         if x < 0:
             nm, cm, played, prefix = my_nm, my_cm, 0.0, ()
