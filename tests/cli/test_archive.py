@@ -188,3 +188,14 @@ def test_a_player_reads_the_game_they_played_once_archived_without_a_warning(ali
     after = alice.ok("show", game, "--as", "alice")
     assert "warning" not in after.stderr and after.stdout == before.stdout
     assert alice.ok("audit", game, "--as", "alice").stdout.startswith("PASS")
+
+
+def test_watch_and_audit_all_take_archived_games_too(alice: Red7, tmp_path: Path) -> None:
+    game = _finished(alice)
+    watched = alice.ok("watch", game, "--json")
+    alice.json("archive", "--older-than", "0s", "--dir", str(tmp_path / "archive"))
+    again = alice.ok("watch", game, "--json")
+    assert again.stdout == watched.stdout and "is over: nothing to follow" in again.stderr
+    reports = alice.json("audit", "--all")
+    [mine] = [r for r in reports["games"] if r["game"] == game]
+    assert mine["result"] == "pass"
