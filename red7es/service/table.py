@@ -9,6 +9,7 @@ very same code.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -293,7 +294,7 @@ class Table:
         self._answered(command.id)
         if reason is None:
             try:
-                turn = Turn.parse(command.turn)
+                turn = _parsed_turn(command.turn)
                 facts = self.game.apply(turn)  # under the game's batch rules (Table.batch_rules)
             except (StepError, IllegalStep) as exc:
                 reason = str(exc)
@@ -466,3 +467,11 @@ def public_event(event: LogEvent, players: int) -> dict[str, Any] | None:
     data = EVENT_TYPES[name].to_data(event)
     data["type"] = name
     return data
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_turn(text: str) -> Turn:
+    """``Turn.parse``, once per text: turns are immutable, and a worker folds the same few
+    texts again and again (every bot turn it writes is parsed back as it is answered).
+    A text that cannot be parsed raises every time (lru_cache keeps no exception)."""
+    return Turn.parse(text)
