@@ -24,7 +24,7 @@ from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.events import BOT, PERSON, SeatSpec
 from red7es.service.names import name_problem, shown
 from red7es.service.store import TOURNAMENT_GAMES, valid_game_id
-from red7es.service.tokens import TokenError, public_key
+from red7es.service.tokens import TokenError, is_public_key, public_key
 from red7es.steps import StepError, Turn
 from red7es.variant import Variant, VariantError
 
@@ -36,9 +36,11 @@ from .options import (
     json_option,
     pass_session,
     red7_line,
+    seat_link,
     token_option,
     typed_url,
     url_option,
+    web_option,
 )
 from .outage import riding_out
 from .render import SAID_BY_FINAL_VIEW, cards_text, describe_events, render_view, view_parts
@@ -260,6 +262,14 @@ def seat_view(service: GameService, game_id: str, name: str) -> dict[str, Any]:
 )
 @click.option("--join/--no-join", default=True, show_default=True, help="Take the first player's seat yourself.")
 @click.option("--join-all", is_flag=True, help="Take every player's seat (hot seat, or to hand out tokens).")
+@click.option(
+    "--reserve",
+    "reserved",
+    multiple=True,
+    metavar="NAME=KEY",
+    help="Seat person NAME at creation with public key KEY (64 hex digits; its token stays with its owner).",
+)
+@web_option
 @json_option
 @url_option
 @pass_session
@@ -276,12 +286,16 @@ def new(
     game_id: str | None,
     join: bool,
     join_all: bool,
+    reserved: tuple[str, ...],
+    web: str | None,
     as_json: bool,
 ) -> None:
     """Create a game for 2-4 seats of people and bots.
 
     Prints the game id and the tokens of the seats you took (kept in your
-    credentials file, readable only by you).
+    credentials file, readable only by you). --reserve NAME=KEY seats a person
+    at once for whoever holds the token of public key KEY (red7 join prints
+    none: the seat is theirs alone); --join and --join-all pass over such seats.
 
     \b
     Example:
@@ -289,6 +303,7 @@ def new(
     """
     if join_all and not join:
         raise click.UsageError("--join-all takes every seat, --no-join none: give one of them")
+    _web_without_json(web, as_json)
     if game_id is not None and not game_id:
         raise click.UsageError("--id needs a game id (leave it out for a random one)")
     if game_id is not None:
@@ -302,10 +317,11 @@ def new(
     check_seed(seed)
     seats = seat_specs(people, bots)
     variant = variant_from(len(seats), scoring, draw, actions, rounds, target)
-    joins = [s.name for s in seats if not s.is_bot]
+    keys = reserved_keys(reserved, people)
+    joins = [s.name for s in seats if not s.is_bot and s.name not in keys]
     joins = joins if join_all else (joins[:1] if join else [])
     session.ensure_worker()
-    created = session.service.create(variant, seats, seed=seed, join=joins, game_id=game_id)  # tokens kept
+    created = session.service.create(variant, seats, seed=seed, join=joins, keys=keys, game_id=game_id)  # tokens kept
     session.witness(created.game_id)
     if as_json:
         emit_json(
@@ -325,9 +341,43 @@ def new(
         seat_token = created.tokens.get(s.name)
         joining = red7_line("join", created.game_id, s.name, url=url)
         status = f"bot ({s.bot})" if s.is_bot else (f"yours, token {seat_token}" if seat_token else f"open: {joining}")
+        if s.name in keys:
+            status = f"reserved for key {keys[s.name]}"
         out.print(f"  {shown(s.name)}: {status}")
     if created.tokens:
         out.print(f"Play it: {red7_line('play', '--game', created.game_id, url=url)}")
+    for number, s in enumerate(seats):
+        if web is not None and s.name in created.tokens:  # one line each, never wrapped: it is copied whole
+            click.echo(
+                f"In a browser, {shown(s.name)}: {seat_link(web, created.game_id, number, created.tokens[s.name])}"
+            )
+
+
+def _web_without_json(web: str | None, as_json: bool) -> None:
+    if web is not None and as_json:
+        raise click.UsageError(
+            "--web prints a line of text: with --json, build the link from the token (red7 help web)"
+        )
+
+
+def reserved_keys(entries: tuple[str, ...], people: tuple[str, ...]) -> dict[str, str]:
+    """``--reserve NAME=KEY`` entries as {name: key}; a usage error (exit 2) for an entry that
+    names no person's seat, a seat twice, or a key that is not 64 lower-case hex digits."""
+    keys: dict[str, str] = {}
+    for entry in entries:
+        name, eq, key = entry.rpartition("=")
+        if not eq or not name:
+            raise click.UsageError(f"--reserve {entry!r}: give NAME=KEY")
+        if name not in people:
+            raise click.UsageError(f"--reserve {entry!r}: {name!r} is no person's seat (give it with -p)")
+        if name in keys:
+            raise click.UsageError(f"--reserve: seat {name!r} is given twice")
+        if not is_public_key(key):
+            raise click.UsageError(f"--reserve {name}=...: the key must be 64 lower-case hex digits (a public key)")
+        if key in keys.values():
+            raise click.UsageError(f"--reserve {name}=...: that key holds another seat already: one seat per key")
+        keys[name] = key
+    return keys
 
 
 # ---------------------------------------------------------------------------- join
@@ -380,16 +430,18 @@ def _earlier_join(session: Session, game: str, name: str) -> str | None:
 @click.command()
 @click.argument("game")
 @click.argument("name")
+@web_option
 @json_option
 @url_option
 @pass_session
-def join(session: Session, game: str, name: str, as_json: bool) -> None:
+def join(session: Session, game: str, name: str, web: str | None, as_json: bool) -> None:
     """Take the open seat NAME in GAME; its secret token is saved for you.
 
     \b
     Example:
         red7 join 3f9a2c1b bob
     """
+    _web_without_json(web, as_json)
     token = _earlier_join(session, game, name)
     if token is None:
         session.ensure_worker()
@@ -404,6 +456,9 @@ def join(session: Session, game: str, name: str, as_json: bool) -> None:
     else:
         click.echo(f"You are {shown(name)} in game {game}. Token: {token}")
         click.echo(f"Play it: {red7_line('play', '--game', game, '--as', name, url=typed_url())}")
+        if web is not None:
+            seat = seat_index(session.service.view(game), name)
+            click.echo(f"In a browser: {seat_link(web, game, seat, token)}")
 
 
 # ---------------------------------------------------------------------------- games

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import click
 from click.decorators import FC
 
-from red7es.gateway.settings import Limits
+from red7es.gateway.settings import CREATE_MODES, OPERATOR, Creation, Limits
 from red7es.service.connection import is_cluster_url
 
 from .options import pass_session, url_option
@@ -68,6 +70,27 @@ def _limit(flag: str, default: int, envvar: str, what: str) -> Callable[[FC], FC
     "RED7_GATEWAY_MAX_STREAMS",
     "Most streams one client address may hold open on this process",
 )
+@_limit(
+    "--create-rate",
+    Limits.create,
+    "RED7_GATEWAY_CREATE_RATE",
+    "Most games one client address may create per --rate-window",
+)
+@click.option(
+    "--create",
+    "create_mode",
+    type=click.Choice(CREATE_MODES),
+    default="open",
+    show_default=True,
+    envvar="RED7_GATEWAY_CREATE",
+    help="Who may create games over HTTP: anyone, whoever sends the operator key, or nobody.",
+)
+@click.option(
+    "--operator-key-file",
+    type=click.Path(exists=True, dir_okay=False),
+    envvar="RED7_OPERATOR_KEY_FILE",
+    help="File holding the operator key for --create operator (or the key itself in $RED7_OPERATOR_KEY).",
+)
 @click.option(
     "--ssl-certfile",
     type=click.Path(exists=True, dir_okay=False),
@@ -91,6 +114,9 @@ def gateway(
     seat_rate: int,
     rate_window: float,
     max_streams: int,
+    create_rate: int,
+    create_mode: str,
+    operator_key_file: str | None,
     ssl_certfile: str | None,
     ssl_keyfile: str | None,
 ) -> None:
@@ -101,10 +127,14 @@ def gateway(
     as you like on one Redis. Ctrl-C stops it. The API's interactive docs are at
     http://HOST:PORT/docs. Requests are rate-limited per client address and per
     seat (429 past a limit); --ssl-certfile/--ssl-keyfile serve HTTPS.
+    POST /api/games creates a game: for anyone (--create open), for whoever
+    sends "Authorization: Bearer KEY" (--create operator, the key in
+    --operator-key-file or $RED7_OPERATOR_KEY), or nobody (--create closed).
 
     \b
     Example:
         red7 gateway --url redis://localhost:6379/0 --port 8007
+        red7 gateway --create operator --operator-key-file /etc/red7/operator.key
     """
     import uvicorn
 
@@ -113,15 +143,16 @@ def gateway(
 
     if (ssl_certfile is None) != (ssl_keyfile is None):
         raise click.UsageError("--ssl-certfile and --ssl-keyfile go together")
+    creation = _creation(create_mode, operator_key_file)
     url = session.endpoint.url
     if is_cluster_url(url):
         raise click.ClickException("the gateway does not serve a Redis Cluster yet: give it one Redis server's URL")
     session.connection.ping()
-    limits = Limits(rate=rate, seat_rate=seat_rate, window=rate_window, streams=max_streams)
+    limits = Limits(rate=rate, seat_rate=seat_rate, window=rate_window, streams=max_streams, create=create_rate)
     scheme = "https" if ssl_certfile else "http"
     click.echo(f"red7es gateway on {scheme}://{host}:{port} for {session.endpoint.shown}. Ctrl-C to stop.")
     uvicorn.run(
-        create_app(url, limits=limits),
+        create_app(url, limits=limits, creation=creation),
         host=host,
         port=port,
         log_level=log_level,
@@ -133,6 +164,28 @@ def gateway(
         # connections at once uvicorn answers 503 (red7es/gateway/serving.py).
         **uvicorn_options(),
     )
+
+
+def _creation(mode: str, key_file: str | None) -> Creation:
+    """Who may create games; a usage error (exit 2) for a key without operator mode, or
+    operator mode without a key (or one too short to protect anything)."""
+    if key_file is not None and mode != OPERATOR:
+        raise click.UsageError("--operator-key-file is for --create operator")
+    key: str | None = None
+    if mode == OPERATOR:
+        if key_file is not None:
+            try:
+                key = Path(key_file).read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise click.UsageError(f"--operator-key-file {key_file}: {exc}") from None
+        else:
+            key = (os.environ.get("RED7_OPERATOR_KEY") or "").strip() or None
+        if key is None:
+            raise click.UsageError("--create operator needs --operator-key-file FILE (or $RED7_OPERATOR_KEY)")
+    try:
+        return Creation(mode, key)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 COMMANDS = [gateway]

@@ -333,27 +333,16 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
         raise click.UsageError("--csv - writes the standings to stdout, where --json would go too")
     from red7es.tournament import SWISS, standings
     from red7es.tournament.pairing import total_games
+    from red7es.tournament.views import standings_data
 
     state = _state(session, name)
     spec = state.spec
     rows = standings(spec, state.paired_rounds, state.results)
-    lines = [r.as_dict() for r in rows]
+    data = standings_data(state)
     if csv_path:
-        _write_csv(csv_path, lines)
+        _write_csv(csv_path, data["standings"])
     if as_json:
-        emit_json(
-            {
-                "tournament": spec.tournament,
-                "name": spec.name,
-                "format": spec.format,
-                "finished": state.finished is not None,
-                "rounds_paired": state.current_round,
-                "rounds": spec.rounds,
-                "games_played": len(state.results),
-                "games_total": total_games(spec),
-                "standings": lines,
-            }
-        )
+        emit_json(data)
         return
     if csv_path == STDOUT:
         return
@@ -413,22 +402,11 @@ def report(session: Session, name: str, output: str | None) -> None:
     Example:
         red7 tournament report cup -o cup.html
     """
-    from red7es.tournament import standings
-    from red7es.tournament.rating import rating_history
-    from red7es.tournament.report import render_report
+    from red7es.tournament.views import report_page
 
     state = _state(session, name)
     spec = state.spec
-    rounds = state.paired_rounds
-    history = rating_history(spec, rounds, state.results)
-    page = render_report(
-        spec,
-        standings(spec, rounds, state.results, history),
-        history,
-        rounds,
-        state.results,
-        finished=state.finished is not None,
-    )
+    page = report_page(state)
     summary = f"{len(spec.entrants)} entrants, {counted(len(state.results), 'game')}"
     if output == STDOUT:  # the page on stdout (red7 tournament report cup -o - | ssh host 'cat > cup.html')
         click.echo(page, nl=False)
@@ -501,35 +479,9 @@ def list_command(session: Session, limit: int, as_json: bool) -> None:
     Example:
         red7 tournament list
     """
-    from red7es.service.codec import CorruptEvent
-    from red7es.tournament import NoSuchTournament, TournamentCorrupt, load
-    from red7es.tournament.pairing import total_games
-    from red7es.tournament.store import TournamentStore
+    from red7es.tournament.views import list_data
 
-    store = TournamentStore(session.connection)
-    items: list[dict[str, Any]] = []
-    for tid in store.tournaments(limit):
-        try:
-            state = load(session.connection, tid)
-        except (NoSuchTournament, TournamentCorrupt, CorruptEvent) as exc:
-            items.append({"tournament": tid, "error": str(exc)})
-            continue
-        spec = state.spec
-        items.append(
-            {
-                "tournament": tid,
-                "name": spec.name,
-                "format": spec.format,
-                "entrants": len(spec.entrants),
-                "table_size": spec.table_size,
-                "rounds": spec.rounds,
-                "games_played": len(state.results),
-                "games_total": total_games(spec),
-                "finished": state.finished is not None,
-                "status": _progress(state),
-                "created": spec.created,
-            }
-        )
+    items = list_data(session.connection, limit)
     if as_json:
         emit_json(items)
         return
@@ -549,14 +501,6 @@ def list_command(session: Session, limit: int, as_json: bool) -> None:
     console().print(table)
 
 
-def _progress(state: TournamentState) -> str:
-    """Where a tournament stands: ``not started`` until a run pairs its first round (created
-    and never run, nothing is under way), then ``in progress``, then ``finished``."""
-    if state.finished is not None:
-        return "finished"
-    return "in progress" if state.current_round else "not started"
-
-
 # ---------------------------------------------------------------------------- show
 
 
@@ -573,56 +517,14 @@ def show(session: Session, name: str, as_json: bool) -> None:
         red7 tournament show cup
     """
     from red7es.tournament.pairing import total_games
+    from red7es.tournament.views import show_state
 
     state = _state(session, name)
     spec = state.spec
-    names = [e.name for e in spec.entrants]
-    games = [t.game for _r, t in state.paired_games]
-    statuses = {g: meta.get("status") for g, meta in zip(games, session.service.store.metas(games), strict=True)}
-
-    def status_of(game: str) -> str:
-        result = state.results.get(game)
-        if result is not None:
-            return "recorded"
-        return statuses.get(game) or "not created"
-
-    rounds: list[dict[str, Any]] = [
-        {
-            "round": p.round,
-            "byes": [names[e] for e in p.byes],
-            "tables": [
-                {
-                    "table": t.table,
-                    "game": t.game,
-                    "seats": [names[e] for e in t.seats],
-                    "status": status_of(t.game),
-                    "winners": (
-                        [names[t.seats[w]] for w in state.results[t.game].winners] if t.game in state.results else None
-                    ),
-                }
-                for t in p.tables
-            ],
-        }
-        for p in state.paired_rounds
-    ]
+    data = show_state(session.connection, state)
+    rounds: list[dict[str, Any]] = data["paired"]
     if as_json:
-        emit_json(
-            {
-                "tournament": spec.tournament,
-                "name": spec.name,
-                "format": spec.format,
-                "variant": spec.variant.to_dict(),
-                "table_size": spec.table_size,
-                "rounds": spec.rounds,
-                "entrants": [seat_data(e) for e in spec.entrants],
-                "commitment": spec.commitment,
-                "seed": state.finished.seed if state.finished else None,
-                "finished": state.finished is not None,
-                "games_played": len(state.results),
-                "games_total": total_games(spec),
-                "paired": rounds,
-            }
-        )
+        emit_json(data)
         return
     out = console()
     title = shown(spec.name)

@@ -46,6 +46,8 @@ __all__ = [
     "secret_option",
     "token_option",
     "url_option",
+    "web_option",
+    "seat_link",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -302,6 +304,33 @@ class Seconds(click.FloatRange):
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
         return super().convert(number, param, ctx)
+
+
+def _web_url(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """An http(s) address of a gateway, without a fragment (the link adds its own)."""
+    if value is None:
+        return None
+    scheme, _, rest = value.partition("://")
+    if scheme not in ("http", "https") or not rest.strip("/") or "#" in value or any(c.isspace() for c in value):
+        raise click.BadParameter(f"{value!r} is not a gateway's address such as http://127.0.0.1:8007")
+    return value.rstrip("/")
+
+
+def web_option(fn: F) -> F:
+    """``--web URL``: also print the link that opens a seat taken here in the web table."""
+    return click.option(
+        "--web",
+        metavar="URL",
+        envvar="RED7_WEB",
+        callback=_web_url,
+        help="Also print a link that opens each seat you take in the web table of the gateway at URL "
+        "(e.g. http://127.0.0.1:8007); the token is in the link's #fragment, which browsers never send.",
+    )(fn)
+
+
+def seat_link(web: str, game_id: str, seat: int, token: str) -> str:
+    """The web table's link for a seat held with ``token`` (docs/web.md): the page keeps the token."""
+    return f"{web}/g/{game_id}#seat={seat}&token={token}"
 
 
 def json_option(fn: F) -> F:

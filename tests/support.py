@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -29,6 +30,10 @@ from red7es.cli.main import cli
 from red7es.cli.session import live_workers
 from red7es.service.connection import client_for
 from red7es.service.redis_server import RedisServer, redis_binary
+
+# Debian's Chromium, for the browser tests (the tournament report, the web table); they
+# are skipped where it is absent (.ci/run installs it).
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def wait_for(condition: Callable[[], Any], what: str, timeout: float = 20.0, every: float = 0.05) -> Any:

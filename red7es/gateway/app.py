@@ -13,10 +13,11 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from functools import partial
 from typing import Annotated, Any, TypeVar
 
 import anyio
-from fastapi import FastAPI, Header, Query, Request, Response
+from fastapi import Depends, FastAPI, Header, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.concurrency import run_in_threadpool
 
@@ -25,13 +26,15 @@ from red7es.service.connection import client_for, is_cluster_url
 from red7es.service.events import TurnCommand
 from red7es.service.record_files import record_bytes
 from red7es.service.records import export, stream_order
-from red7es.service.store import TOURNAMENT_GAMES, NoSuchGame, valid_game_id, whole_number
+from red7es.service.store import TOURNAMENT_GAMES, NoSuchGame, new_game_id, valid_game_id, whole_number
 from red7es.service.tokens import verify_turn
 from red7es.steps import StepError, Turn
 
-from . import auth, errors
+from . import auth, errors, tournaments, web
+from .creation import CreateBody, asked_game
 from .hub import Hub, Subscriber
 from .limits import ClientRate, Limiter, Limits, RateLimit, client_address, too_many
+from .settings import Creation
 from .streams import HEARTBEAT, StreamResponse, change_lines, frame
 
 __all__ = ["create_app", "ANSWER_WAIT"]
@@ -65,13 +68,22 @@ class JoinBody(BaseModel):
 
 
 def create_app(
-    url: str, *, heartbeat: float = HEARTBEAT, queue_size: int | None = None, limits: Limits | None = None
+    url: str,
+    *,
+    heartbeat: float = HEARTBEAT,
+    queue_size: int | None = None,
+    limits: Limits | None = None,
+    creation: Creation | None = None,
 ) -> FastAPI:
     """The gateway for the Redis at ``url`` (not a cluster: see docs/gateway.md), with
-    ``limits`` (default :class:`Limits`'s: ``Limits.off()`` for none)."""
+    ``limits`` (default :class:`Limits`'s: ``Limits.off()`` for none) and ``creation``
+    saying who may create games (default: anyone)."""
     if is_cluster_url(url):
         raise ValueError("the gateway does not serve a Redis Cluster yet: give it one Redis server's URL")
-    service = GameService(client_for(url))
+    creation = creation or Creation()
+    # Games are created with a transaction, not create.lua: the gateway's Redis user may
+    # write a new game's seed but never read one (docs/gateway.md, Its Redis user).
+    service = GameService(client_for(url), scripted_create=False)
     hub = Hub(url) if queue_size is None else Hub(url, queue_size=queue_size)
 
     @contextlib.asynccontextmanager
@@ -127,6 +139,42 @@ def create_app(
     @app.get("/api/games", summary="The newest games")
     async def list_games(limit: Annotated[int, Query(ge=1, le=500)] = 50) -> list[dict[str, Any]]:
         return [summary.as_json() for summary in await blocking(service.games, limit)]
+
+    async def may_create(request: Request) -> None:
+        """403 unless this gateway lets the request create a game; then count it against the
+        client's creation allowance (the client's own allowance counted it already)."""
+        refusal = creation.refusal(request.headers)
+        if refusal is not None:
+            raise errors.GatewayError(403, refusal)
+        await limiter.create(client_address(request.scope))
+
+    @app.post(
+        "/api/games",
+        status_code=201,
+        summary="Create a game (open, operator key, or closed: red7 gateway --create)",
+        dependencies=[Depends(may_create)],
+    )
+    async def create_game(body: CreateBody) -> dict[str, Any]:
+        asked = asked_game(body, await blocking(service.store.max_bot_time))
+        game_id = asked.game_id or new_game_id()
+        # Subscribed before the game exists: its first change (GameCreated) cannot be missed.
+        async with subscribed(game_id) as subscriber:
+            create = partial(
+                service.create, asked.variant, asked.seats, keys=asked.keys, game_id=game_id, wait=None
+            )  # the seed: drawn by the service (make_seed), never the client's
+            await blocking(create)
+            try:
+                await first_event(subscriber, game_id, "0-0", lambda e: e.get("type") == "GameCreated")
+            except errors.GatewayError as exc:
+                if exc.status != 503:
+                    raise
+                raise errors.GatewayError(
+                    503,
+                    f"game {game_id} is created, but no worker has dealt it within {ANSWER_WAIT:g} s: "
+                    f"GET /api/games/{game_id} once a worker runs",
+                    game=game_id,
+                ) from None
+        return {"game": game_id, "view": await public_view(game_id)}
 
     @app.get("/api/games/{game_id}", summary="A game's public view")
     async def game(game_id: str) -> dict[str, Any]:
@@ -266,6 +314,8 @@ def create_app(
         media = "text/event-stream" if sse else "application/x-ndjson"
         return StreamResponse(lines(), subscriber, media, on_close=lambda: limiter.close_stream(address))
 
+    tournaments.install(app, service, hub, limiter, heartbeat)
+
     @contextlib.asynccontextmanager
     async def subscribed(game_id: str) -> AsyncIterator[Subscriber]:
         subscriber = await hub.subscribe(game_id)
@@ -329,6 +379,7 @@ def create_app(
             503, "no answer from a worker yet: the command is stored; send the same request again for its answer"
         )
 
+    web.install(app)  # the lobby and table pages (docs/web.md)
     return app
 
 

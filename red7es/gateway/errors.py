@@ -16,10 +16,11 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from red7es.service.client import BrokenGame, NoWorker, Rejected, ServiceError, UnreadableKey
+from red7es.service.client import BadCreate, BrokenGame, GameExists, NoWorker, Rejected, ServiceError, UnreadableKey
 from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.records import RecordError
 from red7es.service.store import NoSuchGame
+from red7es.tournament.ids import NoSuchTournament, TournamentError
 
 __all__ = ["GatewayError", "BodyLimit", "MAX_BODY", "error_response", "install"]
 
@@ -45,8 +46,12 @@ def error_response(status: int, message: str, **extra: Any) -> JSONResponse:
 
 def status_of(exc: Exception) -> int:
     """The HTTP status of a service exception."""
-    if isinstance(exc, NoSuchGame):
+    if isinstance(exc, NoSuchGame | NoSuchTournament):
         return 404
+    if isinstance(exc, BadCreate | TournamentError):
+        return 400  # a create's seats, names or bots (said as red7 new says them); a tournament id of the wrong shape
+    if isinstance(exc, GameExists):
+        return 409
     if isinstance(exc, (NoWorker, *UNREACHABLE_ERRORS)):
         return 503
     if isinstance(exc, UnreadableKey):
@@ -82,7 +87,7 @@ def install(app: FastAPI) -> None:
 
     # Known kinds are answered here, quietly; anything else by the last handler, which
     # Starlette also re-raises so that the server logs it (and the client gets one line).
-    for kind in (NoSuchGame, ServiceError, RecordError, *UNREACHABLE_ERRORS):
+    for kind in (NoSuchGame, NoSuchTournament, TournamentError, ServiceError, RecordError, *UNREACHABLE_ERRORS):
         app.add_exception_handler(kind, known)
     app.add_exception_handler(Exception, known)
 

@@ -50,10 +50,12 @@ def is_after(change_id: str, mark: str) -> bool:
 
 
 class Subscriber:
-    """One waiter on one game's changes: a bounded queue of change ids the hub fills."""
+    """One waiter on one stream (a game's changes, or a tournament's events): a bounded
+    queue of the stream's new ids, which the hub fills."""
 
-    def __init__(self, game_id: str, size: int = QUEUE_SIZE) -> None:
-        self.game_id = game_id
+    def __init__(self, game_id: str, size: int = QUEUE_SIZE, key: str | None = None) -> None:
+        self.game_id = game_id  # the game (or tournament) the stream is of
+        self.key = key if key is not None else Keys(game_id).changes  # the stream the hub reads for it
         self.queue: asyncio.Queue[str] = asyncio.Queue(size)
         self.dropped: str | None = None  # why the hub dropped it (one line), once it has
         self.on_overflow: Callable[[], None] | None = None
@@ -99,6 +101,11 @@ class Subscriber:
             if is_after(change_id, after):
                 self._take_rest()
                 return True
+
+    def drain(self) -> None:
+        """Take every notice queued (its reader reads all there is anyway): a subscriber
+        busy elsewhere for a while keeps room for the notices to come."""
+        self._take_rest()
 
     def _take_rest(self) -> None:
         """Empty the queue: the reader that follows reads every change there is."""
@@ -154,18 +161,24 @@ class Hub:
     async def subscribe(self, game_id: str) -> Subscriber:
         """A new subscriber to ``game_id``'s changes: notified of every change written
         after this returns (earlier ones it reads itself)."""
-        subscriber = Subscriber(game_id, self.queue_size)
+        return await self.subscribe_stream(Keys(game_id).changes, game_id)
+
+    async def subscribe_stream(self, key: str, owner: str) -> Subscriber:
+        """A new subscriber to the stream ``key`` (of game or tournament ``owner``): notified
+        of every entry written after this returns (earlier ones it reads itself).  The
+        hub's one ``XREAD`` covers every stream subscribed to, whatever its kind."""
+        subscriber = Subscriber(owner, self.queue_size, key)
         added = False
-        if game_id not in self._subscribers:
-            last = await self.redis.xrevrange(Keys(game_id).changes, max="+", min="-", count=1)
-            added = game_id not in self._subscribers  # (another subscribe may have come meanwhile)
+        if key not in self._subscribers:
+            last = await self.redis.xrevrange(key, max="+", min="-", count=1)
+            added = key not in self._subscribers  # (another subscribe may have come meanwhile)
             if added:
-                self._subscribers[game_id] = set()
-                self._cursors[game_id] = text(last[0][0]) if last else "0-0"
+                self._subscribers[key] = set()
+                self._cursors[key] = text(last[0][0]) if last else "0-0"
                 self._wanted.set()
         # Registered before the next await: an unsubscribe meanwhile could empty and delete
-        # the game's entry (a KeyError, a 500) and its cursor (no notices ever).
-        self._subscribers[game_id].add(subscriber)
+        # the stream's entry (a KeyError, a 500) and its cursor (no notices ever).
+        self._subscribers[key].add(subscriber)
         if added:
             await self._interrupt()
         return subscriber
@@ -180,7 +193,7 @@ class Hub:
         by C or earlier; the next delivery drops the game's shared reads.  A failed read
         is not kept (the next caller tries again).
         """
-        reads = self._reads.setdefault(game_id, {})
+        reads = self._reads.setdefault(Keys(game_id).changes, {})
         task = reads.get(key)
         if task is None:
             task = asyncio.ensure_future(read())
@@ -194,14 +207,14 @@ class Hub:
         return await asyncio.shield(task)  # a caller that goes away does not cancel the others' read
 
     def unsubscribe(self, subscriber: Subscriber) -> None:
-        subscribers = self._subscribers.get(subscriber.game_id)
+        subscribers = self._subscribers.get(subscriber.key)
         if subscribers is None:
             return
         subscribers.discard(subscriber)
         if not subscribers:
-            del self._subscribers[subscriber.game_id]
-            del self._cursors[subscriber.game_id]
-            self._reads.pop(subscriber.game_id, None)
+            del self._subscribers[subscriber.key]
+            del self._cursors[subscriber.key]
+            self._reads.pop(subscriber.key, None)
 
     async def _interrupt(self) -> None:
         """Make the reader re-issue its XREAD with the new set of games now."""
@@ -250,21 +263,20 @@ class Hub:
                 await self._wanted.wait()
                 continue
             self._wanted.clear()
-            streams: dict[Any, Any] = {Keys(g).changes: c for g, c in self._cursors.items()}
+            streams: dict[Any, Any] = dict(self._cursors)
             reply: Any = await reader.xread(streams, block=self.block_ms, count=100)
             for stream, rows in reply or []:  # RESP2, this connection's protocol: [[stream, entries]]
-                game_id = text(stream).split("{", 1)[1].rsplit("}", 1)[0]
                 for change_id, _fields in rows:
-                    self._deliver(game_id, text(change_id))
+                    self._deliver(text(stream), text(change_id))
 
-    def _deliver(self, game_id: str, change_id: str) -> None:
-        """Tell every subscriber of the game; drop the ones too slow to take it (no await:
+    def _deliver(self, key: str, change_id: str) -> None:
+        """Tell every subscriber of the stream; drop the ones too slow to take it (no await:
         a subscriber added later reads this change itself)."""
-        if game_id not in self._cursors:
+        if key not in self._cursors:
             return  # its last subscriber left while the read was on its way
-        self._cursors[game_id] = change_id
-        self._reads.pop(game_id, None)  # reads from before this change cannot serve its subscribers
-        for subscriber in list(self._subscribers[game_id]):
+        self._cursors[key] = change_id
+        self._reads.pop(key, None)  # reads from before this change cannot serve its subscribers
+        for subscriber in list(self._subscribers[key]):
             if not subscriber.notify(change_id):
                 self.unsubscribe(subscriber)
                 subscriber.drop(
@@ -272,18 +284,20 @@ class Hub:
                 )
 
     async def _drop_unreadable(self, problem: str) -> bool:
-        """Drop the subscribers of every game whose changes key is not a stream; whether any was."""
-        games = list(self._cursors)
+        """Drop the subscribers of every stream whose key is not a stream; whether any was."""
+        keys = list(self._cursors)
         pipe = self.redis.pipeline(transaction=False)
-        for game_id in games:
-            pipe.type(Keys(game_id).changes)
+        for key in keys:
+            pipe.type(key)
         kinds = await pipe.execute()
         found = False
-        for game_id, kind in zip(games, kinds, strict=True):
+        for key, kind in zip(keys, kinds, strict=True):
             if text(kind) not in ("stream", "none"):
                 found = True
-                reason = f"game {game_id}: {Keys(game_id).changes} is a {text(kind)}, not a stream ({problem})"
-                for subscriber in list(self._subscribers.get(game_id, ())):
+                owner = next((s.game_id for s in self._subscribers.get(key, ())), key)
+                what = f"game {owner}" if key == Keys(owner).changes else f"tournament {owner}"
+                reason = f"{what}: {key} is a {text(kind)}, not a stream ({problem})"
+                for subscriber in list(self._subscribers.get(key, ())):
                     self.unsubscribe(subscriber)
                     subscriber.drop(reason)
         return found

@@ -78,6 +78,10 @@ class Limiter:
         """Count one request of a seat (signed by its token); :class:`RateLimit` past ``limits.seat_rate``."""
         await self._bump(f"{PREFIX}seat:{game_id}:{seat}", self.limits.seat_rate, f"requests for seat {seat}")
 
+    async def create(self, address: str) -> None:
+        """Count one game creation from ``address``; :class:`RateLimit` past ``limits.create``."""
+        await self._bump(f"{PREFIX}create:{address}", self.limits.create, "games created from this address")
+
     async def _bump(self, key: str, limit: int, what: str) -> None:
         if limit <= 0:
             return

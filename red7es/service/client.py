@@ -41,7 +41,7 @@ from .store import (
     whole_number,
 )
 from .table import CreateRejected, validate_seats
-from .tokens import TokenError, new_token, public_key, sign_turn
+from .tokens import TokenError, is_public_key, new_token, public_key, sign_turn
 
 __all__ = [
     "GameService",
@@ -53,6 +53,8 @@ __all__ = [
     "BrokenGame",
     "UnreadableKey",
     "JoinRefused",
+    "BadCreate",
+    "GameExists",
     "CreatedGame",
     "Answer",
     "QUEUE_NAME",
@@ -141,6 +143,14 @@ class TurnTooLarge(Rejected):
         self.room = room
 
 
+class BadCreate(ServiceError):
+    """A game that cannot be created as asked: its seats, id, seed or reserved keys (one line)."""
+
+
+class GameExists(ServiceError):
+    """A game already holds the id a create asked for."""
+
+
 class JoinRefused(Rejected):
     """The worker refused a join; ``token`` is the one it was made with (kept before the answer came)."""
 
@@ -186,7 +196,10 @@ class GameSummary:
             "version": self.version,
             "to_move": self.to_move,
             "created": self.created,
-            "seats": [{"name": x["name"], "kind": x.get("kind"), "bot": x.get("bot")} for x in self.seats],
+            "seats": [
+                {"name": x["name"], "kind": x.get("kind"), "bot": x.get("bot"), "joined": bool(x.get("joined"))}
+                for x in self.seats
+            ],
             "winners": self.winners,
             "variant": self.variant,
             "unreadable": self.unreadable,
@@ -196,10 +209,13 @@ class GameSummary:
 class GameService:
     """Everything a client does with games, on one Redis connection."""
 
-    def __init__(self, connection: redis.Redis, wake: Callable[[str], None] | None = None) -> None:
-        """``wake(game_id)`` tells workers a game has work (default: post to the inbox)."""
+    def __init__(
+        self, connection: redis.Redis, wake: Callable[[str], None] | None = None, *, scripted_create: bool = True
+    ) -> None:
+        """``wake(game_id)`` tells workers a game has work (default: post to the inbox);
+        ``scripted_create`` as :class:`GameStore`'s (False: for a user that may not read seeds)."""
         self.redis = connection
-        self.store = GameStore(connection)
+        self.store = GameStore(connection, scripted_create=scripted_create)
         self.wake = wake if wake is not None else Inbox(connection).post
         # Called when an answer is slow to come (the CLI starts a local worker if none runs).
         self.on_slow: Callable[[], None] | None = None
@@ -218,43 +234,63 @@ class GameService:
         *,
         seed: bytes | str | None = None,
         join: Sequence[str] = (),
+        keys: Mapping[str, str] | None = None,
         game_id: str | None = None,
         wait: float | None = 10.0,
     ) -> CreatedGame:
-        """Create a game; people named in ``join`` are seated at once (tokens returned)."""
+        """Create a game; people named in ``join`` are seated at once (tokens returned), and
+        the people named in ``keys`` are seated at once with the public key given (seat
+        name -> 64 hex digits: a token someone else holds, so the seat is theirs alone).
+
+        Raises :class:`BadCreate` for a game that cannot be as asked, :class:`GameExists`
+        for an id taken."""
         seat_specs = tuple(seats)
         try:
             # held to the workers' cap on a bot's decision (red7 worker --max-bot-time)
             validate_seats(variant, seat_specs, max_bot_time=self.store.max_bot_time())
         except CreateRejected as exc:
-            raise ServiceError(str(exc)) from None
+            raise BadCreate(str(exc)) from None
         names = [s.name for s in seat_specs]
         tokens: dict[str, str] = {}
-        joins = []
-        for name in join:
+        seated: dict[int, str] = {}  # seat -> public key
+
+        def seat_person(name: str, key: str) -> None:
             if name not in names:
-                raise ServiceError(f"no seat named {name!r}")
+                raise BadCreate(f"no seat named {name!r}")
             seat = names.index(name)
             if seat_specs[seat].is_bot:
-                raise ServiceError(f"seat {name} is a bot")
-            tokens[name] = new_token()
-            joins.append((seat, public_key(tokens[name])))
+                raise BadCreate(f"seat {name} is a bot")
+            if seat in seated:
+                raise BadCreate(f"seat {name} is given twice")
+            if key in seated.values():
+                raise BadCreate(f"seat {name}'s key already holds another seat: one seat per key")
+            seated[seat] = key
+
+        for name, key in (keys or {}).items():
+            if not is_public_key(key):
+                raise BadCreate(f"seat {name}'s key must be 64 lower-case hex digits (an Ed25519 public key)")
+            seat_person(name, key)
+        for name in join:
+            token = new_token()
+            seat_person(name, public_key(token))
+            tokens[name] = token
+        joins = sorted(seated.items())
         game_id = game_id or new_game_id()
         if not valid_game_id(game_id):
-            raise ServiceError(f"{game_id!r} is not a valid game id (lower-case letters, digits, dashes)")
+            raise BadCreate(f"{game_id!r} is not a valid game id (lower-case letters, digits, dashes)")
         try:
             secret = make_seed(seed)
         except SeedError as exc:
-            raise ServiceError(str(exc)) from None
+            raise BadCreate(str(exc)) from None
         command = CreateCommand(f"create-{game_id}", variant, seat_specs, commitment(secret), tuple(joins))
         mark = self.store.last_change_id(game_id) if wait else "0-0"  # only a wait reads from the mark
         at = now_ms()  # one clock reading: meta's created is the create command's at (GameCreated.created)
         try:
             stored = self.store.create(game_id, command.id, encode_command(command, at), secret, at, GENESIS)
         except CommandTooLarge as exc:  # (seats' names and bots are short: only a bot's options could be long)
-            raise ServiceError(f"the game cannot be created: {exc}") from None
+            raise BadCreate(f"the game cannot be created: {exc}") from None
         if not stored:
-            raise ServiceError(f"a game {game_id!r} already exists")
+            raise GameExists(f"a game {game_id!r} already exists")
         self._keep(game_id, tokens)
         self.schedule(game_id)
         if wait:

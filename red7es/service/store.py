@@ -201,8 +201,12 @@ def _script(name: str) -> str:
 class GameStore:
     """Reads and writes games on one Redis connection (bytes in, bytes out)."""
 
-    def __init__(self, connection: redis.Redis) -> None:
+    def __init__(self, connection: redis.Redis, *, scripted_create: bool = True) -> None:
+        """``scripted_create=False`` creates games with a WATCH/MULTI transaction instead
+        of create.lua (:meth:`create`): for a user that may write a game's seed but not
+        read it, which EVALSHA of a script naming the seed's key would need (the gateway's)."""
         self.redis = connection
+        self.scripted_create = scripted_create
         self._create = connection.register_script(_script("create.lua"))
         self._submit = connection.register_script(_script("submit.lua"))
         self._append = connection.register_script(_script("append.lua"))
@@ -217,10 +221,13 @@ class GameStore:
         if len(command) > MAX_COMMAND_SIZE:  # (create.lua refuses it too)
             raise CommandTooLarge(len(command))
         k = Keys(game_id)
-        result = self._create(
-            keys=[k.commands, k.meta, k.secret, k.cmdids],
-            args=[command_id, command, seed.hex(), created, genesis.hex()],
-        )
+        if self.scripted_create:
+            result = self._create(
+                keys=[k.commands, k.meta, k.secret, k.cmdids],
+                args=[command_id, command, seed.hex(), created, genesis.hex()],
+            )
+        else:
+            result = self._create_in_transaction(k, command_id, command, seed, created, genesis)
         if not result:
             return False
         pipe = self.redis.pipeline(transaction=False)
@@ -228,6 +235,50 @@ class GameStore:
         pipe.sadd(ACTIVE, game_id)
         pipe.execute()
         return True
+
+    def _create_in_transaction(
+        self, k: Keys, command_id: str, command: bytes, seed: bytes, created: int, genesis: bytes
+    ) -> bool:
+        """What create.lua does, as a WATCH/MULTI transaction: the same keys and fields,
+        written at once or not at all, and only if no game holds the id.
+
+        EVALSHA needs read and write permission on every key it names (Redis cannot tell
+        what a script does with them), so a user allowed to write a game's seed but never
+        to read it (docs/gateway.md, Its Redis user) cannot run create.lua.  The command's
+        stream id is chosen here (``created``-0: the stream does not exist yet, so any id
+        fits) because a transaction cannot hand XADD's id to the HSET after it.
+        """
+        stream_id = f"{created}-0"
+        with self.redis.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    pipe.watch(k.commands, k.meta, k.secret, k.cmdids)  # type: ignore[no-untyped-call]
+                    if pipe.exists(k.meta) or pipe.exists(k.commands):
+                        return False
+                    for key in (k.secret, k.cmdids):
+                        kind = text(pipe.type(key))
+                        if kind not in ("none", "hash"):
+                            raise redis.ResponseError(f"{key} is a {kind}, not a hash: the game was not created")
+                    pipe.multi()  # type: ignore[no-untyped-call]
+                    pipe.hset(k.secret, "seed", seed.hex())
+                    pipe.xadd(k.commands, {"c": command}, id=stream_id)
+                    pipe.hset(k.cmdids, command_id, stream_id)
+                    pipe.hset(
+                        k.meta,
+                        mapping={
+                            "version": 0,
+                            "cursor": "0-0",
+                            "head": genesis.hex(),
+                            "status": "new",
+                            "created": created,
+                            "to_move": "",
+                            "bot_to_move": 0,
+                        },
+                    )
+                    pipe.execute()
+                    return True
+                except redis.WatchError:
+                    continue  # someone wrote one of the keys meanwhile: look again
 
     def submit(self, game_id: str, command_id: str, command: bytes) -> tuple[str, bool]:
         """Append a command once per id; returns (stream id, was it a duplicate)."""

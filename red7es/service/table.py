@@ -182,6 +182,11 @@ class Table:
             [None] * created.variant.players,
             batch_rules=created.batch_rules,
         )
+        if seed is not None and commitment(seed) != created.commitment:
+            # Whoever may write a game's seed but not read it (the gateway's Redis user,
+            # which creates games) must not be able to swap in a seed it knows and so
+            # learn the deals to come: the workers only play on with the committed one.
+            raise ValueError("the stored seed does not match the published commitment")
         for event in events[1:]:
             table.fold(event)
         game.seed = seed

@@ -10,12 +10,23 @@ signature of a finished game offline.
 from __future__ import annotations
 
 import os
+import re
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-__all__ = ["TokenError", "new_token", "public_key", "sign", "sign_turn", "verify", "verify_turn", "turn_message"]
+__all__ = [
+    "TokenError",
+    "is_public_key",
+    "new_token",
+    "public_key",
+    "sign",
+    "sign_turn",
+    "verify",
+    "verify_turn",
+    "turn_message",
+]
 
 
 class TokenError(ValueError):
@@ -40,6 +51,15 @@ def _private(token: str) -> Ed25519PrivateKey:
 def public_key(token: str) -> str:
     """The public key (hex) of a token: what the service stores for the seat."""
     return _private(token).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
+
+
+_PUBLIC_KEY = re.compile(r"[0-9a-f]{64}")
+
+
+def is_public_key(text: str) -> bool:
+    """Whether ``text`` is written as a public key is: 64 lower-case hex digits (the raw
+    32 bytes), matched whole, so one key has one spelling."""
+    return bool(_PUBLIC_KEY.fullmatch(text))
 
 
 def turn_message(game: str, command_id: str, seat: int, turn: str) -> bytes:

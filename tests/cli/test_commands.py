@@ -175,6 +175,24 @@ def test_names_are_printed_as_typed_never_as_markup(alice: Red7) -> None:
     assert all(name in shown for name in names), shown
 
 
+def test_new_and_join_print_the_web_tables_link_with_web(alice: Red7, bob: Red7) -> None:
+    """`--web URL`: a seat taken here opens in the browser from the printed link (docs/web.md)."""
+    game = new_id()
+    out = alice.ok(
+        "new", "--id", game, "-p", "alice", "-p", "bob", "-b", "greedy", "--web", "http://127.0.0.1:8007/"
+    ).stdout
+    token = re.search(r"alice: yours, token ([0-9a-f]{64})", out)
+    assert token is not None, out
+    assert f"\nIn a browser, alice: http://127.0.0.1:8007/g/{game}#seat=0&token={token.group(1)}\n" in out
+    joined = bob.ok("join", game, "bob", "--web", "https://red7.example:8443").stdout
+    bobs = re.search(r"Token: ([0-9a-f]{64})", joined)
+    assert bobs is not None, joined
+    assert joined.endswith(f"In a browser: https://red7.example:8443/g/{game}#seat=1&token={bobs.group(1)}\n")
+    for bad in ("ftp://x", "127.0.0.1:8007", "http://", "http://h/#x"):
+        assert "Invalid value for '--web'" in fails(alice("new", "-p", "a", "-b", "greedy", "--web", bad), 2)
+    assert "with --json" in fails(alice("new", "-p", "a", "-b", "greedy", "--web", "http://h", "--json"), 2)
+
+
 def test_new_json_shape(alice: Red7) -> None:
     data = create(alice, "-p", "alice", "-p", "bob", "-b", "greedy", "-b", "mc=random")
     assert set(data) == {"game", "commitment", "seats", "tokens"}
@@ -722,9 +740,14 @@ def test_games_json_and_table(alice: Red7) -> None:
     assert entry["to_move"] == 0
     assert entry["winners"] is None
     assert entry["seats"] == [
-        {"name": "alice", "kind": "person", "bot": None},
-        {"name": "greedy", "kind": "bot", "bot": "greedy"},
+        {"name": "alice", "kind": "person", "bot": None, "joined": True},
+        {"name": "greedy", "kind": "bot", "bot": "greedy", "joined": True},
     ]
+    # An open seat says so (the web lobby lists games with free seats by it).
+    opened = wait_for(
+        lambda: next((g for g in alice.json("games") if g["game"] == open_game and g["seats"]), None), "its view"
+    )
+    assert [s["joined"] for s in opened["seats"]] == [False, False]
     assert entry["variant"]["players"] == 2
     assert entry["version"] > 0
     # Newest first.

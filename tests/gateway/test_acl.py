@@ -23,10 +23,15 @@ import redis
 from support import WorkerPool, damaged_key, wait_for
 
 from red7es.service.client import GameService
+from red7es.service.events import BOT, SeatSpec
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
 from red7es.service.store import Keys
+from red7es.service.tokens import new_token, public_key
+from red7es.tournament import TournamentRunner, create_tournament
+from red7es.tournament.store import TournamentKeys
+from red7es.variant import Variant
 
-from .conftest import join, new_game
+from .conftest import Seat, join, new_game
 from .test_gateway import play_to_the_end
 
 pytestmark = pytest.mark.integration
@@ -174,3 +179,44 @@ def test_a_turn_the_games_keys_cannot_take_is_409_though_the_gateway_may_not_mar
                 answer = ann.play("fold")
         assert answer.status_code == 409, answer.text
         assert f"{Keys(game).cmdids} cannot take a command" in answer.json()["error"]
+
+
+def test_a_game_created_over_http_by_the_gateway_user_is_played_to_its_end(
+    acl_redis: tuple[RedisServer, str], gateway_url: str
+) -> None:
+    """Creating writes a new game's seed (HSET, in a transaction) without ever reading one."""
+    server, password = acl_redis
+    token = new_token()
+    players = [{"name": "ann", "key": public_key(token)}, {"name": "g", "bot": "greedy"}]
+    with httpx.Client(base_url=gateway_url, timeout=20) as http:
+        answer = http.post("/api/games", json={"players": players})
+        assert answer.status_code == 201, answer.text
+        game = answer.json()["game"]
+        with redis.Redis.from_url(server.url) as admin:
+            assert admin.hget(Keys(game).secret, "seed")  # written, by the gateway's user
+            assert admin.zscore("red7:games", game) and admin.sismember("red7:active", game)
+        with redis.Redis(port=server.port, username="red7-gateway", password=password) as gateway:
+            refused(lambda: gateway.hget(Keys(game).secret, "seed"))
+            refused(lambda: gateway.hgetall(Keys(game).secret))
+            refused(lambda: gateway.smembers("red7:active"))
+        final = play_to_the_end(Seat(http, game, 0, token))
+        assert final["outcome"]["winners"]
+        assert http.get(f"/api/games/{game}/record").status_code == 200
+
+
+def test_tournaments_are_read_by_the_gateway_user_but_not_their_seeds(
+    acl_redis: tuple[RedisServer, str], gateway_url: str
+) -> None:
+    server, password = acl_redis
+    with redis.Redis.from_url(server.url) as admin:
+        entrants = [SeatSpec("a", BOT, "random"), SeatSpec("b", BOT, "greedy")]
+        create_tournament(admin, "acl-cup", entrants, Variant(2), "round-robin")
+        TournamentRunner(GameService(admin), "acl-cup", poll=0.2).run()
+        assert admin.hget(TournamentKeys("acl-cup").secret, "seed")
+    with httpx.Client(base_url=gateway_url, timeout=20) as http:
+        assert [t["tournament"] for t in http.get("/api/tournaments").json()] == ["acl-cup"]
+        for path in ("", "/standings", "/report", "/stream?after=0-0", "/stream?entrant=a"):
+            assert http.get(f"/api/tournaments/acl-cup{path}").status_code == 200, path
+    with redis.Redis(port=server.port, username="red7-gateway", password=password) as gateway:
+        refused(lambda: gateway.hget(TournamentKeys("acl-cup").secret, "seed"))
+        refused(lambda: gateway.xadd(TournamentKeys("acl-cup").events, {"e": b"forged"}))

@@ -18,6 +18,7 @@ from red7es.gateway.settings import Limits
 from red7es.service.client import GameService
 from red7es.service.events import SeatSpec
 from red7es.service.redis_server import RedisServer
+from red7es.service.store import Keys
 from red7es.service.tokens import new_token, public_key
 from red7es.variant import Variant
 
@@ -191,7 +192,8 @@ async def _race(url: str) -> None:
         hub.unsubscribe(other)
         gone.set()
         subscriber = await asyncio.wait_for(first, 20)  # was: KeyError
-        assert subscriber in hub._subscribers["race"] and "race" in hub._cursors  # so it is told of changes
+        key = Keys("race").changes
+        assert subscriber in hub._subscribers[key] and key in hub._cursors  # so it is told of changes
     finally:
         await hub.stop()
 

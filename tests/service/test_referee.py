@@ -189,6 +189,20 @@ def _broken_at_creation(svc: GameService, folder: Folder, gid: str) -> str:
     return "cannot create the game: seat names must be different (a appears twice)"
 
 
+def test_a_game_whose_seed_was_swapped_is_broken_not_dealt_from_it(svc: GameService, folder: Folder) -> None:
+    """The gateway's Redis user may write a new game's seed (it creates games) but never
+    read one: had it swapped a running game's seed for one it knows, a worker rebuilding
+    the game would have dealt the rounds to come from it. It breaks the game instead."""
+    created = _new(svc, folder, "swapped", seats=[person("ann"), bot("b", "greedy")], join=("ann",))
+    assert svc.view("swapped")["status"] == "playing"
+    svc.redis.hset(Keys("swapped").secret, "seed", b"a seed the intruder knows".hex())
+    fresh = Folder(svc.store)  # a worker that has not this game in memory: it rebuilds it
+    svc.submit("swapped", "ann", created.tokens["ann"], "fold")
+    with pytest.raises(GameBroken, match="the stored seed does not match the published commitment"):
+        fresh.advance("swapped")
+    assert "does not match the published commitment" in svc.store.meta("swapped")["broken"]
+
+
 def test_a_create_the_worker_cannot_start_writes_one_change_that_says_so(svc: GameService, folder: Folder) -> None:
     """No log, no view, status new: the one thing written is the entry that wakes whoever waits."""
     reason = _broken_at_creation(svc, folder, "bad")

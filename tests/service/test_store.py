@@ -491,3 +491,70 @@ def test_a_whole_number_is_ascii_digits_only(text: str | bytes, number: int | No
     and "٣" (a number to int(), none to Lua's tonumber); and no longer than 64 bits need
     (int() raises ValueError for 5,000 digits)."""
     assert whole_number(text) == number
+
+
+# ------------------------------------------------------------ create by transaction (the gateway's user)
+
+
+def _without_times(snapshot: dict[str, Any]) -> dict[str, Any]:
+    """A game's keys with the stream ids of its command left out (create.lua's come from
+    Redis's clock; a transaction's from the create's ``created``)."""
+    out = dict(snapshot)
+    out[b"red7:{g-1}:commands"] = [fields for _id, fields in out[b"red7:{g-1}:commands"]]
+    out[b"red7:{g-1}:cmdids"] = sorted(out[b"red7:{g-1}:cmdids"])
+    return out
+
+
+def test_a_create_by_transaction_writes_what_create_lua_writes(real_redis: redis.Redis) -> None:
+    scripted = GameStore(real_redis)
+    assert scripted.create(GID, "create-1", b"create-bytes", b"seed-bytes", 1000, GENESIS)
+    by_script = _snapshot(real_redis, GID)
+    real_redis.flushall()
+    watched = GameStore(real_redis, scripted_create=False)
+    assert watched.create(GID, "create-1", b"create-bytes", b"seed-bytes", 1000, GENESIS)
+    by_transaction = _snapshot(real_redis, GID)
+    assert _without_times(by_transaction) == _without_times(by_script)
+    ((command_id, _fields),) = real_redis.xrange(Keys(GID).commands)
+    assert real_redis.hget(Keys(GID).cmdids, "create-1") == command_id == b"1000-0"
+    assert watched.games() == [GID] and watched.active_games() == [GID]
+    assert not watched.create(GID, "create-2", b"other", b"other seed", 2000, GENESIS)  # the id is taken
+    assert _snapshot(real_redis, GID) == by_transaction
+
+
+@pytest.mark.parametrize("name", ["secret", "cmdids"])
+def test_a_create_by_transaction_writes_nothing_over_a_key_of_another_type(real_redis: redis.Redis, name: str) -> None:
+    store = GameStore(real_redis, scripted_create=False)
+    key = f"red7:{{{GID}}}:{name}"
+    real_redis.set(key, "left over")
+    with pytest.raises(
+        redis.ResponseError, match=re.escape(f"{key} is a string, not a hash: the game was not created")
+    ):
+        store.create(GID, "create-1", b"create-bytes", b"seed-bytes", 1000, GENESIS)
+    assert _snapshot(real_redis, GID) == {key.encode(): b"left over"}
+    assert store.games() == [] and store.active_games() == []
+
+
+def test_a_create_by_transaction_that_loses_a_race_creates_nothing(real_redis: redis.Redis) -> None:
+    """Another client creates the game between the transaction's last check and its EXEC:
+    the WATCH fails the EXEC, the transaction looks again, and finds the id taken."""
+    store = GameStore(real_redis, scripted_create=False)
+    other = GameStore(redis.Redis(connection_pool=real_redis.connection_pool))
+    pipeline_class = real_redis.pipeline(transaction=True).__class__
+    type_of = pipeline_class.type
+    raced: list[bool] = []
+
+    def type_then_race(pipe: Any, key: Any) -> Any:
+        answer = type_of(pipe, key)
+        if key == Keys(GID).cmdids and not raced:  # the last check before MULTI
+            raced.append(other.create(GID, "create-other", b"other-bytes", b"other seed", 999, GENESIS))
+        return answer
+
+    pipeline_class.type = type_then_race  # type: ignore[method-assign]
+    try:
+        assert not store.create(GID, "create-1", b"create-bytes", b"seed-bytes", 1000, GENESIS)
+    finally:
+        pipeline_class.type = type_of  # type: ignore[method-assign]
+    assert raced == [True]
+    assert real_redis.hget(Keys(GID).secret, "seed") == b"other seed".hex().encode()
+    assert [f[b"c"] for _i, f in real_redis.xrange(Keys(GID).commands)] == [b"other-bytes"]
+    assert real_redis.hgetall(Keys(GID).cmdids).keys() == {b"create-other"}

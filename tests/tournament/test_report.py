@@ -9,13 +9,13 @@ from __future__ import annotations
 import dataclasses
 import html
 import re
-import shutil
 import struct
 import subprocess
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from support import CHROMIUM
 
 from red7es.service.events import BOT, SeatSpec
 from red7es.tournament import TournamentRunner, create_tournament, load, standings
@@ -26,7 +26,6 @@ from red7es.variant import Variant
 
 from .conftest import Inline, bots
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",

@@ -1,0 +1,55 @@
+"""The web table: the lobby (``/``) and a game's table (``/g/<game>``), as static pages.
+
+Plain HTML, CSS and JavaScript from ``static/`` (shipped in the wheel), with no build
+step.  The pages hold no game logic of their own: they read the same API as any other
+client (docs/gateway.md), follow the public stream with ``EventSource``, and a seat's
+stream with ``fetch()``, signing requests and turns in the browser with WebCrypto's
+Ed25519 (docs/web.md): the seat's token never leaves the browser.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import FastAPI
+from starlette.responses import FileResponse
+from starlette.staticfiles import StaticFiles
+
+from red7es.service.store import NoSuchGame, valid_game_id
+
+__all__ = ["STATIC", "install"]
+
+STATIC = Path(__file__).parent / "static"
+
+# The pages load only their own files and talk only to this gateway: a name or any other
+# text a player chose is set as text by the scripts, and this policy stops any script
+# that got into a page some other way from running or sending anything elsewhere.
+_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",  # a seat link carries its token after '#': never sent, but be sure
+    "Cache-Control": "no-cache",
+}
+
+
+def _page(name: str) -> FileResponse:
+    return FileResponse(STATIC / name, media_type="text/html; charset=utf-8", headers=_HEADERS)
+
+
+def install(app: FastAPI) -> None:
+    """Add the lobby, the table and their static files to the gateway's ``app``."""
+
+    @app.get("/", include_in_schema=False)
+    async def lobby() -> FileResponse:
+        return _page("lobby.html")
+
+    @app.get("/g/{game_id}", include_in_schema=False)
+    async def table(game_id: str) -> FileResponse:
+        if not valid_game_id(game_id):
+            raise NoSuchGame(game_id)
+        return _page("table.html")
+
+    app.mount("/web", StaticFiles(directory=STATIC), name="web")
