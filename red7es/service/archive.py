@@ -38,12 +38,10 @@ import msgpack
 import redis
 from redis.exceptions import NoPermissionError
 
-from ..facts import GameOver
-from .client import GameService, GameSummary
+from .client import GameService, GameSummary, ServiceError
 from .envelope import pack_map
-from .events import BOT
 from .record_files import read_all, record_bytes
-from .records import Record, RecordError, decode_events, export
+from .records import Record, RecordError, export
 from .store import INDEX, Keys, text
 from .witness import Divergent
 
@@ -140,16 +138,18 @@ def archive_game(connection: redis.Redis, game_id: str, directory: Path, fmt: st
     Raises :class:`ArchiveError` (nothing deleted) if the game is not a finished one, or
     changed while it was being written.
     """
+    service = GameService(connection, wake=lambda _game: None)
     try:
-        record = export(GameService(connection, wake=lambda _game: None), game_id)
-    except RecordError as exc:
+        record = export(service, game_id)
+        view = service.view(game_id)  # what `red7 games` shows of it, kept in its stub
+    except (RecordError, ServiceError) as exc:
         raise ArchiveError(str(exc)) from None
     if record.status != "over":
         raise ArchiveError(f"game {game_id} is not over: only finished games are archived")
     path = (directory / f"{game_id}.{fmt}").resolve()
     write_synced(path, record_bytes([record], fmt))
     check_file(path, record)
-    connection.hset(ARCHIVED, game_id, pack_map(_stub(record, path)))
+    connection.hset(ARCHIVED, game_id, pack_map(_stub(record, path, view)))
     k = Keys(game_id)
     keys = [k.meta, k.log, k.commands, k.changes, k.cmdids, k.secret, k.lease, k.nudge, k.public_view]
     keys += [k.view(s) for s in range(len(record.seats))]
@@ -197,20 +197,20 @@ def check_file(path: Path, record: Record) -> None:
         raise ArchiveError(f"{path} does not hold game {record.game_id} as exported")
 
 
-def _stub(record: Record, path: Path) -> dict[str, Any]:
-    winners: list[int] | None = None
-    for recorded in reversed(decode_events(record)):
-        if isinstance(recorded.event, GameOver):
-            winners = list(recorded.event.outcome.winners)
-            break
+def _stub(record: Record, path: Path, view: dict[str, Any]) -> dict[str, Any]:
+    """What ``red7 games`` shows of the game (GameService.games), from its final public view."""
+    outcome = view.get("outcome")
     return {
         "file": str(path),
         "version": record.version,
         "created": record.created,
-        "seats": [{"name": s.name, "kind": s.kind, "bot": s.bot if s.kind == BOT else None} for s in record.seats],
-        "variant": record.header()["variant"],
-        "winners": winners,
+        "seats": [{k: seat.get(k) for k in _SEAT_FIELDS if k in seat} for seat in view.get("seats", [])],
+        "variant": view.get("variant", {}),
+        "winners": outcome.get("winners") if isinstance(outcome, dict) else None,
     }
+
+
+_SEAT_FIELDS = ("name", "kind", "bot", "joined")  # what GameSummary.as_json reads of a seat
 
 
 def stub(connection: redis.Redis, game_id: str) -> dict[str, Any] | None:
