@@ -6,9 +6,14 @@ Everything runs against one private Redis started here, in one run:
   merely storing what the service stores);
 * throughput: many concurrent all-bot games played by N real worker processes
   (command written, validated by the engine, facts appended with compare-and-append,
-  views and change notices updated), counted in validated moves per second;
+  views and change notices updated), counted in validated moves per second (the
+  ``CommandApplied`` events of their logs), and the workers' CPU time per move (user +
+  system, from /proc, before and after);
 * latency: games where a person's seat is driven by client threads; each turn is timed
   from submit until its answer is read back from the game's changes stream.
+
+Run it from outside a checkout (``python -m red7es.cli worker`` imports the package of the
+current directory first, whatever the venv: a comparison of two checkouts would measure one).
 
 Usage:  python bench/service.py [--games 200] [--workers 2] [--bots greedy] [--quick] [--no-latency]
 """
