@@ -6,6 +6,7 @@ would (``red7 worker --url``), so the figures include RQ, the inbox and the leas
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -17,8 +18,12 @@ import redis
 
 
 @contextmanager
-def worker_processes(url: str, count: int, log_dir: Path, timeout: float = 30) -> Iterator[None]:
+def worker_processes(
+    url: str, count: int, log_dir: Path, timeout: float = 30
+) -> Iterator[list[subprocess.Popen[bytes]]]:
     """Start ``count`` workers (logs in ``log_dir``), wait for their heartbeats, stop them after.
+
+    Yields the worker processes (their pids, for :func:`cpu_seconds`).
 
     Stopping is SIGTERM, then SIGKILL for any worker still running 10 s later, so a
     benchmark never leaves a worker behind.
@@ -41,7 +46,7 @@ def worker_processes(url: str, count: int, log_dir: Path, timeout: float = 30) -
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"{count} workers did not report within {timeout:g} s (logs in {log_dir})")
                 time.sleep(0.05)
-        yield
+        yield procs
     finally:
         for p in procs:
             p.terminate()
@@ -52,3 +57,13 @@ def worker_processes(url: str, count: int, log_dir: Path, timeout: float = 30) -
                 print(f"worker {p.pid} ignored SIGTERM for 10 s; killing it", file=sys.stderr)
                 p.kill()
                 p.wait()
+
+
+def cpu_seconds(procs: list[subprocess.Popen[bytes]]) -> float:
+    """User plus system CPU seconds the processes have used so far (Linux: /proc/<pid>/stat)."""
+    total = 0
+    for p in procs:
+        with open(f"/proc/{p.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return total / os.sysconf("SC_CLK_TCK")

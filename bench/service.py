@@ -6,11 +6,16 @@ Everything runs against one private Redis started here, in one run:
   merely storing what the service stores);
 * throughput: many concurrent all-bot games played by N real worker processes
   (command written, validated by the engine, facts appended with compare-and-append,
-  views and change notices updated), counted in validated moves per second;
+  views and change notices updated), counted in validated moves per second (the
+  ``CommandApplied`` events of their logs), and the workers' CPU time per move (user +
+  system, from /proc, before and after);
 * latency: games where a person's seat is driven by client threads; each turn is timed
   from submit until its answer is read back from the game's changes stream.
 
-Usage:  python bench/service.py [--games 200] [--workers 2] [--bots greedy] [--quick]
+Run it from outside a checkout (``python -m red7es.cli worker`` imports the package of the
+current directory first, whatever the venv: a comparison of two checkouts would measure one).
+
+Usage:  python bench/service.py [--games 200] [--workers 2] [--bots greedy] [--quick] [--no-latency]
 """
 
 from __future__ import annotations
@@ -22,9 +27,10 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import redis
-from pool import worker_processes  # bench/pool.py (this script's folder is on sys.path)
+from pool import cpu_seconds, worker_processes  # bench/pool.py (this script's folder is on sys.path)
 
 from red7es import Variant
 from red7es.service.client import GameService
@@ -71,11 +77,22 @@ def xadd_rate(conn: redis.Redis, payloads: list[bytes], total: int = 50_000, bat
     return written / elapsed
 
 
+def applied_moves(conn: redis.Redis, game_ids: list[str]) -> int:
+    """Turns applied in these games: CommandApplied events of their logs (every one a bot's here)."""
+    total = 0
+    for gid in game_ids:
+        for _id, fields in conn.xrange(f"red7:{{{gid}}}:log"):
+            total += b"\xaeCommandApplied" in fields[b"e"]
+    return total
+
+
 def throughput(
-    service: GameService, games: int, variant: Variant, bot: str, timeout: float
-) -> tuple[float, int, float]:
-    """Validated moves/s for ``games`` concurrent all-bot games; returns (moves/s, moves, seconds)."""
+    service: GameService, games: int, variant: Variant, bot: str, timeout: float, workers: list[Any]
+) -> tuple[float, int, float, float]:
+    """Validated moves/s for ``games`` concurrent all-bot games, and the workers' CPU seconds
+    they took; returns (moves/s, moves, seconds, worker CPU seconds)."""
     conn = service.redis
+    cpu = cpu_seconds(workers)
     start = time.perf_counter()
     ids = []
     for i in range(games):
@@ -90,10 +107,11 @@ def throughput(
                 pending.discard(gid)
         time.sleep(0.02)
     elapsed = time.perf_counter() - start
+    cpu = cpu_seconds(workers) - cpu
     if pending:
         raise RuntimeError(f"{len(pending)} games did not finish in {timeout}s")
-    moves = sum(conn.hlen(f"red7:{{{gid}}}:cmdids") - 1 for gid in ids)  # minus the create command
-    return moves / elapsed, moves, elapsed
+    moves = applied_moves(conn, ids)
+    return moves / elapsed, moves, elapsed, cpu
 
 
 def latency(service: GameService, clients: int, turns_each: int) -> list[float]:
@@ -167,6 +185,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4, help="people playing at once in the latency run")
     parser.add_argument("--turns", type=int, default=100, help="timed turns per client")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--no-latency", action="store_true", help="throughput and worker CPU only")
     args = parser.parse_args()
     if args.quick:
         args.games, args.turns = 60, 30
@@ -180,11 +199,11 @@ def main() -> None:
             conn.flushall()
             rtt = ping_rtt(conn)
             xadd = xadd_rate(conn, payloads)
-            with worker_processes(server.url, args.workers, Path(tmp)):
+            with worker_processes(server.url, args.workers, Path(tmp)) as workers:
                 variant = Variant(args.players, rounds=args.rounds)
-                rate, moves, secs = throughput(service, args.games, variant, args.bots, timeout=600)
-                idle = latency(service, 1, max(10, args.turns // 2))
-                loaded = latency(service, args.clients, args.turns)
+                rate, moves, secs, cpu = throughput(service, args.games, variant, args.bots, 600, workers)
+                idle = [] if args.no_latency else latency(service, 1, max(10, args.turns // 2))
+                loaded = [] if args.no_latency else latency(service, args.clients, args.turns)
         finally:
             server.stop()
 
@@ -201,7 +220,10 @@ def main() -> None:
         f"| validated moves/s, {args.games} concurrent bot games | {rate:,.0f} moves/s ({moves} moves in {secs:.1f} s)"
         f" | {xadd:,.0f} XADD/s | {rate / xadd:.3f} |"
     )
+    print(f"| worker CPU per validated move (bot games) | {cpu / moves * 1e6:.1f} µs ({cpu:.2f} s) | — | — |")
     for label, samples in (("1 person playing", idle), (f"{args.clients} people playing at once", loaded)):
+        if not samples:
+            continue
         med, p99 = statistics.median(samples), percentile(samples, 0.99)
         print(
             f"| submit-to-applied, {label} | median {med * 1e3:.2f} ms, p99 {p99 * 1e3:.2f} ms ({len(samples)} turns)"

@@ -52,6 +52,7 @@ def cli() -> None:
 
 def _register() -> None:
     from . import (
+        commands_archive,
         commands_game,
         commands_gateway,
         commands_help,
@@ -66,6 +67,7 @@ def _register() -> None:
         commands_play,
         commands_service,
         commands_records,
+        commands_archive,
         commands_tournament,
         commands_gateway,
         commands_help,

@@ -12,6 +12,7 @@ from functools import cached_property
 import click
 import redis
 
+from red7es.service.archive import archived_divergence
 from red7es.service.client import GameService
 from red7es.service.connection import Endpoint, UnreachableError, data_dir, resolve
 from red7es.service.witness import head_now, live_divergence
@@ -117,7 +118,10 @@ class Session:
         if game_id in self.warned:
             return
         try:
-            problem = live_divergence(self.connection, game_id, self.seen.heads(game_id))
+            heads = self.seen.heads(game_id)
+            archived, problem = archived_divergence(self.connection, game_id, heads) if heads else (False, None)
+            if not archived:
+                problem = live_divergence(self.connection, game_id, heads)
             if problem is None:
                 now = head_now(self.connection, game_id)
                 if now is not None:

@@ -25,7 +25,7 @@ from .history import PastTurn, round_history
 from .steps import STEPS, Step, Turn
 from .variant import Variant
 
-__all__ = ["Dealer", "Observation", "SeatView", "determinize", "observe"]
+__all__ = ["Dealer", "Observation", "SeatView", "determinize", "observe", "seat_world"]
 
 
 @dataclass(frozen=True)
@@ -176,6 +176,109 @@ def observe(game: Game, seat: int, *, history: bool = True) -> Observation:
         batch_rules=game.batch_rules,
         turn_journal=game.journal_seen_by(seat) if game.turn_steps else (),
     )
+
+
+def seat_world(game: Game, seat: int) -> Game:
+    """``determinize(observe(game, seat, history=False), None)``, without building either.
+
+    The game ``seat`` may reason about: everything it sees, and the cards hidden from it
+    (the other hands, the unknown deck places, a face-down palette) filled in the fixed
+    order :func:`determinize` uses without a random source.  It holds no card ``seat``
+    cannot see where it lies, so a bot deciding on it decides from its observation alone;
+    built straight from the game's masks, it costs a fraction of the observation and the
+    deal (bots that never read hidden cards, ``random`` and ``greedy``, are asked with
+    it: :func:`red7es.bots.base.decide`).  tests/engine/test_seat_world.py checks that it
+    is the very game ``determinize`` deals, field by field.
+    """
+    n = game.variant.players
+    if not 0 <= seat < n:
+        raise ValueError(f"no seat {seat} in a {n}-player game")
+    alive = game.alive
+    deck = game.deck
+    hand = game.hands[seat]
+    seen = hand
+    for c in game.canvas:
+        seen |= 1 << c
+    removed = 0
+    for m in game.scores:
+        removed |= m
+    seen |= removed
+    pal = [0] * n
+    palc = [0] * n
+    for s in range(n):
+        if alive[s]:
+            pal[s] = game.pal[s]
+            palc[s] = game.palc[s]
+            seen |= pal[s]
+    size = len(deck)
+    known = 0
+    known_at: dict[int, int] = {}
+    if game.known:
+        known_mask = game.known
+        for i, c in enumerate(deck):
+            if known_mask >> c & 1:
+                known |= 1 << c
+                known_at[size - 1 - i] = c
+        seen |= known
+    rest = FULL_DECK_MASK & ~seen
+    pool = [c for c in _CARD_IDS if rest >> c & 1]  # weakest first, as unseen_cards
+    hands = [0] * n
+    hands[seat] = hand
+    at = 0
+    for s in range(n):
+        if s != seat:
+            take = game.hands[s].bit_count()
+            h = 0
+            for c in pool[at : at + take]:
+                h |= 1 << c
+            hands[s] = h
+            at += take
+    del pool[:at]
+    # the deck, top first, takes the unknown places from the end of the pool (Dealer.deal);
+    # stored bottom first, so without known cards it is the pool's last ``size`` cards as they lie
+    if known_at:
+        top_first = [known_at[d] if d in known_at else pool.pop() for d in range(size)]
+        top_first.reverse()
+        new_deck = top_first
+    else:
+        cut = len(pool) - size
+        new_deck = pool[cut:]
+        del pool[cut:]
+    if pool:
+        out_seat = next((s for s in range(n) if not alive[s]), None)
+        if out_seat is None:
+            raise ValueError("game is inconsistent: cards unaccounted for")
+        pal[out_seat] |= mask_of(pool)
+        palc[out_seat] = color_mask_of(pal[out_seat])
+    world = Game.__new__(Game)
+    world.variant = game.variant
+    world.batch_rules = game.batch_rules
+    world.seed = bytes(32)
+    world.log = None
+    world._stack = []
+    # every field _restore sets, each a fresh list where the game's is one
+    world.round = game.round
+    world.hands, world.pal, world.palc, world.alive, world.deck = hands, pal, palc, alive[:], new_deck
+    world.known = known
+    world.canvas = game.canvas[:]
+    world.rule = int(game.rule)
+    world.scores = game.scores[:]
+    world.round_wins = game.round_wins[:]
+    world.removed = removed
+    world.turn = game.turn if game.outcome is None else -1
+    world.plays_left = game.plays_left
+    world.acted = game.acted
+    world.canvas_changed = game.canvas_changed
+    world.pending = game.pending
+    world.seven_card = game.seven_card if game.seven_card < 49 else 63
+    world.draw_ok = game.draw_ok
+    world.turn_steps = game.turn_steps[:]
+    world.journal = list(game.journal_seen_by(seat)) if game.turn_steps else []
+    world.outcome = game.outcome
+    return world
+
+
+_CARD_IDS = range(49)
 
 
 def unseen_cards(obs: Observation) -> list[int]:

@@ -106,3 +106,13 @@ def upcasters() -> Iterator[dict[tuple[str, int], Upcaster]]:
     yield UPCASTERS
     UPCASTERS.clear()
     UPCASTERS.update(saved)
+
+
+@pytest.fixture
+def keep_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep a finished game's whole changes stream (no compaction at game over), for tests
+    that read every change notice of a game after it ended: what they check is what the
+    notices say, which compaction does not change (tests/service/test_compaction.py)."""
+    import red7es.service.compaction as compaction
+
+    monkeypatch.setattr(compaction, "compact_finished", lambda connection, game_id: (0, 0))

@@ -6,10 +6,10 @@ import functools
 import importlib
 import inspect
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..game import Game
-from ..observation import Observation
+from ..observation import Observation, seat_world
 from ..steps import Turn
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "Bot",
     "BotError",
     "DecisionInterrupted",
+    "decide",
     "make_bot",
     "observation_for",
     "spec_options",
@@ -58,6 +59,24 @@ def observation_for(bot: Bot, game: Game, seat: int) -> Observation:
     ``reads_history`` attribute.
     """
     return game.observation(seat, history=bool(getattr(bot, "reads_history", False)))
+
+
+def decide(bot: Bot, game: Game, seat: int) -> Turn:
+    """The turn ``bot`` takes in ``seat`` of ``game``, from what that seat may see only.
+
+    A bot that never reads hidden cards (``random``, ``greedy``: a ``choose_world``
+    method) is handed :func:`~red7es.observation.seat_world`, the game with every card
+    hidden from the seat filled in a fixed order, built straight from the game's masks:
+    the very game its ``choose`` would deal from the observation with
+    ``determinize(obs, None)``, so it decides exactly as before, without building the
+    observation and dealing a world for every decision.  Any other bot gets its
+    observation (:func:`observation_for`).
+    """
+    on_world = getattr(bot, "choose_world", None)
+    if on_world is not None:
+        turn: Turn = on_world(seat_world(game, seat))
+        return turn
+    return bot.choose(observation_for(bot, game, seat))
 
 
 # name -> "module:class", imported on first use so a bot costs nothing until asked for.
@@ -104,6 +123,23 @@ def make_bot(
     ``max_time`` (seconds) is the operator's cap on one decision, handed likewise to a bot
     that may think long: it ends every search by then, and a new game's bot may ask no more.
     """
+    name, cls, parsed = _parsed(spec, new_game)
+    options = dict(parsed)
+    try:
+        handed = {"interrupted": interrupted, "max_time": max_time}
+        extra = {k: v for k, v in handed.items() if v is not None and k in _arguments(cls.from_options)}
+        bot: Bot = cls.from_options(seed=seed, **options, **extra)
+        if new_game and hasattr(bot, "check_limits"):
+            bot.check_limits()
+    except (TypeError, ValueError) as exc:
+        raise BotError(f"bad options for bot {name!r}: {exc}") from None
+    return bot
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(spec: str, new_game: bool) -> tuple[str, Any, tuple[tuple[str, str], ...]]:
+    """A spec's bot name, class and options, read once per spec: workers make a bot for
+    every decision (seeded by its position), always from the same few specs."""
     name, _, opts = spec.partition(":")
     name = name.strip().lower()
     target = _BOTS.get(name)
@@ -125,15 +161,7 @@ def make_bot(
             # which one counts would be a guess; an older game's spec keeps the last
             raise BotError(f"bot option {key!r} is given twice in {spec!r}")
         options[key] = value.strip()
-    try:
-        handed = {"interrupted": interrupted, "max_time": max_time}
-        extra = {k: v for k, v in handed.items() if v is not None and k in _arguments(cls.from_options)}
-        bot: Bot = cls.from_options(seed=seed, **options, **extra)
-        if new_game and hasattr(bot, "check_limits"):
-            bot.check_limits()
-    except (TypeError, ValueError) as exc:
-        raise BotError(f"bad options for bot {name!r}: {exc}") from None
-    return bot
+    return name, cls, tuple(options.items())
 
 
 def thinks_long(bot: Bot) -> bool:

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..cards import bits, color_bit
 from ..game import Game
 from ..observation import Observation, determinize
-from ..rules import palette_keys, rival_keys
+from ..rules import all_keys, palette_keys, rival_keys
 from ..steps import DRAW, FOLD, STEPS, Turn
 
 __all__ = ["FOLD_VALUE", "GreedyBot", "choose_greedy", "rules_held", "turn_value", "with_draw"]
@@ -46,23 +47,84 @@ class GreedyBot:
         # Hidden cards do not affect the turns it may take or how it scores them.
         return choose_greedy(determinize(obs, None))
 
+    def choose_world(self, world: Game) -> Turn:
+        """The same choice from :func:`~red7es.observation.seat_world`, the game
+        ``determinize(obs, None)`` deals: what a worker asks (:func:`~red7es.bots.base.decide`)."""
+        return choose_greedy(world)
+
 
 def choose_greedy(game: Game) -> Turn:
     """The greedy turn for the player to move in ``game`` (hidden cards are not used)."""
+    if not game.turn_steps and not game.variant.actions:
+        return _choose_whole_turn(game)
     best_codes: tuple[int, ...] = (FOLD,)
     best_open = False
     best_value = float("-inf")
     opponents = rival_keys(game.pal, game.alive, game.turn)
+    memo: dict[int, tuple[Sequence[int], int]] = {}  # the turns of one play share its palette
     for codes, is_open in game.legal_turn_codes():
         if codes == (FOLD,):
             continue
-        value = turn_value(game, codes, opponents)
+        value = turn_value(game, codes, opponents, memo)
         if value > best_value:
             best_value, best_codes, best_open = value, codes, is_open
     return Turn(tuple(STEPS[c] for c in best_codes), best_open)
 
 
-def turn_value(game: Game, codes: Sequence[int], opponents: Sequence[int]) -> float:
+def _choose_whole_turn(game: Game) -> Turn:
+    """:func:`choose_greedy` at the start of a turn without actions, in one pass.
+
+    The turns are those of ``Game._fast_turns`` (a play, a discard, or both, the draw
+    where earned), in the same order, each valued as :func:`turn_value` values it, by
+    the same expression on the same numbers, so the choice (ties to the first) is the
+    same: each play's palette keys serve both to list its discards and to value them,
+    and no list of turns is built.  tests/engine/test_seat_world.py compares the two.
+    """
+    seat, rule = game.turn, game.rule
+    opponents = rival_keys(game.pal, game.alive, seat)
+    draw = game.variant.draw and bool(game.deck)
+    cards = bits(game.hands[seat])
+    my_nm, my_cm = game.pal[seat], game.palc[seat]
+    best_codes: tuple[int, ...] = (FOLD,)
+    best_value = float("-inf")
+    prefix: tuple[int, ...]
+    for x in [*cards, -1]:
+        if x < 0:
+            nm, cm, played, prefix = my_nm, my_cm, 0.0, ()
+        else:
+            nm, cm, prefix = my_nm | 1 << x, my_cm | color_bit(x), (_P * 64 + x,)
+            played = 0.0
+            played += x / 49
+        keys = all_keys(nm, cm)
+        size = nm.bit_count()
+        dominance = rules_held(keys, opponents)
+        spent = 1 if x >= 0 else 0
+        for y in cards:
+            if y == x:
+                continue
+            r = 6 - y % 7
+            if keys[r] > opponents[r]:
+                extra = played
+                extra -= y / 49
+                margin = min((keys[r] >> 6) - (opponents[r] >> 6), 3)
+                if draw and y // 7 + 1 > size:
+                    value = -10.0 * spent + 3.0 * dominance + 0.5 * margin + extra
+                    if value > best_value:
+                        best_value, best_codes = value, (*prefix, _C * 64 + y, DRAW)
+                value = -10.0 * (spent + 1) + 3.0 * dominance + 0.5 * margin + extra
+                if value > best_value:
+                    best_value, best_codes = value, (*prefix, _C * 64 + y)
+        if x >= 0 and keys[rule] > opponents[rule]:
+            margin = min((keys[rule] >> 6) - (opponents[rule] >> 6), 3)
+            value = -10.0 * spent + 3.0 * dominance + 0.5 * margin + played
+            if value > best_value:
+                best_value, best_codes = value, prefix
+    return Turn(tuple(STEPS[c] for c in best_codes), False)
+
+
+def turn_value(
+    game: Game, codes: Sequence[int], opponents: Sequence[int], memo: dict[int, tuple[Sequence[int], int]] | None = None
+) -> float:
     """How good the public position after ``codes`` looks for the player to move.
 
     The greedy bot's evaluation (ISMCTS biases its search with it), on masks only: cards spent
@@ -71,7 +133,9 @@ def turn_value(game: Game, codes: Sequence[int], opponents: Sequence[int]) -> fl
     player must find a rule to lead under: every rule held is one fewer escape), the
     lead's margin under the rule in force up to 1.5, and a little for playing high
     cards and discarding low ones.  ``opponents`` is :func:`~red7es.rules.rival_keys`
-    before the turn.  ``fold`` is worth less than any turn.
+    before the turn.  ``fold`` is worth less than any turn.  ``memo`` (one per position and
+    ``opponents``) keeps the palette keys and rules held of each palette reached, which
+    every discard after the same play shares: the same values, computed once.
     """
     if codes and codes[-1] == FOLD:
         return FOLD_VALUE
@@ -107,8 +171,17 @@ def turn_value(game: Game, codes: Sequence[int], opponents: Sequence[int]) -> fl
             deck += 1
     if pal is not None:
         opponents = rival_keys(pal, game.alive, seat)
-    mine = palette_keys(nm)
-    dominance = rules_held(mine, opponents)
+        mine: Sequence[int] = palette_keys(nm)
+        dominance = rules_held(mine, opponents)
+    elif memo is not None:
+        known = memo.get(nm)
+        if known is None:
+            mine = palette_keys(nm)
+            known = memo[nm] = (mine, rules_held(mine, opponents))
+        mine, dominance = known
+    else:
+        mine = palette_keys(nm)
+        dominance = rules_held(mine, opponents)
     margin = min((mine[rule] >> 6) - (opponents[rule] >> 6), 3)
     return -10.0 * spent + 3.0 * dominance + 0.5 * margin + extra
 

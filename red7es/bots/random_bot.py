@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from ..game import Game
 from ..observation import Observation
 from ..steps import Turn
 
@@ -24,3 +25,8 @@ class RandomBot:
 
     def choose(self, obs: Observation) -> Turn:
         return self.rng.choice(obs.legal_turns())
+
+    def choose_world(self, world: Game) -> Turn:
+        """The same choice from :func:`~red7es.observation.seat_world` (the legal turns
+        never depend on the hidden cards): what a worker asks (:func:`~red7es.bots.base.decide`)."""
+        return self.rng.choice(world.legal_turns())

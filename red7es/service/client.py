@@ -474,7 +474,12 @@ class GameService:
             raise BrokenGame(game_id, broken)
         if raw is None:
             if not self.store.exists(game_id):
-                raise NoSuchGame(game_id)
+                from .archive import archived_view  # a game moved to a file by red7 archive
+
+                archived = archived_view(self.redis, game_id, seat)
+                if archived is None:
+                    raise NoSuchGame(game_id)
+                return archived
             raise NoWorker(f"game {game_id} has no view yet: is a worker running?")
         return read_view(game_id, raw, seat)
 
@@ -598,10 +603,14 @@ class GameService:
         """The newest ``limit`` games.  A game whose meta or view cannot be read is listed
         too, with status ``unreadable`` and ``unreadable`` saying why: one damaged key
         never hides the other games."""
+        from .archive import archived_summaries  # games moved to files by red7 archive
+
         ids = self.store.games(limit)
+        rows = self.store.metas_and_views_as_read(ids)
+        archived = archived_summaries(self.redis, [g for g, (meta, raw, _p) in zip(ids, rows, strict=True) if not meta])
         return [
-            _summary(game_id, meta, raw, problem)
-            for game_id, (meta, raw, problem) in zip(ids, self.store.metas_and_views_as_read(ids), strict=True)
+            archived[game_id] if game_id in archived else _summary(game_id, meta, raw, problem)
+            for game_id, (meta, raw, problem) in zip(ids, rows, strict=True)
         ]
 
     # ------------------------------------------------------------------ helpers

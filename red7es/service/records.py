@@ -159,7 +159,8 @@ def _entries(rows: Any, name: bytes) -> tuple[Entry, ...]:
 
 
 def export(service: GameService, game_id: str) -> Record:
-    """A record of a game in Redis, read in one transaction (a consistent snapshot)."""
+    """A record of a game in Redis, read in one transaction (a consistent snapshot); of an
+    archived game (``red7 archive``), the record its file holds."""
     keys = Keys(game_id)
     pipe = service.redis.pipeline(transaction=True)
     pipe.hgetall(keys.meta)
@@ -167,6 +168,11 @@ def export(service: GameService, game_id: str) -> Record:
     pipe.xrange(keys.log, min="-", max="+")
     meta_raw, command_rows, log_rows = pipe.execute()
     if not meta_raw:
+        from .archive import archived_record  # (it reads records: imported when needed)
+
+        archived = archived_record(service.redis, game_id)  # moved to a file by red7 archive
+        if archived is not None:
+            return archived
         raise NoSuchGame(game_id)
     meta = {text(k): text(v) for k, v in meta_raw.items()}
     commands = _entries(command_rows, b"c")

@@ -16,7 +16,8 @@ lives on one shard and its Lua scripts are atomic::
                                 ("slow": the game waits on the slow-bot inbox)
 
 plus keys outside any game: ``red7:games`` (sorted set of game ids by creation
-time), ``red7:active`` (set of games not over yet, which workers sweep) and
+time), ``red7:archived`` (hash of the stubs of games ``red7 archive`` moved to record
+files: red7es.service.archive), ``red7:active`` (set of games not over yet, which workers sweep) and
 ``red7:max-bot-time`` (the workers' cap on a bot's decision, which clients hold new
 games to).
 """
@@ -349,11 +350,15 @@ class GameStore:
         return int(version), text(cursor)
 
     def finish(self, game_id: str) -> None:
-        """Forget a finished game's secret and take it off the sweep list."""
+        """Forget a finished game's secret, take it off the sweep list, and drop what it
+        no longer needs (:mod:`red7es.service.compaction`)."""
+        from .compaction import compact_finished  # it reads this module's keys
+
         pipe = self.redis.pipeline(transaction=False)  # two slots: not a transaction
         pipe.delete(Keys(game_id).secret)
         pipe.srem(ACTIVE, game_id)
         pipe.execute()
+        compact_finished(self.redis, game_id)
 
     def mark_broken(self, game_id: str, reason: str) -> None:
         """Mark a game broken (its log needs a human) and stop sweeping it.

@@ -9,12 +9,13 @@ very same code.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..bots.base import BotError, make_bot, observation_for, thinks_long
+from ..bots.base import BotError, decide, make_bot, thinks_long
 from ..cards import Card
 from ..cards import bits as _bits
 from ..deal import commitment
@@ -346,7 +347,7 @@ class Table:
             raise ValueError("bots cannot play without the game's seed")
         seed = bot_seed(self.game.seed, seat, position)
         bot = make_bot(self.seats[seat].bot or "random", seed=seed, interrupted=interrupted, max_time=max_time)
-        turn = bot.choose(observation_for(bot, self.game, seat))
+        turn = decide(bot, self.game, seat)
         return TurnCommand(f"{BOT_ID_PREFIX}{position}", seat, str(turn), BOT, "")
 
     @property
@@ -383,7 +384,7 @@ class Table:
         self._answered(command.id)
         if reason is None:
             try:
-                turn = Turn.parse(command.turn)
+                turn = _parsed_turn(command.turn)
                 facts = self.game.apply(turn)  # under the game's batch rules (Table.batch_rules)
             except (StepError, IllegalStep) as exc:
                 reason = str(exc)
@@ -573,3 +574,11 @@ def public_event(event: LogEvent, players: int) -> dict[str, Any] | None:
     data = EVENT_TYPES[name].to_data(event)
     data["type"] = name
     return data
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_turn(text: str) -> Turn:
+    """``Turn.parse``, once per text: turns are immutable, and a worker folds the same few
+    texts again and again (every bot turn it writes is parsed back as it is answered).
+    A text that cannot be parsed raises every time (lru_cache keeps no exception)."""
+    return Turn.parse(text)

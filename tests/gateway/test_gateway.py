@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from red7es.service.client import GameService
+from red7es.variant import Variant
 
 from .conftest import Gateway, Seat, join, new_game
 
@@ -239,20 +240,62 @@ def wait_over(service: GameService, game: str) -> None:
     wait_for(lambda: service.view(game)["status"] == "over", "the game's end")
 
 
+def played_game(http: httpx.Client, service: GameService, turns: int = 3) -> str:
+    """A game in play with a change per move: ann (over HTTP) and a greedy bot have made
+    ``turns`` moves each, and ann is to move (so nothing changes while a test reads it).
+    A finished game would not do: its changes are trimmed to the last (docs/records.md)."""
+    from support import wait_for
+
+    game = new_game(service, ["ann"], {"bob": "greedy"}, variant=Variant(2, rounds=5), seed="streams")
+    ann = join(http, game, 0)
+    for _ in range(turns):
+        view = wait_for(lambda: (v := ann.view())["to_move"] == 0 and v, "ann's turn")
+        legal = [t for t in view["legal"] if t != "fold"]
+        assert ann.play(legal[0]).status_code == 200
+    wait_for(lambda: ann.view()["to_move"] == 0, "ann's turn")
+    assert service.view(game)["status"] == "playing"
+    return game
+
+
+def _to_view(stream: httpx.Response) -> list[dict[str, Any]]:
+    """The lines of a stream of a game in play, up to the first view after its changes."""
+    out = []
+    for line in _lines(stream):
+        out.append(line)
+        if line["type"] == "view":
+            return out
+    raise AssertionError("the stream ended before a view")
+
+
 def test_a_stream_tells_every_change_once_and_resumes_from_last_event_id(
     http: httpx.Client, service: GameService
 ) -> None:
-    game = finished_bot_game(service)
+    game = played_game(http, service)
     every = change_ids(service, game)
+    assert len(every) >= 4
     with http.stream("GET", f"/api/games/{game}/stream", params={"after": "0-0"}) as stream:
-        told = [line for line in _lines(stream)]
+        told = _to_view(stream)
     assert [line["id"] for line in told if line["type"] == "change"] == every
-    assert told[-1]["type"] == "view" and told[-1]["id"] == every[-1] and told[-1]["view"]["status"] == "over"
+    assert told[-1]["type"] == "view" and told[-1]["id"] == every[-1] and told[-1]["view"]["status"] == "playing"
     for cut in (1, len(every) // 2, len(every) - 1):
         headers = {"Last-Event-ID": every[cut - 1]}
         with http.stream("GET", f"/api/games/{game}/stream", headers=headers) as stream:
-            rest = [line["id"] for line in _lines(stream) if line["type"] == "change"]
+            rest = [line["id"] for line in _to_view(stream) if line["type"] == "change"]
         assert rest == every[cut:]
+
+
+def test_a_stream_of_a_finished_game_resumed_from_a_trimmed_change_tells_the_end(
+    http: httpx.Client, service: GameService
+) -> None:
+    """Its changes end at the one holding GameOver: a reader resuming from any earlier id
+    gets that change, then the final view, and the stream ends."""
+    game = finished_bot_game(service)
+    [last] = change_ids(service, game)
+    with http.stream("GET", f"/api/games/{game}/stream", headers={"Last-Event-ID": "1-0"}) as stream:
+        told = list(_lines(stream))
+    assert [line["type"] for line in told] == ["change", "view"]
+    assert told[0]["id"] == last and "GameOver" in [e["type"] for e in told[0]["events"]]
+    assert told[1]["view"]["status"] == "over"
 
 
 def _lines(stream: httpx.Response) -> Any:

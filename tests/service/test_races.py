@@ -72,6 +72,7 @@ def _fold_until_over(url: str, game_ids: list[str], stats: dict[str, int], bot_b
     return run
 
 
+@pytest.mark.usefixtures("keep_changes")
 def test_two_folders_race_on_the_same_games(real_redis: redis.Redis, redis_server: RedisServer) -> None:
     svc = offline_service(real_redis)
     games = [f"race{i}" for i in range(4)]

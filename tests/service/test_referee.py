@@ -637,6 +637,7 @@ def test_views_show_only_what_each_seat_may_see(svc: GameService, folder: Folder
         assert view["version"] == public["version"] == table.version
 
 
+@pytest.mark.usefixtures("keep_changes")
 def test_changes_never_contain_hidden_cards(svc: GameService, folder: Folder) -> None:
     """Play a whole game (people and bots, actions and draws) and read every change notice."""
     seats = [person("ann"), bot("cy", "random"), bot("di", "greedy")]

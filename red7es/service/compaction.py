@@ -1,0 +1,92 @@
+"""What a finished game stops keeping in Redis: the changes before its end, its bots' command ids.
+
+A game that is over takes no more commands (``submit.lua`` refuses them), so two of its
+keys hold data nobody needs any more (docs/records.md, *A finished game in Redis*):
+
+* ``red7:{g}:changes``: each entry is the public part of one append, for watchers to
+  follow the game live; all of it is in the log, which ``export``, ``replay`` and
+  ``audit`` read.  The stream is trimmed to the change that holds ``GameOver`` (and the
+  few that may follow it: refusals of commands submitted before the end).  A reader
+  resuming from any earlier change id gets that change, then the final view, and so
+  learns that the game is over; a fresh reader starts from the view, as before.
+* ``red7:{g}:cmdids``: command id → stream id, which makes a client's retried submit a
+  no-op.  Bots' turns (``bot-<n>``) are written only by workers, together with their
+  facts, never submitted or retried, so their ids are dropped; people's stay, so a
+  client retrying a command of the finished game is still told it was taken.
+
+Called when a worker finishes a game (``GameStore.finish``); running it again changes
+nothing, so the sweep finishing a game whose worker died does it too.
+"""
+
+from __future__ import annotations
+
+import logging
+from importlib import resources
+from typing import Any
+
+import msgpack
+import redis
+
+from .events import BOT_ID_PREFIX
+from .store import Keys, entry_field, text
+
+__all__ = ["compact_finished", "game_over_change"]
+
+log = logging.getLogger(__name__)
+
+_PAGE = 50  # changes read per look back for the one that holds GameOver
+
+
+def game_over_change(connection: redis.Redis, game_id: str) -> str | None:
+    """The id of the change that holds the game's ``GameOver`` (the newest such), or None."""
+    key = Keys(game_id).changes
+    before = "+"
+    while True:
+        rows: Any = connection.xrevrange(key, max=before, min="-", count=_PAGE)
+        for change_id, fields in rows:
+            if _holds_game_over(entry_field(fields, b"p")):
+                return text(change_id)
+        if len(rows) < _PAGE:
+            return None
+        before = "(" + text(rows[-1][0])
+
+
+def _holds_game_over(payload: bytes) -> bool:
+    try:
+        change: Any = msgpack.unpackb(payload, raw=False)
+    except Exception:  # msgpack raises several unrelated types for bad bytes: not this change
+        return False
+    events = change.get("events") if isinstance(change, dict) else None
+    return isinstance(events, list) and any(isinstance(e, dict) and e.get("type") == "GameOver" for e in events)
+
+
+def compact_finished(connection: redis.Redis, game_id: str) -> tuple[int, int]:
+    """Trim a finished game's changes to its end and drop its bots' command ids.
+
+    Returns (changes removed, command ids removed).  A game not over is left as it is;
+    one whose changes hold no ``GameOver`` (its stream damaged) keeps its changes.
+    """
+    k = Keys(game_id)
+    try:
+        end = game_over_change(connection, game_id)
+        bots = [f for f in connection.hkeys(k.cmdids) if text(f).startswith(BOT_ID_PREFIX)]
+    except redis.ResponseError as exc:  # a key of the wrong type, written by hand: keep it as it is
+        log.warning("game %s: not compacted: %s", game_id, str(exc).splitlines()[0])
+        return 0, 0
+    removed, dropped, _repacked = _compact_script(connection)(
+        keys=[k.changes, k.cmdids, k.log, k.commands, k.meta], args=[end or "", *bots]
+    )
+    return int(removed), int(dropped)
+
+
+def _compact_script(connection: redis.Redis) -> Any:
+    """The registered compact.lua of this connection (registered once per connection)."""
+    script = _SCRIPTS.get(id(connection))
+    if script is None or script[0] is not connection:
+        source = resources.files("red7es.service").joinpath("compact.lua").read_text()
+        script = (connection, connection.register_script(source))
+        _SCRIPTS[id(connection)] = script
+    return script[1]
+
+
+_SCRIPTS: dict[int, tuple[redis.Redis, Any]] = {}
