@@ -16,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -24,12 +25,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import redis
+import uvicorn
 from click.testing import CliRunner, Result
 
 from red7es.cli.main import cli
 from red7es.cli.session import live_workers
+from red7es.gateway import create_app
 from red7es.service.connection import client_for
-from red7es.service.redis_server import RedisServer, redis_binary
+from red7es.service.redis_server import RedisServer, free_port, redis_binary
 
 # Debian's Chromium, for the browser tests (the tournament report, the web table); they
 # are skipped where it is absent (.ci/run installs it).
@@ -285,3 +288,29 @@ class TournamentRed7(Red7):
     """``red7 tournament ...`` (output is not a terminal: red7 gives its tables room, not 80 columns)."""
 
     command = ("tournament",)
+
+
+class Gateway:
+    """A gateway served by uvicorn in a thread; ``stop()`` ends it."""
+
+    def __init__(self, url: str, *, serving: dict[str, Any] | None = None, **options: Any) -> None:
+        """``options`` go to create_app; ``serving`` to uvicorn (``red7 gateway``'s: serving.py)."""
+        self.url = url
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.app = create_app(url, **options)
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on", **(serving or {})
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise AssertionError("the gateway did not start")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
