@@ -22,7 +22,6 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..gateway.auth import signed_headers
 from ..steps import StepError, Turn
 from ..variant import Variant
 from .client import (
@@ -43,7 +42,7 @@ from .events import SeatSpec, TurnCommand
 from .record_files import read_all
 from .records import Record, RecordError
 from .store import NoSuchGame
-from .tokens import TokenError, new_token, public_key, sign_turn
+from .tokens import TokenError, new_token, public_key, sign_turn, signed_headers
 
 __all__ = ["GatewayUnreachable", "HttpGameService", "is_http_url", "server_key"]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import Gateway, Red7, fails, new_id, one_line_error, wait_for
+from support import Gateway, Red7, fails, new_id, one_line_error, self_signed, wait_for
 
 from red7es.cli.credentials import Credentials
 from red7es.gateway.settings import Limits
@@ -91,6 +92,19 @@ def test_the_scheme_picks_the_transport() -> None:
     assert not is_http_url("unix:///tmp/redis.sock") and not is_http_url("localhost:8007")
 
 
+def test_the_http_transport_loads_no_server_code() -> None:
+    """Every command loads the HTTP client: FastAPI and the gateway's app stay unloaded (their
+    import costs every command a tenth of a second), the tournament package too (test_cli.py)."""
+    code = (
+        "import sys, red7es.cli.main, red7es.service.http_client; "
+        "print(sorted({m.split('.')[0] if m.startswith(('fastapi', 'starlette')) else m for m in sys.modules "
+        "if m.startswith(('fastapi', 'starlette', 'red7es.gateway', 'red7es.tournament'))}))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # (red7 gateway's options read the gateway's default limits: settings, which imports nothing of a server)
+    assert loaded.stdout == "['red7es.gateway', 'red7es.gateway.settings']\n", loaded.stdout
+
+
 def test_a_game_played_with_new_moves_move_show(ann: Red7, transport: str) -> None:
     """The same commands, on either transport, play a game against a bot to its end."""
     game = new_id()
@@ -132,6 +146,28 @@ def test_show_moves_and_games_print_the_same_on_both_transports(both: tuple[Red7
         first, second = on_redis.ok(*args), over_http.ok(*args)
         assert (first.stdout, first.stderr) == (second.stdout, second.stderr), args
     assert "Your hand:" in on_redis.ok("show", game, *seat).stdout
+
+
+def test_a_finished_game_replays_and_audits_the_same_on_both_transports(both: tuple[Red7, Red7]) -> None:
+    on_redis, over_http = both
+    game = new_id()
+    token = on_redis.json("new", "--id", game, "-p", "ann", "--bot", "greedy", "--seed", "over")["tokens"]["ann"]
+    person_to_move(on_redis, game, "ann", token)
+    on_redis.ok("move", game, "--fold")
+    for args in (
+        ("replay", game),
+        ("replay", game, "--as", "greedy", "--json"),
+        ("replay", game, "--at", "5", "--position"),
+        ("audit", game),
+        ("audit", game, "--json"),
+        ("show", game, "--public"),
+        ("watch", game, "--json"),
+    ):
+        first, second = on_redis(*args), over_http(*args)
+        assert first.exit_code == second.exit_code == 0, (args, first.output, second.output)
+        assert (first.stdout, first.stderr) == (second.stdout, second.stderr), args
+    records = [user.ok("export", game, "-o", "-").stdout.splitlines() for user in both]
+    assert len(records[0]) == len(records[1]) > 2  # (each says when it was exported)
 
 
 def test_refusals_and_usage_errors_say_the_same_with_the_same_exit_codes(both: tuple[Red7, Red7]) -> None:
@@ -194,6 +230,29 @@ def test_seed_is_not_taken_over_http(gateway: Gateway, homes: Any) -> None:
     err = fails(user("new", "-p", "a", "--bot", "greedy", "--seed", "mine"), 2)
     assert "a gateway draws every game's seed itself" in err
     assert "gateway draws" in fails(user("play", "--seed", "mine"), 2)
+
+
+def test_https_with_the_gateways_certificate_trusted_through_ssl_cert_file(
+    service_url: str, homes: Any, tmp_path: Path
+) -> None:
+    cert_file, key_file = self_signed(tmp_path)
+    served = Gateway(
+        service_url,
+        heartbeat=0.5,
+        limits=Limits.off(),
+        serving={"ssl_certfile": str(cert_file), "ssl_keyfile": str(key_file)},
+    )
+    try:
+        url = f"https://127.0.0.1:{served.port}"
+        user = Red7(url, homes("tls"))
+        untrusting = one_line_error(user("games", "--limit", "1"))  # the system's CAs do not vouch for it
+        assert untrusting.startswith(f"Error: cannot reach the gateway at {url}: ") and "CERTIFICATE" in untrusting
+        user.extra_env = {"SSL_CERT_FILE": str(cert_file)}  # (an instance's: env reads it)
+        game = new_id()
+        assert user.json("new", "--id", game, "-p", "ann", "--bot", "greedy")["game"] == game
+        assert user.json("show", game)["seat"] == 0  # a signed read of ann's seat, over HTTPS
+    finally:
+        served.stop()
 
 
 # ---------------------------------------------------------------------------- no Redis at all
