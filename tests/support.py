@@ -38,6 +38,7 @@ from red7es.cli.main import cli
 from red7es.cli.session import live_workers
 from red7es.gateway import create_app
 from red7es.service.connection import client_for
+from red7es.service.http_client import is_http_url, server_key
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
 
 # Debian's Chromium, for the browser tests (the tournament report, the web table); they
@@ -218,8 +219,14 @@ class Red7:
         return json.loads(self.ok(*args, "--json").stdout)
 
     def credentials(self) -> dict[str, Any]:
+        """The credentials file; a user of a gateway sees the games of that server by their
+        ids (the file keeps them under ``SERVER/GAME``: red7es.cli.credentials)."""
         path = self.home / "credentials.json"
-        return json.loads(path.read_text()) if path.exists() else {"games": {}}
+        data: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {"games": {}}
+        if is_http_url(self.url):
+            server = server_key(self.url) + "/"
+            data["games"] = {g.removeprefix(server): s for g, s in data["games"].items() if g.startswith(server)}
+        return data
 
 
 def cluster_port() -> int:

@@ -41,10 +41,10 @@ from .envelope import MAX_COMMAND_SIZE
 from .events import SeatSpec, TurnCommand
 from .record_files import read_all
 from .records import Record, RecordError
-from .store import NoSuchGame
+from .store import NoSuchGame, new_game_id
 from .tokens import TokenError, new_token, public_key, sign_turn, signed_headers
 
-__all__ = ["GatewayUnreachable", "HttpGameService", "is_http_url", "server_key"]
+__all__ = ["GatewayNoAnswer", "GatewayUnreachable", "HttpGameService", "is_http_url", "server_key"]
 
 HTTP_SCHEMES = ("http", "https")
 MOST_LISTED = 500  # the gateway's largest ?limit= (docs/gateway.md)
@@ -70,6 +70,15 @@ def server_key(url: str) -> str:
 
 class GatewayUnreachable(ServiceError):
     """The gateway could not be reached, or broke off (one line: where, and why)."""
+
+
+class GatewayNoAnswer(NoAnswer):
+    """No worker answered within the gateway's wait (503): the command is stored.  Its
+    workers are the operator's, so the line names no ``red7 worker`` to start from here."""
+
+    @staticmethod
+    def _line(question: str, start: str) -> str:
+        return question
 
 
 class HttpGameService:
@@ -166,10 +175,8 @@ class HttpGameService:
             "actions": variant.actions,
             "rounds": variant.rounds,
             "target": variant.target,
-            "id": game_id,
         }
-        asked = game_id or uuid.uuid4().hex[:8]
-        body["id"] = asked
+        asked = body["id"] = game_id or new_game_id()
         for name, token in tokens.items():  # kept before the wait for a worker, as on Redis
             if self.keep_token is not None:
                 self.keep_token(asked, name, token)
@@ -179,7 +186,7 @@ class HttpGameService:
         if response.status_code == 400:
             raise BadCreate(str(self._error(response, None)))
         if response.status_code == 503 and "no worker" in response.text:
-            raise NoAnswer(str(response.json().get("error")))
+            raise GatewayNoAnswer(str(response.json().get("error")))
         created = self._json(response, asked)
         return CreatedGame(str(created["game"]), str(created["view"]["commitment"]), tokens)
 
@@ -198,7 +205,7 @@ class HttpGameService:
             reason = str(self._error(response, game_id)).removeprefix("rejected: ")
             raise JoinRefused(_as_the_referee_says(reason), token)
         if response.status_code == 503:
-            raise NoAnswer(f"no answer from a worker for game {game_id}: {self._error(response, game_id)}")
+            raise GatewayNoAnswer(f"no answer from a worker for game {game_id}: {self._error(response, game_id)}")
         self._json(response, game_id)
 
     def join_answered(self, game_id: str, name: str, token: str, wait: float) -> bool:
@@ -232,10 +239,12 @@ class HttpGameService:
             data = response.json()
             if isinstance(data, dict) and data.get("applied") is False:
                 reason = str(data.get("error", "rejected")).removeprefix("rejected: ")
-                return Answer(command_id, False, reason, [{"type": "CommandRejected", "id": command_id}])
+                # the referee's CommandRejected, as GameService.with_reason gives it
+                event = {"type": "CommandRejected", "id": command_id, "seat": seat, "kind": "turn", "reason": reason}
+                return Answer(command_id, False, reason, [event])
             raise Rejected(str(self._error(response, game_id)))
         if response.status_code == 503:
-            raise NoAnswer(f"no answer from a worker for game {game_id}: {self._error(response, game_id)}")
+            raise GatewayNoAnswer(f"no answer from a worker for game {game_id}: {self._error(response, game_id)}")
         answer = self._json(response, game_id)
         return Answer(command_id, True, None, list(answer.get("events", [])))
 

@@ -36,7 +36,7 @@ from red7es.service.connection import masked_url
 from red7es.service.redis_server import free_port
 from red7es.service.store import Keys
 
-from .conftest import RED7
+from .conftest import BOTH_TRANSPORTS, RED7
 
 pytestmark = pytest.mark.integration
 
@@ -147,6 +147,7 @@ def test_unknown_command_is_a_usage_error() -> None:
 # ---------------------------------------------------------------------------- new
 
 
+@BOTH_TRANSPORTS
 def test_new_prints_the_game_and_the_seats(alice: Red7) -> None:
     game = new_id()
     result = alice.ok("new", "-p", "alice", "-p", "bob", "--bot", "greedy", "--id", game)
@@ -160,6 +161,7 @@ def test_new_prints_the_game_and_the_seats(alice: Red7) -> None:
     assert f"red7 play --game {game}" in out
 
 
+@BOTH_TRANSPORTS
 def test_names_are_printed_as_typed_never_as_markup(alice: Red7) -> None:
     """rich reads "[red]" as a style and "[/]" as an error: one such name broke `red7 games`
     for everyone on the server, and a paste-able command named another seat."""
@@ -175,6 +177,7 @@ def test_names_are_printed_as_typed_never_as_markup(alice: Red7) -> None:
     assert all(name in shown for name in names), shown
 
 
+@BOTH_TRANSPORTS
 def test_new_and_join_print_the_web_tables_link_with_web(alice: Red7, bob: Red7) -> None:
     """`--web URL`: a seat taken here opens in the browser from the printed link (docs/web.md)."""
     game = new_id()
@@ -193,6 +196,7 @@ def test_new_and_join_print_the_web_tables_link_with_web(alice: Red7, bob: Red7)
     assert "with --json" in fails(alice("new", "-p", "a", "-b", "greedy", "--web", "http://h", "--json"), 2)
 
 
+@BOTH_TRANSPORTS
 def test_new_json_shape(alice: Red7) -> None:
     data = create(alice, "-p", "alice", "-p", "bob", "-b", "greedy", "-b", "mc=random")
     assert set(data) == {"game", "commitment", "seats", "tokens"}
@@ -207,6 +211,7 @@ def test_new_json_shape(alice: Red7) -> None:
     assert HEX64.match(data["tokens"]["alice"])
 
 
+@BOTH_TRANSPORTS
 def test_new_saves_tokens_in_a_private_credentials_file(alice: Red7) -> None:
     data = create(alice, "-p", "alice", "-b", "greedy")
     path = alice.home / "credentials.json"
@@ -220,6 +225,7 @@ def test_new_saves_tokens_in_a_private_credentials_file(alice: Red7) -> None:
     assert not list(alice.home.glob(".credentials.*")), "no temporary file left behind"
 
 
+@BOTH_TRANSPORTS
 def test_new_join_all_and_no_join(alice: Red7) -> None:
     data = create(alice, "-p", "alice", "-p", "bob", "-p", "carol", "--join-all")
     assert sorted(data["tokens"]) == ["alice", "bob", "carol"]
@@ -231,11 +237,13 @@ def test_new_join_all_and_no_join(alice: Red7) -> None:
     assert [s["joined"] for s in view["seats"]] == [False, False]
 
 
+@BOTH_TRANSPORTS
 def test_new_bots_get_distinct_names(alice: Red7) -> None:
     data = create(alice, "-p", "alice", "-b", "greedy", "-b", "greedy", "-b", "random")
     assert [s["name"] for s in data["seats"]] == ["alice", "greedy", "greedy2", "random"]
 
 
+@BOTH_TRANSPORTS
 def test_new_bot_specs_with_options(alice: Red7) -> None:
     """``ismcts:iterations=50`` is a spec (its ``=`` is an option's), ``g2=greedy`` names a seat."""
     data = create(
@@ -250,6 +258,7 @@ def test_new_bot_specs_with_options(alice: Red7) -> None:
     ]
 
 
+@BOTH_TRANSPORTS
 def test_new_bots_only_game_plays_to_the_end(alice: Red7) -> None:
     data = create(alice, "-b", "greedy", "-b", "random")
     assert data["tokens"] == {}
@@ -267,6 +276,7 @@ def test_new_bots_only_game_plays_to_the_end(alice: Red7) -> None:
         (("--rounds", "3"), {"scoring": False, "rounds": 3}),
     ],
 )
+@BOTH_TRANSPORTS
 def test_new_variant_flags(alice: Red7, flags: tuple[str, ...], expected: dict[str, Any]) -> None:
     game = create(alice, "-p", "alice", "-b", "greedy", *flags)["game"]
     view = alice.json("show", game)
@@ -275,6 +285,7 @@ def test_new_variant_flags(alice: Red7, flags: tuple[str, ...], expected: dict[s
         assert view["variant"][key] == value, key
 
 
+@BOTH_TRANSPORTS
 def test_new_variant_shown_in_words(alice: Red7) -> None:
     game = new_id()
     out = alice.ok("new", "-p", "alice", "-b", "greedy", "--rounds", "3", "--id", game).stdout
@@ -322,6 +333,7 @@ def test_new_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
         (("-p", "a", "-b", "greedy", "--id", "Not An Id"), "is not a valid game id"),
     ],
 )
+@BOTH_TRANSPORTS
 def test_new_typing_mistakes_are_usage_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
     """An unknown bot or a bad --id exited 1, like a refusal, while five players exited 2."""
     err = fails(alice("new", *args), 2)
@@ -339,12 +351,14 @@ def test_new_typing_mistakes_are_usage_errors(alice: Red7, args: tuple[str, ...]
         (("-p", "a", "-b", "greedy", "--scoring", "--rounds", "2"), "rounds is for the basic game"),
     ],
 )
+@BOTH_TRANSPORTS
 def test_options_that_contradict_the_rules_are_usage_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
     err = fails(alice("new", *args), 2)
     assert f"Error: {message}" in err
     assert alice.credentials() == {"games": {}}
 
 
+@BOTH_TRANSPORTS
 def test_new_existing_id_is_refused(alice: Red7) -> None:
     game = create(alice, "-p", "alice", "-b", "greedy")["game"]
     line = one_line_error(alice("new", "-p", "alice", "-b", "greedy", "--id", game))
@@ -354,6 +368,7 @@ def test_new_existing_id_is_refused(alice: Red7) -> None:
 @pytest.mark.parametrize(
     "args", [("--rounds", "0"), ("--target", "0"), ("--frobnicate",), ("--join-all", "--no-join"), ("--id", "")]
 )
+@BOTH_TRANSPORTS
 def test_new_usage_errors(alice: Red7, args: tuple[str, ...]) -> None:
     assert "Usage: red7 new" in fails(alice("new", "-p", "a", "-b", "greedy", *args), 2)
 
@@ -361,6 +376,7 @@ def test_new_usage_errors(alice: Red7, args: tuple[str, ...]) -> None:
 # ---------------------------------------------------------------------------- join
 
 
+@BOTH_TRANSPORTS
 def test_join_takes_an_open_seat(alice: Red7, bob: Red7) -> None:
     game = create(alice, "-p", "alice", "-p", "bob", "-b", "greedy")["game"]
     out = bob.ok("join", game, "bob").stdout
@@ -636,12 +652,14 @@ def test_hints_to_paste_repeat_a_typed_url(slow_service: Any) -> None:
     assert line == "Error: no game 'nosuch' (list games with: red7 games)"
 
 
+@BOTH_TRANSPORTS
 def test_join_json(alice: Red7, bob: Red7) -> None:
     game = create(alice, "-p", "alice", "-p", "bob")["game"]
     data = bob.json("join", game, "bob")
     assert data == {"game": game, "seat": "bob", "token": bob.credentials()["games"][game]["bob"]}
 
 
+@BOTH_TRANSPORTS
 def test_join_errors(alice: Red7, bob: Red7) -> None:
     game = create(alice, "-p", "alice", "-p", "bob", "-b", "greedy")["game"]
     assert "cannot join: seat alice has already been taken" in one_line_error(bob("join", game, "alice"))
@@ -714,6 +732,7 @@ def test_watch_notices_a_game_marked_broken_without_a_changes_entry(alice: Red7)
 
 
 @pytest.mark.parametrize("limit", ["0", "-5"])
+@BOTH_TRANSPORTS
 def test_games_limit_must_be_positive(alice: Red7, limit: str) -> None:
     assert "Invalid value for '--limit'" in fails(alice("games", "--limit", limit), 2)
 
@@ -833,6 +852,7 @@ def test_a_meta_version_that_is_no_number_hides_no_game_and_is_said_in_one_line(
         assert one_line_error(alice("export", other, game, "--unfinished", "-o", "-")) == f"Error: {line}"
 
 
+@BOTH_TRANSPORTS
 def test_replay_game_is_for_files(alice: Red7) -> None:
     game = create(alice, "-p", "alice", "-b", "greedy")["game"]
     result = alice("replay", game, "--game", "other")
@@ -840,6 +860,7 @@ def test_replay_game_is_for_files(alice: Red7) -> None:
     assert f"--game picks a game of a FILE; {game} is a game in Redis already" in result.stderr
 
 
+@BOTH_TRANSPORTS
 def test_games_shows_the_winner(alice: Red7) -> None:
     game = create(alice, "-b", "greedy", "-b", "random")["game"]
     wait_for(lambda: alice.json("show", game)["status"] == "over", "the bots to finish")
@@ -919,6 +940,7 @@ def test_show_as_own_seat_shows_own_hand_only(alice: Red7, bob: Red7) -> None:
     assert "alice (you)" in text and "Your turn." in text
 
 
+@BOTH_TRANSPORTS
 def test_show_as_a_seat_you_do_not_hold(alice: Red7, bob: Red7) -> None:
     game = create(alice, "-p", "alice", "-p", "bob", "-b", "greedy")["game"]
     bob.ok("join", game, "bob")
@@ -941,6 +963,7 @@ def test_show_as_a_seat_you_do_not_hold(alice: Red7, bob: Red7) -> None:
     assert "--token needs --as" in fails(alice("show", game, "--token", "ab" * 32), 2)
 
 
+@BOTH_TRANSPORTS
 def test_show_unknown_game(alice: Red7) -> None:
     assert "no game 'x' (list games with: red7 games)" in one_line_error(alice("show", "x"))
     assert "no game 'x'" in one_line_error(alice("show", "x", "--json"))
@@ -965,6 +988,7 @@ def test_moves_when_it_is_not_your_turn(alice: Red7, bob: Red7) -> None:
     assert bob.ok("moves", game).stdout.strip() == "It is not your turn (alice to move)."
 
 
+@BOTH_TRANSPORTS
 def test_moves_without_a_seat(alice: Red7, bob: Red7) -> None:
     game = create(alice, "-p", "alice", "-p", "bob")["game"]
     line = one_line_error(bob("moves", game))
@@ -1163,12 +1187,14 @@ def test_move_malformed_turn(alice: Red7, turn: str, message: str) -> None:
         (("--fold", "--open"), "--fold stands alone"),
     ],
 )
+@BOTH_TRANSPORTS
 def test_move_usage_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
     game = create(alice, "-p", "alice", "-b", "greedy")["game"]
     err = fails(alice("move", game, *args), 2)
     assert message in err and "Usage: red7 move" in err
 
 
+@BOTH_TRANSPORTS
 def test_move_unknown_game_and_seat(alice: Red7) -> None:
     assert "no game 'x'" in one_line_error(alice("move", "x", "p:R1", "--as", "a", "--token", "ab" * 32))
     game = create(alice, "-p", "alice", "-b", "greedy")["game"]
@@ -1505,6 +1531,7 @@ def test_watch_a_finished_game_returns_at_once(alice: Red7) -> None:
     assert alice.ok("moves", game).stdout == f"The game is over: see red7 show {game}\n"
 
 
+@BOTH_TRANSPORTS
 def test_watch_unknown_game(alice: Red7) -> None:
     assert "no game 'x'" in one_line_error(alice("watch", "x", "--timeout", "1"))
 

@@ -26,7 +26,7 @@ from support import Gateway, Red7, fails, new_id, one_line_error, self_signed, w
 from red7es.cli.credentials import Credentials
 from red7es.gateway.settings import Limits
 from red7es.service.http_client import is_http_url, server_key
-from red7es.service.redis_server import free_port
+from red7es.service.redis_server import RedisServer, free_port, redis_binary
 
 from .conftest import RED7
 
@@ -194,6 +194,16 @@ def test_refusals_and_usage_errors_say_the_same_with_the_same_exit_codes(both: t
         assert "Traceback" not in first.output + second.output
         if code == 1:
             assert first.stderr == second.stderr, args
+    # a refused turn's --json: the referee's CommandRejected with its reason, exit 1 (command ids differ)
+    refused = [user("move", game, "fold", "--as", other, "--token", waiter, "--json") for user in both]
+    assert [r.exit_code for r in refused] == [1, 1]
+    answers = [json.loads(r.stdout) for r in refused]
+    for answer in answers:
+        answer.pop("command")
+        for event in answer["events"]:
+            event.pop("id")
+    assert answers[0] == answers[1] and answers[0]["applied"] is False, answers
+    assert answers[0]["events"][0]["reason"] == answers[0]["reason"]
     # a taken seat, joined by users who hold no token of it on either transport
     strangers = [Red7(user.url, user.home.with_name(user.home.name + "-stranger")) for user in both]
     first, second = (stranger("join", game, "bob") for stranger in strangers)
@@ -223,6 +233,23 @@ def test_a_gateway_that_is_down_is_one_line(homes: Any) -> None:
     for args in (("games",), ("show", "g1"), ("tournament", "list"), ("new", "-p", "a", "--bot", "greedy")):
         line = one_line_error(Red7(down, homes("down"))(*args))
         assert line.startswith(f"Error: cannot reach the gateway at {down}: "), line
+
+
+@pytest.mark.slow
+def test_a_gateway_without_workers_is_one_line_naming_no_worker_to_start(homes: Any, tmp_path: Path) -> None:
+    """The gateway answers 503 after its 10 s wait: the game is created, said in one line
+    (exit 1) that names no `red7 worker` to start, since the workers are the operator's."""
+    server = RedisServer(tmp_path / "redis", port=free_port(), binary=redis_binary(prefer_system=True)).start()
+    served = Gateway(server.url, heartbeat=0.5, limits=Limits.off())
+    try:
+        user = Red7(served.base, homes("lonely"))
+        line = one_line_error(user("new", "--id", "lonely", "-p", "ann", "--bot", "greedy"))
+        assert line.startswith("Error: game lonely is created, but no worker has dealt it within 10 s"), line
+        assert "red7 worker" not in line
+        assert "ann" in user.credentials()["games"]["lonely"]  # kept before the wait, as on Redis
+    finally:
+        served.stop()
+        server.stop()
 
 
 def test_seed_is_not_taken_over_http(gateway: Gateway, homes: Any) -> None:
