@@ -22,7 +22,7 @@ from red7es.service.client import JoinRefused, NoAnswer, TurnTooLarge, seat_inde
 from red7es.service.codec import seat_data
 from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.events import BOT, PERSON, SeatSpec
-from red7es.service.http_client import MOST_LISTED, GatewayUnreachable
+from red7es.service.http_client import COMMAND_ID, MOST_LISTED, GatewayUnreachable
 from red7es.service.names import name_problem, shown
 from red7es.service.store import TOURNAMENT_GAMES, valid_game_id
 from red7es.service.tokens import TokenError, is_public_key, public_key
@@ -683,6 +683,8 @@ def move(
         red7 move 3f9a2c1b p:G3 --open      # see the card the 3 draws first
     """
     text = build_turn(turn, play, canvas, draw, fold, keep_open)
+    if command_id is not None and session.remote and not COMMAND_ID.fullmatch(command_id):
+        raise click.UsageError("--id: a gateway takes 16 to 100 of A-Z a-z 0-9 _ - (a random one: leave --id out)")
     name, seat_token = seat_for(session, game, as_name, token)
     session.ensure_worker()
     command_id = command_id or uuid.uuid4().hex  # known here, so a lost answer can be asked for again

@@ -96,6 +96,7 @@ class Session:
             assert self.url is not None
             http = HttpGameService(self.url)
             http.keep_token = self.credentials.save  # saved before any wait for a worker
+            http.forget_token = self.credentials.forget
             return http
         return self.service
 

@@ -34,6 +34,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from red7es.cli.credentials import Credentials
 from red7es.cli.main import cli
 from red7es.cli.session import live_workers
 from red7es.gateway import create_app
@@ -199,6 +200,22 @@ class Red7:
     url: str
     home: Path
     runner: CliRunner = field(default_factory=CliRunner)
+    behind: str | None = None  # for a user of a gateway (an http:// url): the Redis it serves
+
+    def new(self, *args: str) -> Any:
+        """``red7 new ARGS --json``.  A gateway draws every seed itself, so for a user of a
+        gateway a game with a ``--seed`` (a deal a test needs) is made on the Redis behind
+        it, as its operator would, and the seats it took are handed to this user's seats on
+        that gateway (the credentials file keeps them under ``SERVER/GAME``)."""
+        if not is_http_url(self.url) or "--seed" not in args:
+            return self.json("new", *args)
+        assert self.behind is not None, "a gateway's user without the Redis behind it"
+        data = Red7(self.behind, self.home).json("new", *args)
+        path = self.home / "credentials.json"
+        for name, token in data["tokens"].items():
+            Credentials(path, server=server_key(self.url)).save(data["game"], name, token)
+            Credentials(path).forget(data["game"], name, token)
+        return data
 
     command: ClassVar[tuple[str, ...]] = ()
     extra_env: ClassVar[dict[str, str]] = {}

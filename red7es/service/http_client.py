@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import secrets
 import time
 import uuid
@@ -44,9 +45,12 @@ from .records import Record, RecordError
 from .store import NoSuchGame, new_game_id
 from .tokens import TokenError, new_token, public_key, sign_turn, signed_headers
 
-__all__ = ["GatewayNoAnswer", "GatewayUnreachable", "HttpGameService", "is_http_url", "server_key"]
+__all__ = ["COMMAND_ID", "GatewayNoAnswer", "GatewayUnreachable", "HttpGameService", "is_http_url", "server_key"]
 
 HTTP_SCHEMES = ("http", "https")
+# The command ids the gateway takes for a turn (docs/gateway.md, Turns; red7es/gateway/app.py):
+# checked here so that a --id it would refuse is a usage error before anything is sent.
+COMMAND_ID = re.compile(r"[A-Za-z0-9_-]{16,100}")
 MOST_LISTED = 500  # the gateway's largest ?limit= (docs/gateway.md)
 ANSWER_TIMEOUT = 30.0  # the gateway waits 10 s for a worker; room for the network on top
 
@@ -89,6 +93,9 @@ class HttpGameService:
         self.prefix = urlsplit(self.url).path  # the signed path is the path as sent
         self.http = httpx.Client(base_url=self.url, timeout=timeout, follow_redirects=False)
         self.keep_token: Callable[[str, str, str], None] | None = None
+        # Called with (game, seat name, token) for a token kept for a game the gateway then
+        # refused to create (4xx): the tokens of a game that does not exist are not kept.
+        self.forget_token: Callable[[str, str, str], None] | None = None
         self._seat_names: dict[str, list[str]] = {}
 
     def close(self) -> None:
@@ -181,6 +188,10 @@ class HttpGameService:
             if self.keep_token is not None:
                 self.keep_token(asked, name, token)
         response = self._send("POST", "/api/games", json=body)
+        if response.is_client_error:  # refused: no game was made, so no seat of it is held
+            for name, token in tokens.items():
+                if self.forget_token is not None:
+                    self.forget_token(asked, name, token)
         if response.status_code == 409 and "already exists" in response.text:
             raise GameExists(str(response.json().get("error")))
         if response.status_code == 400:

@@ -81,14 +81,14 @@ def player_url(transport: str, service_url: str, request: pytest.FixtureRequest)
 
 
 @pytest.fixture
-def alice(player_url: str, homes: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch) -> Red7:
+def alice(player_url: str, service_url: str, homes: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch) -> Red7:
     monkeypatch.setenv("REDIS_URL", player_url)
-    return Red7(player_url, homes("alice"))
+    return Red7(player_url, homes("alice"), behind=service_url)
 
 
 @pytest.fixture
-def bob(player_url: str, homes: Callable[[str], Path]) -> Red7:
-    return Red7(player_url, homes("bob"))
+def bob(player_url: str, service_url: str, homes: Callable[[str], Path]) -> Red7:
+    return Red7(player_url, homes("bob"), behind=service_url)
 
 
 # A test that runs as it is on Redis and again over the HTTP gateway (alice and bob then

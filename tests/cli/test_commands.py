@@ -54,7 +54,7 @@ def offline_env(home: Any, **extra: str) -> dict[str, str]:
 
 def create(user: Red7, *args: str, game: str | None = None) -> dict[str, Any]:
     game = game or new_id()
-    data: dict[str, Any] = user.json("new", "--id", game, *args)
+    data: dict[str, Any] = user.new("--id", game, *args)
     assert data["game"] == game
     return data
 
@@ -293,6 +293,7 @@ def test_new_variant_shown_in_words(alice: Red7) -> None:
     assert "first to 3 rounds" in alice.ok("show", game).stdout
 
 
+@BOTH_TRANSPORTS
 def test_new_seed_reproduces_the_deal(alice: Red7) -> None:
     args = ("-p", "alice", "-p", "bob", "-b", "greedy")
     one = create(alice, *args, "--seed", "same seed")
@@ -316,6 +317,7 @@ def test_new_seed_reproduces_the_deal(alice: Red7) -> None:
         ),
     ],
 )
+@BOTH_TRANSPORTS
 def test_new_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
     line = one_line_error(alice("new", *args))
     assert message in line
@@ -737,6 +739,7 @@ def test_games_limit_must_be_positive(alice: Red7, limit: str) -> None:
     assert "Invalid value for '--limit'" in fails(alice("games", "--limit", limit), 2)
 
 
+@BOTH_TRANSPORTS
 def test_games_json_and_table(alice: Red7) -> None:
     playing = create(alice, "-p", "alice", "-b", "greedy", "--seed", "games-1")["game"]
     open_game = create(alice, "-p", "alice", "-p", "bob", "--no-join")["game"]
@@ -884,6 +887,7 @@ def test_games_on_an_empty_database(alice: Red7, redis_server: Any) -> None:
 # ---------------------------------------------------------------------------- show
 
 
+@BOTH_TRANSPORTS
 def test_show_public_hides_every_hand(alice: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-p", "bob", "-b", "greedy", prefix="pub")
     view = alice.json("show", game, "--public")
@@ -897,6 +901,7 @@ def test_show_public_hides_every_hand(alice: Red7) -> None:
     assert "alice to move." in text
 
 
+@BOTH_TRANSPORTS
 def test_show_and_moves_default_to_the_same_seat(alice: Red7, bob: Red7) -> None:
     """`show` showed the public view to the holder of the game's only seat, while `moves`
     acted as that seat: both act as the one seat held; several held, `show` is public
@@ -914,6 +919,7 @@ def test_show_and_moves_default_to_the_same_seat(alice: Red7, bob: Red7) -> None
     assert f"You hold seats alice, bob: see one with red7 show {both} --as NAME" in text
 
 
+@BOTH_TRANSPORTS
 def test_a_finished_game_says_it_is_over(alice: Red7) -> None:
     """`moves` on a finished game whose seats you all hold asked to choose a seat; `join` suggested `play`."""
     game = create(alice, "-p", "alice", "-p", "bob", "--join-all", "--seed", "over")["game"]
@@ -925,6 +931,7 @@ def test_a_finished_game_says_it_is_over(alice: Red7) -> None:
     assert "play" not in line and f"which is over: see it with red7 show {game} --as bob" in line
 
 
+@BOTH_TRANSPORTS
 def test_show_as_own_seat_shows_own_hand_only(alice: Red7, bob: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-p", "bob", "-b", "greedy", prefix="own")
     bob.ok("join", game, "bob")
@@ -972,6 +979,7 @@ def test_show_unknown_game(alice: Red7) -> None:
 # ---------------------------------------------------------------------------- moves
 
 
+@BOTH_TRANSPORTS
 def test_moves_lists_legal_turns(alice: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="moves")
     data = alice.json("moves", game)
@@ -981,6 +989,7 @@ def test_moves_lists_legal_turns(alice: Red7) -> None:
     assert lines == [f"{i:3}. {turn}" for i, turn in enumerate(view["legal"], 1)]
 
 
+@BOTH_TRANSPORTS
 def test_moves_when_it_is_not_your_turn(alice: Red7, bob: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-p", "bob", prefix="notyours")
     bob.ok("join", game, "bob")
@@ -996,6 +1005,7 @@ def test_moves_without_a_seat(alice: Red7, bob: Red7) -> None:
     assert "no game 'x'" in one_line_error(bob("moves", "x"))
 
 
+@BOTH_TRANSPORTS
 def test_moves_picks_the_seat_to_move_when_you_hold_several(alice: Red7) -> None:
     game = create(alice, "-p", "alice", "-p", "bob", "--join-all", "--seed", "hot")["game"]
     mover = alice.json("show", game)["seats"][alice.json("show", game)["to_move"]]["name"]
@@ -1033,6 +1043,7 @@ def test_a_move_whose_answer_is_lost_says_how_to_ask_again(alice: Red7, monkeypa
     assert [type(e).__name__ for e in answers] == ["CommandApplied"]
 
 
+@BOTH_TRANSPORTS
 def test_move_with_a_turn_argument(alice: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-p", "bob", "--join-all", prefix="arg")
     turn = next(t for t in view["legal"] if t.startswith("p:") and " c:" in t)
@@ -1047,6 +1058,7 @@ def test_move_with_a_turn_argument(alice: Red7) -> None:
     assert after["to_move"] == 1
 
 
+@BOTH_TRANSPORTS
 def test_move_with_play_and_canvas_options(alice: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="opts")
     turn = next(t for t in view["legal"] if t.startswith("p:") and " c:" in t)
@@ -1064,12 +1076,14 @@ def test_move_with_play_and_canvas_options(alice: Red7) -> None:
     assert steps == [f"p:{played}", f"c:{discarded}", "end"]
 
 
+@BOTH_TRANSPORTS
 def test_move_play_only(alice: Red7) -> None:
     game, _view, turn = find_game(alice, ("-p", "alice", "-b", "greedy"), lambda t: re.fullmatch(r"p:\w\d", t))
     out = alice.ok("move", game, "-P", turn[2:]).stdout
     assert f"alice plays {turn[2:]} to their palette." in out
 
 
+@BOTH_TRANSPORTS
 def test_move_fold(alice: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="fold")
     out = alice.ok("move", game, "--fold").stdout
@@ -1081,6 +1095,7 @@ def test_move_fold(alice: Red7) -> None:
     assert view["seed"], "the seed is revealed at the end"
 
 
+@BOTH_TRANSPORTS
 def test_move_draw_option(alice: Red7) -> None:
     game, view, turn = find_game(
         alice, ("-p", "alice", "-b", "greedy", "--draw"), lambda t: re.fullmatch(r"p:\w\d c:\w\d draw", t)
@@ -1094,6 +1109,7 @@ def test_move_draw_option(alice: Red7) -> None:
     assert len(after["hand"]) == len(view["hand"]) - 1  # played, discarded, drew one
 
 
+@BOTH_TRANSPORTS
 def test_move_open_keeps_the_turn(alice: Red7) -> None:
     game, _view, turn = find_game(
         alice, ("-p", "alice", "-b", "greedy", "--actions"), lambda t: re.fullmatch(r"p:\w3 \.\.\.", t)
@@ -1119,6 +1135,7 @@ def test_move_open_keeps_the_turn(alice: Red7) -> None:
     ), "finishing the open turn ends it"
 
 
+@BOTH_TRANSPORTS
 def test_move_illegal_turn_gives_the_engines_reason(alice: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="illegal")
     missing = next(c for c in ALL_CARDS if c not in view["hand"])
@@ -1130,6 +1147,7 @@ def test_move_illegal_turn_gives_the_engines_reason(alice: Red7) -> None:
     assert seat_view(alice, game, "alice")["hand"] == view["hand"], "nothing changed"
 
 
+@BOTH_TRANSPORTS
 def test_move_not_your_turn(alice: Red7, bob: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-p", "bob", prefix="turn")
     bob.ok("join", game, "bob")
@@ -1139,6 +1157,7 @@ def test_move_not_your_turn(alice: Red7, bob: Red7) -> None:
     assert line == "Error: rejected: it is not bob's turn (it is alice's)"
 
 
+@BOTH_TRANSPORTS
 def test_move_with_a_wrong_token(alice: Red7, bob: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-p", "bob", prefix="token")
     bob.ok("join", game, "bob")
@@ -1170,6 +1189,7 @@ def test_move_with_a_wrong_token(alice: Red7, bob: Red7) -> None:
         ("p:R1 jump", "not a step"),
     ],
 )
+@BOTH_TRANSPORTS
 def test_move_malformed_turn(alice: Red7, turn: str, message: str) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="bad")
     result = alice("move", game, turn)
@@ -1203,16 +1223,18 @@ def test_move_unknown_game_and_seat(alice: Red7) -> None:
     assert "no game 'x'" in one_line_error(alice("moves", "x", "--as", "alice"))
 
 
+@BOTH_TRANSPORTS
 def test_move_id_resubmission_has_its_effect_once(alice: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-p", "bob", "--join-all", prefix="idem")
     turn = view["legal"][0]
-    first = alice.json("move", game, turn, "--as", "alice", "--id", "cmd-1")
+    command = "cmd-1-resubmitted"  # (16 characters at least: a gateway's rule for ids)
+    first = alice.json("move", game, turn, "--as", "alice", "--id", command)
     version = alice.json("show", game)["version"]
-    again = alice.json("move", game, turn, "--as", "alice", "--id", "cmd-1")
+    again = alice.json("move", game, turn, "--as", "alice", "--id", command)
     assert first == again
-    assert first["command"] == "cmd-1" and first["applied"]
+    assert first["command"] == command and first["applied"]
     assert alice.json("show", game)["version"] == version, "the duplicate changed nothing"
-    text = alice.ok("move", game, turn, "--as", "alice", "--id", "cmd-1").stdout
+    text = alice.ok("move", game, turn, "--as", "alice", "--id", command).stdout
     assert text.startswith("alice ")
     assert alice.json("show", game)["version"] == version
 
@@ -1372,6 +1394,7 @@ def test_names_another_client_chose_are_shown_escaped(slow_service: Any, monkeyp
     assert pasted.splitlines() == ["red7", "play", "--game", people, "--as", odd], "quoted $'...': pastes back"
 
 
+@BOTH_TRANSPORTS
 def test_move_with_two_canvas_options_is_refused_by_the_rules(alice: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="canvas2")
     first, second = view["hand"][:2]
@@ -1500,6 +1523,7 @@ def _blocked_readers(connection: redis.Redis) -> int:
     return sum(1 for c in connection.client_list() if c.get("cmd") == "xread" and "b" in c.get("flags", ""))
 
 
+@BOTH_TRANSPORTS
 def test_watch_timeout_when_nothing_happens(alice: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="idle")
     result = alice("watch", game, "--json", "--timeout", "0.3")
@@ -1519,6 +1543,7 @@ def test_watch_timeout_must_be_a_finite_number_of_seconds(value: str, tmp_path: 
     assert "Error: Invalid value for '--timeout'" in fails(result, 2)
 
 
+@BOTH_TRANSPORTS
 def test_watch_a_finished_game_returns_at_once(alice: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="done")
     alice.ok("move", game, "--fold")

@@ -123,7 +123,7 @@ def test_a_game_played_with_new_moves_move_show(ann: Red7, transport: str) -> No
         pytest.fail("the game did not end")
     assert ann.json("show", game, "--public")["status"] == "over"
     assert "PASS" in ann.ok("audit", game).stdout
-    saved = ann.credentials()["games"]
+    saved = json.loads((ann.home / "credentials.json").read_text())["games"]  # the file as it is
     assert list(saved) == ([f"{server_key(transport)}/{game}"] if is_http_url(transport) else [game])
 
 
@@ -194,6 +194,11 @@ def test_refusals_and_usage_errors_say_the_same_with_the_same_exit_codes(both: t
         assert "Traceback" not in first.output + second.output
         if code == 1:
             assert first.stderr == second.stderr, args
+    # an id the gateway would refuse (under 16 characters) is a usage error over HTTP, before anything is sent
+    short = fails(
+        over_http("move", game, "fold", "--as", mover, "--token", bob if mover == "bob" else token, "--id", "cmd-1"), 2
+    )
+    assert "--id: a gateway takes 16 to 100 of A-Z a-z 0-9 _ -" in short
     # a refused turn's --json: the referee's CommandRejected with its reason, exit 1 (command ids differ)
     refused = [user("move", game, "fold", "--as", other, "--token", waiter, "--json") for user in both]
     assert [r.exit_code for r in refused] == [1, 1]
