@@ -403,8 +403,10 @@ class _Lines:
 
     def __init__(self, client: HttpGameService, path: str, game_id: str, timeout: float) -> None:
         self.client, self.path, self.game_id = client, path, game_id
-        # a keep-alive comes every 15 s: a read waits that long at most, or the caller's timeout
-        self.timeout = httpx.Timeout(10.0, read=max(0.1, min(timeout, 20.0)))
+        # A read waits for the caller's timeout, past a keep-alive's 15 s at most; and 1 s at
+        # least, for the lines a fresh stream starts with (what is there now: play asks for
+        # that with a timeout of a millisecond, which the gateway answers at once).
+        self.timeout = httpx.Timeout(10.0, read=min(max(timeout, 1.0), 20.0))
         self._response: httpx.Response | None = None
         self._context: Any = None
 

@@ -57,9 +57,10 @@ def homes(tmp_path: Path) -> Callable[[str], Path]:
     return home
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def cli_gateway(service_url: str) -> Iterator[Gateway]:
-    """A gateway in front of the module's Redis and workers (started only by a test over HTTP)."""
+    """A gateway in front of the module's Redis and workers, for one test over HTTP (none
+    outlives it: tests on Redis count the clients blocked reading it)."""
     served = Gateway(service_url, heartbeat=0.5, limits=Limits.off())
     yield served
     served.stop()
