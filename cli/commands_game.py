@@ -415,10 +415,15 @@ def _earlier_join(session: Session, game: str, name: str) -> str | None:
     if key is None:
         session.ensure_worker()
         if not session.client.join_answered(game, name, held, ANSWER_WAIT):
-            worker = red7_line("worker", url=typed_url())
+            # a gateway's workers are its operator's: none to start from here
+            start = (
+                "the gateway's operator runs them"
+                if session.remote
+                else f"start one: {red7_line('worker', url=typed_url())}"
+            )
             raise click.ClickException(
                 f"your earlier join of seat {name} in game {game} is not answered yet: is a worker running? "
-                f"(start one: {worker}; your token is kept)"
+                f"({start}; your token is kept)"
             )
         key = session.client.seat_key(game, seat)
         if key == public_key(held):

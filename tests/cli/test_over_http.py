@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import Gateway, Red7, fails, new_id, one_line_error, self_signed, wait_for
+from support import Gateway, Red7, WorkerPool, fails, new_id, one_line_error, self_signed, wait_for
 
 from red7es.cli.credentials import Credentials
 from red7es.gateway.settings import Limits
@@ -254,6 +254,39 @@ def test_a_gateway_without_workers_is_one_line_naming_no_worker_to_start(homes: 
         assert "ann" in user.credentials()["games"]["lonely"]  # kept before the wait, as on Redis
     finally:
         served.stop()
+        server.stop()
+
+
+@pytest.mark.slow
+def test_a_join_nobody_answered_keeps_its_token_and_is_sent_again(homes: Any, tmp_path: Path) -> None:
+    """A join over HTTP that no worker answers (503 after the gateway's 10 s) keeps its token;
+    joining again sends the same key again (GameClient.join_answered), and once a worker
+    has answered, the seat is the kept token's."""
+    server = RedisServer(tmp_path / "redis", port=free_port(), binary=redis_binary(prefer_system=True)).start()
+    pool = WorkerPool(server.url, tmp_path)
+    served = Gateway(server.url, heartbeat=0.5, limits=Limits.off())
+    try:
+        host = Red7(server.url, homes("host"))
+        pool.start(1, wait=True)
+        game = host.json("new", "--id", new_id(), "-p", "ann", "-p", "bob", "--no-join")["game"]
+        pool.stop()  # dealt, and nobody left to answer a join
+        bob = Red7(served.base, homes("bob"))
+        first = one_line_error(bob("join", game, "bob"))
+        assert first.startswith(f"Error: no answer from a worker for game {game}: ") and "red7 worker" not in first
+        kept = bob.credentials()["games"][game]["bob"]
+        again = one_line_error(bob("join", game, "bob"))
+        assert again == (
+            f"Error: your earlier join of seat bob in game {game} is not answered yet: is a worker running? "
+            "(the gateway's operator runs them; your token is kept)"
+        )
+        pool.start(1, wait=True)
+        third = one_line_error(bob("join", game, "bob"))
+        assert third.startswith(f"Error: you already hold seat bob in game {game}: play it with "), third
+        assert bob.credentials()["games"][game]["bob"] == kept
+        assert bob.json("show", game, "--as", "bob")["seat"] == 1  # the kept token reads the seat
+    finally:
+        served.stop()
+        pool.stop()
         server.stop()
 
 
