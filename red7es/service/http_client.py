@@ -296,9 +296,12 @@ class HttpGameService:
     def last_change_id(self, game_id: str) -> str:
         """The id of the first line of a fresh public stream: the game's last change."""
         with self._open(f"/api/games/{game_id}/stream", game_id, ANSWER_TIMEOUT) as lines:
-            for line in lines:
-                if line.get("type") == "view":
-                    return str(line.get("id") or "0-0")
+            try:
+                for line in lines:
+                    if line.get("type") == "view":
+                        return str(line.get("id") or "0-0")
+            except httpx.ReadTimeout as exc:  # (the first line is sent at once)
+                raise self._unreachable(exc) from None
         raise ServiceError(f"game {game_id}: the gateway's stream ended before its view")
 
     def wait_change(self, game_id: str, after: str, timeout: float) -> tuple[str, list[dict[str, Any]]] | None:
@@ -427,11 +430,18 @@ class _Lines:
     def _lines(self, response: httpx.Response) -> Iterator[dict[str, Any]]:
         try:
             for raw in response.iter_lines():
-                yield json.loads(raw) if raw.strip() else {}  # {}: a keep-alive
+                line = json.loads(raw) if raw.strip() else {}  # {}: a keep-alive
+                if not isinstance(line, dict):
+                    raise ValueError("not an object")
+                yield line
         except httpx.ReadTimeout:
             raise
         except httpx.HTTPError as exc:
             raise self.client._unreachable(exc) from None
+        except ValueError:  # JSONDecodeError too
+            raise ServiceError(
+                f"the gateway at {self.client.url} sent a stream line that is not a JSON object"
+            ) from None
 
     def __exit__(self, *exc: object) -> None:
         if self._context is not None:

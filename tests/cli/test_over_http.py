@@ -10,6 +10,7 @@ Redis it could reach.
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import subprocess
@@ -238,6 +239,36 @@ def test_a_gateway_that_is_down_is_one_line(homes: Any) -> None:
     for args in (("games",), ("show", "g1"), ("tournament", "list"), ("new", "-p", "a", "--bot", "greedy")):
         line = one_line_error(Red7(down, homes("down"))(*args))
         assert line.startswith(f"Error: cannot reach the gateway at {down}: "), line
+
+
+def test_a_server_that_is_no_gateway_is_one_line(homes: Any) -> None:
+    """An http:// URL of some other server: what it answers is said in one line, exit 1."""
+
+    class NotAGateway(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            found = self.path.startswith("/api/games")  # 200 with a page, else 404 with a page
+            body = b"<html>hello</html>"
+            self.send_response(200 if found else 404)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NotAGateway)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        user = Red7(url, homes("elsewhere"))
+        assert one_line_error(user("games")) == f"Error: the gateway at {url} answered what is not JSON"
+        assert one_line_error(user("tournament", "list")) == f"Error: the gateway at {url} answered 404 Not Found"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
 
 
 @pytest.mark.slow
