@@ -20,13 +20,15 @@ from rich.text import Text
 from red7es.bots.base import BOT_NAMES, BotError, make_bot
 from red7es.deal import SeedError, make_seed
 from red7es.durations import DurationError, parse_clock, parse_duration
-from red7es.service.client import GameService, JoinRefused, NoAnswer, TurnTooLarge, seat_index
+from red7es.service.client import JoinRefused, NoAnswer, TurnTooLarge, seat_index
 from red7es.service.codec import seat_data
 from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.events import BOT, PERSON, SeatSpec
+from red7es.service.http_client import COMMAND_ID, MOST_LISTED, GatewayUnreachable
 from red7es.service.names import name_problem, shown
 from red7es.service.store import TOURNAMENT_GAMES, valid_game_id
 from red7es.service.tokens import TokenError, is_public_key, public_key
+from red7es.service.transport import GameClient
 from red7es.steps import StepError, Turn
 from red7es.variant import Variant, VariantError
 
@@ -37,11 +39,11 @@ from .options import (
     error_line,
     json_option,
     pass_session,
+    player_url_option,
     red7_line,
     seat_link,
     token_option,
     typed_url,
-    url_option,
     web_option,
 )
 from .outage import riding_out
@@ -54,6 +56,7 @@ __all__ = [
     "check_bot",
     "check_game_id",
     "check_token",
+    "refuse_seed_over_http",
     "given_name",
     "seat_for",
     "seat_specs",
@@ -226,6 +229,13 @@ def check_seed(seed: str | None) -> None:
         raise click.UsageError(f"--seed: {exc}") from None
 
 
+def refuse_seed_over_http(session: Session, seed: str | None) -> None:
+    """A gateway draws every game's seed itself (no client may deal itself a known game:
+    docs/gateway.md): ``--seed`` with a gateway's URL is a usage error, exit 2."""
+    if seed is not None and session.remote:
+        raise click.UsageError("--seed: a gateway draws every game's seed itself; leave --seed out over HTTP")
+
+
 def check_game_id(game_id: str, flag: str = "--id") -> None:
     """A game id no game can have is a usage error, exit 2 (ids are lower-case letters, digits, dashes)."""
     if not valid_game_id(game_id):
@@ -248,13 +258,13 @@ def seat_for(session: Session, game_id: str, as_name: str | None, token: str | N
     if token:
         if not as_name:
             raise click.UsageError("--token needs --as NAME")
-        view = session.service.view(game_id)
-        check_token(token, [session.service.seat_key(game_id, seat_index(view, as_name), view)], as_name, game_id)
+        view = session.client.view(game_id)
+        check_token(token, [session.client.seat_key(game_id, seat_index(view, as_name), view)], as_name, game_id)
         return as_name, token
     if as_name:
         if as_name not in held:
             # An unknown game or seat says so first; the hint fits the seat.
-            view = session.service.view(game_id)
+            view = session.client.view(game_id)
             seat = view["seats"][seat_index(view, as_name)]
             if seat["kind"] == BOT:
                 replay = red7_line("replay", game_id, "--as", as_name, url=typed_url())
@@ -269,13 +279,13 @@ def seat_for(session: Session, game_id: str, as_name: str | None, token: str | N
             raise click.ClickException(f"you hold no token for seat {as_name!r} in game {game_id} ({hint})")
         return as_name, held[as_name]
     if not held:
-        session.service.view(game_id)  # an unknown game says so
+        session.client.view(game_id)  # an unknown game says so
         join = red7_line("join", game_id, url=typed_url())
         raise click.ClickException(f"you hold no seat in game {game_id} (join one: {join} NAME)")
     if len(held) == 1:
         name = next(iter(held))
         return name, held[name]
-    view = session.service.view(game_id)
+    view = session.client.view(game_id)
     to_move = view.get("to_move")
     if to_move is not None and view["seats"][to_move]["name"] in held:
         name = view["seats"][to_move]["name"]
@@ -288,8 +298,8 @@ def seat_for(session: Session, game_id: str, as_name: str | None, token: str | N
     raise click.ClickException(f"you hold seats {', '.join(sorted(held))} in game {game_id}: choose one with --as")
 
 
-def seat_view(service: GameService, game_id: str, name: str) -> dict[str, Any]:
-    return service.view(game_id, service.seat_of(game_id, name))
+def seat_view(client: GameClient, game_id: str, name: str, token: str) -> dict[str, Any]:
+    return client.seat_view(game_id, name, token)
 
 
 # ---------------------------------------------------------------------------- new
@@ -322,7 +332,7 @@ def seat_view(service: GameService, game_id: str, name: str) -> dict[str, Any]:
 )
 @web_option
 @json_option
-@url_option
+@player_url_option
 @pass_session
 def new(
     session: Session,
@@ -369,13 +379,14 @@ def new(
             f"game ids starting {TOURNAMENT_GAMES} are kept for tournament games: choose another --id"
         )
     check_seed(seed)
+    refuse_seed_over_http(session, seed)
     seats = seat_specs(people, bots)
     variant = timed(variant_from(len(seats), scoring, draw, actions, rounds, target), clock, turn_time)
     keys = reserved_keys(reserved, people)
     joins = [s.name for s in seats if not s.is_bot and s.name not in keys]
     joins = joins if join_all else (joins[:1] if join else [])
     session.ensure_worker()
-    created = session.service.create(variant, seats, seed=seed, join=joins, keys=keys, game_id=game_id)  # tokens kept
+    created = session.client.create(variant, seats, seed=seed, join=joins, keys=keys, game_id=game_id)  # tokens kept
     session.witness(created.game_id)
     if as_json:
         emit_json(
@@ -452,18 +463,23 @@ def _earlier_join(session: Session, game: str, name: str) -> str | None:
     held = session.credentials.token(game, name)
     if held is None:
         return None
-    view = session.service.view(game)
+    view = session.client.view(game)
     seat = seat_index(view, name)
-    key = session.service.seat_key(game, seat, view)
+    key = session.client.seat_key(game, seat, view)
     if key is None:
         session.ensure_worker()
-        if not session.service.answered(game, ANSWER_WAIT):
-            worker = red7_line("worker", url=typed_url())
+        if not session.client.join_answered(game, name, held, ANSWER_WAIT):
+            # a gateway's workers are its operator's: none to start from here
+            start = (
+                "the gateway's operator runs them"
+                if session.remote
+                else f"start one: {red7_line('worker', url=typed_url())}"
+            )
             raise click.ClickException(
                 f"your earlier join of seat {name} in game {game} is not answered yet: is a worker running? "
-                f"(start one: {worker}; your token is kept)"
+                f"({start}; your token is kept)"
             )
-        key = session.service.seat_key(game, seat)
+        key = session.client.seat_key(game, seat)
         if key == public_key(held):
             return held  # the earlier join has just been answered: it took the seat
     if key == public_key(held):
@@ -486,7 +502,7 @@ def _earlier_join(session: Session, game: str, name: str) -> str | None:
 @click.argument("name")
 @web_option
 @json_option
-@url_option
+@player_url_option
 @pass_session
 def join(session: Session, game: str, name: str, web: str | None, as_json: bool) -> None:
     """Take the open seat NAME in GAME; its secret token is saved for you.
@@ -500,7 +516,7 @@ def join(session: Session, game: str, name: str, web: str | None, as_json: bool)
     if token is None:
         session.ensure_worker()
         try:
-            token = session.service.join(game, name)  # the token is kept before the wait for a worker
+            token = session.client.join(game, name)  # the token is kept before the wait for a worker
         except JoinRefused as exc:
             session.credentials.forget(game, name, exc.token)
             raise click.ClickException(f"cannot join: {exc}") from None
@@ -511,7 +527,7 @@ def join(session: Session, game: str, name: str, web: str | None, as_json: bool)
         click.echo(f"You are {shown(name)} in game {game}. Token: {token}")
         click.echo(f"Play it: {red7_line('play', '--game', game, '--as', name, url=typed_url())}")
         if web is not None:
-            seat = seat_index(session.service.view(game), name)
+            seat = seat_index(session.client.view(game), name)
             click.echo(f"In a browser: {seat_link(web, game, seat, token)}")
 
 
@@ -523,7 +539,7 @@ def join(session: Session, game: str, name: str, web: str | None, as_json: bool)
     "--limit", default=50, show_default=True, type=click.IntRange(min=1), help="How many games, newest first."
 )
 @json_option
-@url_option
+@player_url_option
 @pass_session
 def games(session: Session, limit: int, as_json: bool) -> None:
     """List games, newest first, with their status.
@@ -532,7 +548,7 @@ def games(session: Session, limit: int, as_json: bool) -> None:
     Example:
         red7 games --limit 10
     """
-    summaries = session.service.games(limit)
+    summaries = session.client.games(limit)
     if as_json:
         emit_json([s.as_json() for s in summaries])
         return
@@ -559,8 +575,12 @@ def games(session: Session, limit: int, as_json: bool) -> None:
     for s in summaries:
         if s.unreadable is not None:
             out.print(Text(shown(s.unreadable), style="dim"))
-    total = session.service.store.count_games() if len(summaries) == limit else len(summaries)  # full: maybe more
-    if total > len(summaries):
+    # full (a gateway lists MOST_LISTED at most): maybe more
+    total = session.client.count_games() if len(summaries) in (limit, MOST_LISTED) else len(summaries)
+    if total is None:  # more than a gateway lists at once
+        more = red7_line("games", "--limit", str(MOST_LISTED), url=typed_url())
+        out.print(Text(f"The newest {len(summaries)} games of more than {MOST_LISTED}; more: {more}", style="dim"))
+    elif total > len(summaries):
         more = red7_line("games", "--limit", str(total), url=typed_url())
         out.print(Text(f"The newest {len(summaries)} of {total} games; all of them: {more}", style="dim"))
 
@@ -576,7 +596,7 @@ def games(session: Session, limit: int, as_json: bool) -> None:
 @token_option("The seat's token, if it is not in your credentials file")
 @click.option("--public", is_flag=True, help="Show the public view even if you hold a seat.")
 @json_option
-@url_option
+@player_url_option
 @pass_session
 def show(session: Session, game: str, as_name: str | None, token: str | None, public: bool, as_json: bool) -> None:
     """Show a game as your seat when you hold exactly one (as `red7 moves`
@@ -590,10 +610,10 @@ def show(session: Session, game: str, as_name: str | None, token: str | None, pu
         raise click.UsageError("--public shows no seat's view: leave out --as and --token")
     held = {} if public or as_name or token else session.credentials.seats(game)
     if as_name or token or len(held) == 1:
-        name, _token = seat_for(session, game, as_name, token)
-        view = seat_view(session.service, game, name)
+        name, seat_token = seat_for(session, game, as_name, token)
+        view = seat_view(session.client, game, name, seat_token)
     else:
-        view = session.service.view(game)
+        view = session.client.view(game)
     session.witness(game)
     if as_json:
         emit_json(view)
@@ -614,7 +634,7 @@ def show(session: Session, game: str, as_name: str | None, token: str | None, pu
 @click.option("--as", "as_name", metavar="NAME", help="Your seat (default: the one you hold).")
 @token_option("The seat's token, if it is not in your credentials file")
 @json_option
-@url_option
+@player_url_option
 @pass_session
 def moves(session: Session, game: str, as_name: str | None, token: str | None, as_json: bool) -> None:
     """List your legal turns in GAME (empty when it is not your turn).
@@ -627,8 +647,8 @@ def moves(session: Session, game: str, as_name: str | None, token: str | None, a
     Example:
         red7 moves 3f9a2c1b
     """
-    name, _token = seat_for(session, game, as_name, token)
-    view = seat_view(session.service, game, name)
+    name, seat_token = seat_for(session, game, as_name, token)
+    view = seat_view(session.client, game, name, seat_token)
     legal = view.get("legal", [])
     if as_json:
         emit_json({"game": game, "seat": name, "to_move": view.get("to_move"), "legal": legal})
@@ -691,7 +711,7 @@ def build_turn(
 @token_option("The seat's token, if it is not in your credentials file")
 @click.option("--id", "command_id", metavar="ID", help="Command id: resubmitting the same id has its effect once.")
 @json_option
-@url_option
+@player_url_option
 @pass_session
 def move(
     session: Session,
@@ -722,13 +742,15 @@ def move(
         red7 move 3f9a2c1b p:G3 --open      # see the card the 3 draws first
     """
     text = build_turn(turn, play, canvas, draw, fold, keep_open)
+    if command_id is not None and session.remote and not COMMAND_ID.fullmatch(command_id):
+        raise click.UsageError("--id: a gateway takes 16 to 100 of A-Z a-z 0-9 _ - (a random one: leave --id out)")
     name, seat_token = seat_for(session, game, as_name, token)
     session.ensure_worker()
     command_id = command_id or uuid.uuid4().hex  # known here, so a lost answer can be asked for again
     again = red7_line("move", game, text, "--as", name, "--id", command_id, url=typed_url())
     try:
-        answer = session.service.play(game, name, seat_token, text, command_id=command_id)
-    except UNREACHABLE_ERRORS as exc:
+        answer = session.client.play(game, name, seat_token, text, command_id=command_id)
+    except UNREACHABLE_ERRORS + (GatewayUnreachable,) as exc:  # Redis, or the gateway, lost on the way
         raise click.ClickException(
             f"{error_line(exc)}; the turn may or may not be stored; "
             f"send it again with its id, which takes effect once: {again}"
@@ -736,9 +758,12 @@ def move(
     except TurnTooLarge as exc:
         raise click.UsageError(str(exc)) from None  # refused before it was sent: nothing is stored
     except NoAnswer:
-        workers = len(live_workers(session.connection))
-        start = red7_line("worker", url=typed_url())
-        why = f"all {workers} worker(s) are busy" if workers else f"no worker is running (start one with: {start})"
+        if session.remote:  # the gateway's workers are its operator's: none of them can be counted from here
+            why = "no worker of the gateway answered in time"
+        else:
+            workers = len(live_workers(session.connection))
+            start = red7_line("worker", url=typed_url())
+            why = f"all {workers} worker(s) are busy" if workers else f"no worker is running (start one with: {start})"
         raise click.ClickException(
             f"no answer yet for game {game}: {why}; the turn is stored and will be answered, "
             f"so do not play another: ask for its answer with {again}"
@@ -761,7 +786,7 @@ def move(
     if not answer.applied:
         raise click.ClickException(f"rejected: {answer.reason}")
     out = console()
-    mine = seat_view(session.service, game, name)
+    mine = seat_view(session.client, game, name, seat_token)
     for line in describe_events(answer.events, [s["name"] for s in mine["seats"]]):
         out.print(line)
     if mine.get("turn_steps") and mine.get("to_move") == mine.get("seat"):
@@ -782,7 +807,7 @@ def move(
 @token_option("The seat's token, if it is not in your credentials file")
 @click.option("--timeout", type=Seconds(), default=0, help="Stop after this many idle seconds (0: never).")
 @json_option
-@url_option
+@player_url_option
 @pass_session
 def watch(session: Session, game: str, as_name: str | None, token: str | None, timeout: float, as_json: bool) -> None:
     """Follow GAME live until it ends: every move as it happens (no polling).
@@ -796,14 +821,14 @@ def watch(session: Session, game: str, as_name: str | None, token: str | None, t
     Example:
         red7 watch 3f9a2c1b --as alice
     """
-    service = session.service
-    name = seat_for(session, game, as_name, token)[0] if (as_name or token) else None
+    service = session.client
+    name, seat_token = seat_for(session, game, as_name, token) if (as_name or token) else (None, "")
     out = console()
 
     def read_view() -> dict[str, Any]:
-        return seat_view(service, game, name) if name else service.view(game)
+        return seat_view(service, game, name, seat_token) if name else service.view(game)
 
-    cursor = service.store.last_change_id(game)
+    cursor = service.last_change_id(game)
     view = read_view()
     session.witness(game)
     names = [s["name"] for s in view["seats"]]

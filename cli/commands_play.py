@@ -15,13 +15,23 @@ from rich.console import Console
 from rich.text import Text
 
 from red7es.bots.base import BOT_NAMES
-from red7es.service.client import GameService, Rejected
+from red7es.service.client import Rejected
 from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.names import MAX_NAME, shown, unshowable
 from red7es.service.store import new_game_id, whole_number
+from red7es.service.transport import GameClient
 
-from .commands_game import given_name, seat_for, seat_specs, seat_view, split_bots, variant_from, variant_options
-from .options import console, exit_on_ctrl_c, pass_session, red7_line, typed_url, url_option
+from .commands_game import (
+    given_name,
+    refuse_seed_over_http,
+    seat_for,
+    seat_specs,
+    seat_view,
+    split_bots,
+    variant_from,
+    variant_options,
+)
+from .options import console, exit_on_ctrl_c, pass_session, player_url_option, red7_line, typed_url
 from .outage import wait_for_redis
 from .render import SAID_BY_FINAL_VIEW, card_text, clock_text, describe_events, render_view
 from .session import Session
@@ -53,7 +63,7 @@ RESYNC_WAIT = 5.0  # seconds, after an outage, for a worker to answer a turn sen
 @click.option("--seed", help="Seed text for a reproducible game.")
 @click.option("--game", "game_id", metavar="GAME", help="Play an existing game instead (one you joined).")
 @click.option("--as", "as_name", metavar="NAME", help="With --game: your seat.")
-@url_option
+@player_url_option
 @pass_session
 def play(
     session: Session,
@@ -89,6 +99,7 @@ def play(
     new = game_id is None
     if not new:
         _refuse_new_game_options()
+    refuse_seed_over_http(session, seed)
     if name is None:
         name = default_name()
         if new and name in map(given_name, split_bots(bots)):  # "given twice" would blame a name never typed
@@ -116,7 +127,7 @@ def play(
         session.ensure_worker()
         if new:
             variant = variant_from(len(specs), scoring, draw, actions, rounds, target)
-            token = session.service.create(variant, specs, seed=seed, join=[name], game_id=game).tokens[name]
+            token = session.client.create(variant, specs, seed=seed, join=[name], game_id=game).tokens[name]
             out.print(Text(f"New game {game}: {variant.describe()}. Type ? for help.", style="bold"))
         else:
             seat, token = seat_for(session, game, as_name, None)
@@ -166,9 +177,9 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
     Losing Redis is waited out (:func:`wait_for_redis`); once it is back, play tells what
     happened since the last change seen and reads the seat's view again before asking.
     """
-    service = session.service
-    cursor = service.store.last_change_id(game_id)
-    view = seat_view(service, game_id, name)
+    service = session.client
+    cursor = service.last_change_id(game_id)
+    view = seat_view(service, game_id, name, token)
     session.witness(game_id)  # a game rolled back since this user last saw it is said first
     names = [s["name"] for s in view["seats"]]
     render_view(out, view, you=view["seat"])
@@ -181,7 +192,7 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
                 # A turn sent as Redis went away may be stored: its answer first, so the view
                 # read below is not the one it changes. Then what happened since the last
                 # change seen (the changes stream keeps its ids across a restart).
-                service.answered(game_id, RESYNC_WAIT)
+                session.service.answered(game_id, RESYNC_WAIT)  # (only Redis is waited out: UNREACHABLE_ERRORS)
                 seen, events = _changes(service, game_id, cursor, 0.001)
                 resync = False
             elif view.get("to_move") != view["seat"]:
@@ -196,7 +207,7 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
                 turn = menu.ask()
                 if turn is None:
                     return False
-                mark = service.store.last_change_id(game_id)
+                mark = service.last_change_id(game_id)
                 refusal = None
                 try:
                     answer = service.play(game_id, name, token, turn)
@@ -206,7 +217,7 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
                     refusal = str(exc)
                 if refusal is not None:
                     menu.show(Text(f"Not allowed: {shown(refusal)}", style="bold red"), menu=False)
-                    if not _moved_on(service, game_id, name, view):
+                    if not _moved_on(service, game_id, name, token, view):
                         continue
                     # The turn passed while the player chose (their time ran out: RULES.md,
                     # Time): what happened, and the board as it is now.
@@ -217,7 +228,7 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
             # Views and change notices are written together: a view read after the
             # cursor is at least as new, so if it is not our turn the change that makes
             # it so is still ahead of the cursor and wait_change will see it.
-            view = seat_view(service, game_id, name)
+            view = seat_view(service, game_id, name, token)
             session.witness(game_id)
             to_show = view.get("to_move") == view["seat"] or view["status"] == "over"
             if to_show:
@@ -237,14 +248,14 @@ def _loop(out: Console, session: Session, game_id: str, name: str, token: str) -
     return True
 
 
-def _moved_on(service: GameService, game_id: str, name: str, view: dict[str, Any]) -> bool:
+def _moved_on(service: GameClient, game_id: str, name: str, token: str, view: dict[str, Any]) -> bool:
     """Whether the game moved on from ``view`` without the player (a time-out): a refused
     turn then is no reason to ask again from the same menu."""
-    fresh = seat_view(service, game_id, name)
+    fresh = seat_view(service, game_id, name, token)
     return any(fresh.get(key) != view.get(key) for key in ("status", "to_move", "round", "legal"))
 
 
-def _changes(service: GameService, game_id: str, cursor: str, timeout: float) -> tuple[str, Events]:
+def _changes(service: GameClient, game_id: str, cursor: str, timeout: float) -> tuple[str, Events]:
     """The events after ``cursor`` (waiting up to ``timeout``) and the new cursor."""
     change = service.wait_change(game_id, cursor, timeout)
     return (cursor, []) if change is None else change

@@ -12,7 +12,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 import redis
@@ -27,7 +27,6 @@ from red7es.service.connection import UNREACHABLE_ERRORS
 from red7es.service.events import SeatJoined
 from red7es.service.record_files import FORMATS, Unreadable, detect_format, read_all, read_each, write_all
 from red7es.service.records import Record, RecordError, import_record
-from red7es.service.records import export as export_record
 from red7es.service.replay import Replay, ReplayError, view_of
 from red7es.service.store import Keys, valid_game_id
 from red7es.service.tokens import public_key
@@ -42,6 +41,7 @@ from .options import (
     error_line,
     json_option,
     pass_session,
+    player_url_option,
     red7_line,
     token_option,
     typed_url,
@@ -144,7 +144,7 @@ def _format_for_files(fmt: str | None, source: str | None) -> None:
     help="Exit 0 even when the log does not verify (the warning is printed all the same).",
 )
 @json_option
-@url_option
+@player_url_option
 @pass_session
 def replay(
     session: Session,
@@ -247,7 +247,7 @@ def _load(session: Session, source: str, game_id: str | None, fmt: str | None) -
     elif game_id is not None:
         raise click.UsageError(f"--game picks a game of a FILE; {source} is a game in Redis already")
     else:
-        record = export_record(session.service, source)  # one consistent read, with the store's version and head
+        record = session.client.record(source)  # one consistent read, with the store's version and head
     return Replay(decode_log(e.raw for e in record.events), version=record.version, head=record.head)
 
 
@@ -307,7 +307,7 @@ def _next(out: Console) -> bool:
 )
 @click.option("--unfinished", is_flag=True, help="Also export games not over (their records show every hand).")
 @json_option
-@url_option
+@player_url_option
 @pass_session
 def export(
     session: Session, games: tuple[str, ...], output: str, fmt: str | None, unfinished: bool, as_json: bool
@@ -330,13 +330,15 @@ def export(
     fmt = fmt or ("jsonl" if to_stdout else None)
     if detect_format(output, fmt) is None:
         raise click.ClickException(f"cannot tell the format of {output}: name it .jsonl or .msgpack, or give --format")
-    records = [export_record(session.service, game) for game in dict.fromkeys(games)]  # each game once
+    if unfinished and session.remote:
+        raise click.UsageError("--unfinished: a gateway serves the records of finished games only")
+    for game in dict.fromkeys(games) if session.remote else ():  # said as on Redis, before the gateway's 409
+        if session.client.view(game).get("status") != "over":
+            _not_over(game)
+    records = [session.client.record(game) for game in dict.fromkeys(games)]  # each game once
     for record in records:
         if not record.over and not unfinished:
-            raise click.ClickException(
-                f"game {record.game_id} is not over: its record would reveal every hand "
-                "(export it anyway with --unfinished)"
-            )
+            _not_over(record.game_id)
     if to_stdout:
         _write_stdout(records, fmt)
     else:
@@ -353,6 +355,12 @@ def export(
             f"to {'stdout' if to_stdout else output}.",
             err=to_stdout,  # stdout holds the record
         )
+
+
+def _not_over(game_id: str) -> NoReturn:
+    raise click.ClickException(
+        f"game {game_id} is not over: its record would reveal every hand (export it anyway with --unfinished)"
+    )
 
 
 def _write_stdout(records: list[Record], fmt: str | None) -> None:
@@ -431,7 +439,7 @@ def import_(session: Session, file: str, fmt: str | None, as_json: bool) -> None
 )
 @format_option
 @json_option
-@url_option
+@player_url_option
 @pass_session
 def audit(
     session: Session,
@@ -463,6 +471,9 @@ def audit(
         red7 audit --all
         red7 audit --tournament cup
     """
+    if session.remote and (all_games or tournament_id is not None):
+        # (both read every game of the Redis; over HTTP, audit each game: red7 audit GAME)
+        raise click.UsageError(f"{'--all' if all_games else '--tournament'} audits games in Redis: give a Redis URL")
     if tournament_id is not None:
         if source or all_games or as_name is not None:
             raise click.UsageError("--tournament stands alone")
@@ -486,7 +497,7 @@ def audit(
     else:
         assert source is not None
         if as_name is None:
-            reports = [audit_game(session.service, source)]
+            reports = [_audit_stored(session, source, one=True)]
         else:
             reports = [_as_seat(session, as_name)(_exported(session, source))]
     _report(reports, as_json, single=source is not None and len(reports) == 1)
@@ -514,7 +525,7 @@ def _as_seat(session: Session, name: str) -> Callable[[Record | Unreadable], Aud
 def _exported(session: Session, game_id: str) -> Record:
     """A game in Redis as a record; one line if it cannot be read."""
     try:
-        return export_record(session.service, game_id)
+        return session.client.record(game_id)
     except (RecordError, UnreadableKey) as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -535,10 +546,17 @@ def _finished(session: Session) -> list[str]:
     ]
 
 
-def _audit_stored(session: Session, game_id: str) -> AuditReport:
-    """:func:`audit_game`, or, for a game that cannot even be read as a record (its log
-    deleted, a key of another type), a failed report saying why: one game's damage never
-    stops ``--all``.  Only a lost connection does (no other game could be read either)."""
+def _audit_stored(session: Session, game_id: str, *, one: bool = False) -> AuditReport:
+    """:func:`audit_game` of a game in Redis, or of the record a gateway serves (GET
+    .../record: audited here, whoever served it); for a game that cannot even be read as
+    a record (its log deleted, a key of another type), a failed report saying why: one
+    game's damage never stops ``--all``.  Only a lost connection does (no other game could
+    be read either).  ``one``: the only game asked for, whose other errors are its one line."""
+    if one:
+        try:
+            return audit_record(session.client.record(game_id))
+        except UnreadableKey as exc:
+            return unexportable(game_id, str(exc))
     try:
         return audit_game(session.service, game_id)
     except UNREACHABLE_ERRORS:

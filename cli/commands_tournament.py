@@ -12,7 +12,7 @@ import datetime
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -21,8 +21,10 @@ from rich.text import Text
 
 from red7es.service.codec import seat_data
 from red7es.service.connection import UNREACHABLE_ERRORS
+from red7es.service.http_client import HttpGameService
 from red7es.service.names import shown
 from red7es.service.tokens import public_key
+from red7es.service.transport import TournamentReader
 from red7es.wording import cannot_write, counted
 
 from .commands_game import seat_specs, variant_from, variant_options
@@ -36,6 +38,7 @@ from .options import (
     exit_on_ctrl_c,
     json_option,
     pass_session,
+    player_url_option,
     red7_line,
     typed_url,
     url_option,
@@ -64,6 +67,15 @@ def tournament() -> None:
 
     The pairing, points and tie-break rules: red7 help tournaments.
     """
+
+
+def _reader(session: Session) -> TournamentReader:
+    """The tournament reads of list/show/standings/report: on Redis, or from a gateway."""
+    if session.remote:
+        return cast(HttpGameService, session.client)
+    from red7es.tournament.views import RedisTournaments
+
+    return RedisTournaments(session.connection)
 
 
 def _state(session: Session, name: str) -> TournamentState:
@@ -314,7 +326,7 @@ def run(session: Session, name: str, parallel: int, wait: bool, as_json: bool) -
 @click.argument("name", metavar="TOURNAMENT")
 @click.option("--csv", "csv_path", metavar="FILE", help="Also write the standings as CSV to FILE ('-': stdout).")
 @json_option
-@url_option
+@player_url_option
 @pass_session
 def standings_command(session: Session, name: str, csv_path: str | None, as_json: bool) -> None:
     """Show the standings: points, rounds won, tie-breaks, OpenSkill rating.
@@ -331,14 +343,10 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
     """
     if csv_path == STDOUT and as_json:
         raise click.UsageError("--csv - writes the standings to stdout, where --json would go too")
-    from red7es.tournament import SWISS, standings
-    from red7es.tournament.pairing import total_games
-    from red7es.tournament.views import standings_data
+    from red7es.tournament import SWISS
+    from red7es.tournament.standings import standing_figures
 
-    state = _state(session, name)
-    spec = state.spec
-    rows = standings(spec, state.paired_rounds, state.results)
-    data = standings_data(state)
+    data = _reader(session).tournament_standings(name)
     if csv_path:
         _write_csv(csv_path, data["standings"])
     if as_json:
@@ -347,17 +355,18 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
     if csv_path == STDOUT:
         return
     out = console()
-    status = "finished" if state.finished else f"{len(state.results)} of {counted(total_games(spec), 'game')} played"
-    out.print(Text(f"{shown(spec.name)} ({spec.format}, {status})", style="bold"))
+    played = f"{data['games_played']} of {counted(data['games_total'], 'game')} played"
+    status = "finished" if data["finished"] else played
+    out.print(Text(f"{shown(data['name'])} ({data['format']}, {status})", style="bold"))
     table = Table(box=None, pad_edge=False)
-    swiss = spec.format == SWISS
+    swiss = data["format"] == SWISS
     headers = ["#", "entrant", "games", "wins", "points", "round wins", "byes"]
     headers += ["buchholz"] if swiss else []
     headers += ["h2h", "mu", "sigma", "ordinal"]
     for h in headers:
         table.add_column(h, justify="left" if h == "entrant" else "right")
-    for r in rows:
-        table.add_row(str(r.rank), shown(r.name), *r.figures(swiss))
+    for row in data["standings"]:
+        table.add_row(str(row["rank"]), shown(row["name"]), *standing_figures(row, swiss))
     out.print(table)
 
 
@@ -391,7 +400,7 @@ def _writing(path: str | Path) -> Iterator[None]:
 @tournament.command()
 @click.argument("name", metavar="TOURNAMENT")
 @click.option("--output", "-o", metavar="FILE", help="The HTML file to write (default: TOURNAMENT.html; - for stdout).")
-@url_option
+@player_url_option
 @pass_session
 def report(session: Session, name: str, output: str | None) -> None:
     """Write a self-contained HTML page: standings, rating chart, every game.
@@ -402,17 +411,15 @@ def report(session: Session, name: str, output: str | None) -> None:
     Example:
         red7 tournament report cup -o cup.html
     """
-    from red7es.tournament.views import report_page
-
-    state = _state(session, name)
-    spec = state.spec
-    page = report_page(state)
-    summary = f"{len(spec.entrants)} entrants, {counted(len(state.results), 'game')}"
+    reader = _reader(session)
+    page = reader.tournament_report(name)
+    data = reader.tournament(name)  # (over HTTP a second request: the summary line's counts)
+    summary = f"{len(data['entrants'])} entrants, {counted(data['games_played'], 'game')}"
     if output == STDOUT:  # the page on stdout (red7 tournament report cup -o - | ssh host 'cat > cup.html')
         click.echo(page, nl=False)
         click.echo(f"Wrote the report to stdout ({summary}).", err=True)
         return
-    path = Path(output or f"{spec.tournament}.html")
+    path = Path(output or f"{data['tournament']}.html")
     with _writing(path):
         path.write_text(page, encoding="utf-8")
     click.echo(f"Wrote {path} ({summary}).")
@@ -468,7 +475,7 @@ def report_tournament_audit(session: Session, name: str, as_json: bool) -> None:
     "--limit", default=50, show_default=True, type=click.IntRange(min=1), help="How many tournaments, newest first."
 )
 @json_option
-@url_option
+@player_url_option
 @pass_session
 def list_command(session: Session, limit: int, as_json: bool) -> None:
     """List tournaments, newest first, with their games played and status.
@@ -479,9 +486,7 @@ def list_command(session: Session, limit: int, as_json: bool) -> None:
     Example:
         red7 tournament list
     """
-    from red7es.tournament.views import list_data
-
-    items = list_data(session.connection, limit)
+    items = _reader(session).tournaments(limit)
     if as_json:
         emit_json(items)
         return
@@ -507,7 +512,7 @@ def list_command(session: Session, limit: int, as_json: bool) -> None:
 @tournament.command()
 @click.argument("name", metavar="TOURNAMENT")
 @json_option
-@url_option
+@player_url_option
 @pass_session
 def show(session: Session, name: str, as_json: bool) -> None:
     """Show a tournament: its entrants and every round's tables, games and results.
@@ -516,27 +521,28 @@ def show(session: Session, name: str, as_json: bool) -> None:
     Example:
         red7 tournament show cup
     """
-    from red7es.tournament.pairing import total_games
-    from red7es.tournament.views import show_state
+    from red7es.variant import Variant
 
-    state = _state(session, name)
-    spec = state.spec
-    data = show_state(session.connection, state)
+    data = _reader(session).tournament(name)
     rounds: list[dict[str, Any]] = data["paired"]
     if as_json:
         emit_json(data)
         return
     out = console()
-    title = shown(spec.name)
-    out.print(Text(title if spec.name == spec.tournament else f"{title} [{spec.tournament}]", style="bold"))
+    title = shown(data["name"])
+    out.print(Text(title if data["name"] == data["tournament"] else f"{title} [{data['tournament']}]", style="bold"))
     out.print(
-        f"{spec.format}, {len(spec.entrants)} entrants, {counted(spec.rounds, 'round')}, {spec.variant.describe()}; "
-        f"{len(state.results)} of {counted(total_games(spec), 'game')} played"
-        + ("; finished" if state.finished else "")
+        f"{data['format']}, {len(data['entrants'])} entrants, {counted(data['rounds'], 'round')}, "
+        f"{Variant.from_dict(data['variant']).describe()}; "
+        f"{data['games_played']} of {counted(data['games_total'], 'game')} played"
+        + ("; finished" if data["finished"] else "")
     )
     out.print(
         "Entrants: "
-        + ", ".join(shown(e.name) + (f" ({shown(e.bot or '')})" if e.is_bot else " (person)") for e in spec.entrants)
+        + ", ".join(
+            shown(e["name"]) + (f" ({shown(e.get('bot') or '')})" if e["kind"] == "bot" else " (person)")
+            for e in data["entrants"]
+        )
     )
     for r in rounds:
         out.print(Text(f"Round {r['round']}", style="bold"))
@@ -545,8 +551,8 @@ def show(session: Session, name: str, as_json: bool) -> None:
             out.print(f"  {t['game']}: {', '.join(map(shown, t['seats']))} — {result}")
         if r["byes"]:
             out.print(f"  bye: {', '.join(map(shown, r['byes']))}")
-    if state.current_round < spec.rounds:
-        first, last = state.current_round + 1, spec.rounds
+    if len(rounds) < data["rounds"]:
+        first, last = len(rounds) + 1, data["rounds"]
         out.print(f"Round {last} not paired yet." if first == last else f"Rounds {first}-{last} not paired yet.")
 
 

@@ -33,8 +33,14 @@ class _OwnFile:
     what = "credentials file"
     shape = _SHAPE
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, server: str | None = None) -> None:
         self.path = path
+        self.server = server
+
+    def _game(self, game_id: str) -> str:
+        """The entry of a game: its id on Redis; ``SERVER/GAME`` for a game on a gateway
+        (``http://host:8007/g1``: no game id holds a ``/``, so no two servers' games meet)."""
+        return game_id if self.server is None else f"{self.server}/{game_id}"
 
     def _load(self) -> dict[str, Any]:
         try:
@@ -82,13 +88,13 @@ class _OwnFile:
 class Credentials(_OwnFile):
     """Seat tokens by game id and seat name."""
 
-    def __init__(self, path: Path | None = None) -> None:
-        super().__init__(path or data_dir() / "credentials.json")
+    def __init__(self, path: Path | None = None, server: str | None = None) -> None:
+        super().__init__(path or data_dir() / "credentials.json", server)
 
     def save(self, game_id: str, name: str, token: str) -> None:
         with self._locked():
             data = self._load()
-            data["games"].setdefault(game_id, {})[name] = token
+            data["games"].setdefault(self._game(game_id), {})[name] = token
             self._save(data)
 
     def forget(self, game_id: str, name: str, token: str) -> None:
@@ -99,16 +105,16 @@ class Credentials(_OwnFile):
         """
         with self._locked():
             data = self._load()
-            seats = data["games"].get(game_id, {})
+            seats = data["games"].get(self._game(game_id), {})
             if seats.get(name) == token:
                 del seats[name]
                 if not seats:
-                    del data["games"][game_id]
+                    del data["games"][self._game(game_id)]
                 self._save(data)
 
     def seats(self, game_id: str) -> dict[str, str]:
         """Seat name -> token for the seats this user holds in a game."""
-        seats: dict[str, str] = self._load()["games"].get(game_id, {})
+        seats: dict[str, str] = self._load()["games"].get(self._game(game_id), {})
         return dict(seats)
 
     def token(self, game_id: str, name: str) -> str | None:
@@ -125,18 +131,18 @@ class Seen(_OwnFile):
     what = "file of heads seen"
     shape = _SEEN_SHAPE
 
-    def __init__(self, path: Path | None = None) -> None:
-        super().__init__(path or data_dir() / "seen.json")
+    def __init__(self, path: Path | None = None, server: str | None = None) -> None:
+        super().__init__(path or data_dir() / "seen.json", server)
 
     def remember(self, game_id: str, version: int, head: str) -> None:
         with self._locked():
             data = self._load()
-            heads = data["games"].setdefault(game_id, {})
+            heads = data["games"].setdefault(self._game(game_id), {})
             if heads.get(str(version)) is None:
                 heads[str(version)] = head
                 self._save(data)
 
     def heads(self, game_id: str) -> dict[int, str]:
         """Version -> head for one game (entries whose version is not a number are left out)."""
-        heads: dict[str, str] = self._load()["games"].get(game_id, {})
+        heads: dict[str, str] = self._load()["games"].get(self._game(game_id), {})
         return {int(v): h for v, h in heads.items() if v.isdigit()}

@@ -36,7 +36,9 @@ def cli() -> None:
 
     \b
     Every command that talks to Redis takes --url (or $REDIS_URL); without
-    it red7es runs its own embedded Redis in your data directory. Every
+    it red7es runs its own embedded Redis in your data directory. A player's
+    commands also take a gateway's URL, --url https://HOST:PORT, and then
+    reach no Redis at all (red7 help gateway). Every
     local user sees a command's arguments (ps): give a URL with a password
     in $REDIS_URL or --url-file FILE, a seat token in $RED7_TOKEN or
     --token-file FILE.

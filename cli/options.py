@@ -22,6 +22,7 @@ from red7es.cards import CardError
 from red7es.service.client import NoWorker, ServiceError
 from red7es.service.codec import CorruptEvent
 from red7es.service.connection import UNREACHABLE_ERRORS, UnreachableError, masked_url
+from red7es.service.http_client import is_http_url
 from red7es.service.names import escaped, shown, unshowable
 from red7es.service.records import RecordError
 from red7es.service.replay import ReplayError
@@ -43,6 +44,7 @@ __all__ = [
     "exit_on_ctrl_c",
     "json_option",
     "pass_session",
+    "player_url_option",
     "secret_option",
     "token_option",
     "url_option",
@@ -253,8 +255,18 @@ def read_secret(path: str, flag: str, what: str) -> str:
 
 
 def url_option(fn: F) -> F:
-    """``--url`` on every command that talks to Redis (rq's convention), and ``--url-file``."""
+    """``--url`` on every command that talks to Redis (rq's convention), and ``--url-file``:
+    an operator's command, which a gateway's ``http(s)://`` URL cannot serve (a usage error)."""
+    return _url_option(fn, gateway=False)
 
+
+def player_url_option(fn: F) -> F:
+    """``--url`` for a player's command: a Redis URL, or a gateway's ``http(s)://`` URL,
+    whose scheme makes the command talk HTTP (docs/cli.md, red7es.service.transport)."""
+    return _url_option(fn, gateway=True)
+
+
+def _url_option(fn: F, *, gateway: bool) -> F:
     @secret_option(
         "--url",
         "-u",
@@ -263,12 +275,18 @@ def url_option(fn: F) -> F:
         metavar="URL",
         what="Redis URL",
         help="Redis URL, e.g. redis://localhost:6379/0 (default: $REDIS_URL, else the embedded Redis); "
-        f"a password in it is {IN_PS}: a warning says so.",
+        f"a password in it is {IN_PS}: a warning says so."
+        + (" A player's commands also take a gateway's http(s)://HOST:PORT URL." if gateway else ""),
         secret=has_password,
     )
     @click.pass_context
     @functools.wraps(fn)
     def wrapper(ctx: click.Context, url: str | None, *args: Any, **kwargs: Any) -> Any:
+        if not gateway and is_http_url(url):
+            raise click.UsageError(
+                f"{ctx.command_path} is an operator's command: it needs a Redis URL (redis://...), "
+                f"not a gateway's ({masked_url(url or '')}); players' commands take one"
+            )
         ctx.obj = ctx.meta["red7.session"] = Session(url)
         ctx.meta[TYPED_URL] = typed_url()  # for the command lines of its error, said once its context is gone
         return ctx.invoke(fn, *args, **kwargs)

@@ -15,6 +15,8 @@ import redis
 from red7es.service.archive import archived_divergence
 from red7es.service.client import GameService
 from red7es.service.connection import Endpoint, UnreachableError, data_dir, resolve
+from red7es.service.http_client import HttpGameService, is_http_url, server_key
+from red7es.service.transport import GameClient
 from red7es.service.witness import head_now, live_divergence
 
 from .credentials import Credentials, Seen
@@ -64,15 +66,45 @@ def spawn_worker(
 
 @dataclass
 class Session:
-    """Lazily connects on first use, so ``--help`` never needs Redis."""
+    """Lazily connects on first use, so ``--help`` never needs Redis.
+
+    A ``url`` whose scheme is ``http`` or ``https`` names a gateway (docs/gateway.md):
+    :attr:`client` then talks HTTP and nothing here ever opens a Redis connection; the
+    seats' tokens and the heads seen are kept under the gateway's :func:`server_key`, so
+    a game id on one server never meets the same id on another.
+    """
 
     url: str | None
     credentials: Credentials = field(default_factory=Credentials)
     seen: Seen = field(default_factory=Seen)
     warned: set[str] = field(default_factory=set)  # games whose rollback this command has told
 
+    def __post_init__(self) -> None:
+        if self.remote:
+            assert self.url is not None
+            self.credentials = Credentials(self.credentials.path, server=server_key(self.url))
+            self.seen = Seen(self.seen.path, server=server_key(self.url))
+
+    @property
+    def remote(self) -> bool:
+        """Whether this command reaches games through a gateway (an http:// or https:// URL)."""
+        return is_http_url(self.url)
+
+    @cached_property
+    def client(self) -> GameClient:
+        """The player's commands' interface to games, on Redis or over HTTP (red7es.service.transport)."""
+        if self.remote:
+            assert self.url is not None
+            http = HttpGameService(self.url)
+            http.keep_token = self.credentials.save  # saved before any wait for a worker
+            http.forget_token = self.credentials.forget
+            return http
+        return self.service
+
     @cached_property
     def endpoint(self) -> Endpoint:
+        if self.remote:  # a bug: a command that needs Redis let a gateway's URL through
+            raise AssertionError(f"a Redis endpoint asked of a gateway's URL: {self.url}")
         try:
             return resolve(self.url)
         except UnreachableError as exc:
@@ -97,7 +129,7 @@ class Session:
 
     def ensure_worker(self) -> None:
         """On the embedded default, start a local worker if none is running."""
-        if not self.endpoint.embedded or live_workers(self.connection):
+        if self.remote or not self.endpoint.embedded or live_workers(self.connection):
             return
         spawn_worker(self.endpoint.url)
         deadline = time.monotonic() + 15
@@ -113,9 +145,10 @@ class Session:
         A game rolled back (an OS crash lost Redis's last writes: docs/architecture.md)
         or rewritten is said in one line on stderr, once per command. Its heads are then
         not remembered any more, so every later command says it again and
-        ``red7 audit --as`` fails it (docs/trust.md).
+        ``red7 audit --as`` fails it (docs/trust.md).  Over HTTP there is no log to check
+        against: nothing is checked (docs/gateway.md, The CLI over HTTP).
         """
-        if game_id in self.warned:
+        if self.remote or game_id in self.warned:
             return
         try:
             heads = self.seen.heads(game_id)

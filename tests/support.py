@@ -9,6 +9,8 @@ imports as ``support`` from the root conftest and from every test package alike.
 from __future__ import annotations
 
 import contextlib
+import datetime
+import ipaddress
 import json
 import os
 import random
@@ -16,6 +18,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -24,12 +27,20 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import redis
+import uvicorn
 from click.testing import CliRunner, Result
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
+from red7es.cli.credentials import Credentials
 from red7es.cli.main import cli
 from red7es.cli.session import live_workers
+from red7es.gateway import create_app
 from red7es.service.connection import client_for
-from red7es.service.redis_server import RedisServer, redis_binary
+from red7es.service.http_client import is_http_url, server_key
+from red7es.service.redis_server import RedisServer, free_port, redis_binary
 
 # Debian's Chromium, for the browser tests (the tournament report, the web table); they
 # are skipped where it is absent (.ci/run installs it).
@@ -189,6 +200,22 @@ class Red7:
     url: str
     home: Path
     runner: CliRunner = field(default_factory=CliRunner)
+    behind: str | None = None  # for a user of a gateway (an http:// url): the Redis it serves
+
+    def new(self, *args: str) -> Any:
+        """``red7 new ARGS --json``.  A gateway draws every seed itself, so for a user of a
+        gateway a game with a ``--seed`` (a deal a test needs) is made on the Redis behind
+        it, as its operator would, and the seats it took are handed to this user's seats on
+        that gateway (the credentials file keeps them under ``SERVER/GAME``)."""
+        if not is_http_url(self.url) or "--seed" not in args:
+            return self.json("new", *args)
+        assert self.behind is not None, "a gateway's user without the Redis behind it"
+        data = Red7(self.behind, self.home).json("new", *args)
+        path = self.home / "credentials.json"
+        for name, token in data["tokens"].items():
+            Credentials(path, server=server_key(self.url)).save(data["game"], name, token)
+            Credentials(path).forget(data["game"], name, token)
+        return data
 
     command: ClassVar[tuple[str, ...]] = ()
     extra_env: ClassVar[dict[str, str]] = {}
@@ -209,8 +236,14 @@ class Red7:
         return json.loads(self.ok(*args, "--json").stdout)
 
     def credentials(self) -> dict[str, Any]:
+        """The credentials file; a user of a gateway sees the games of that server by their
+        ids (the file keeps them under ``SERVER/GAME``: red7es.cli.credentials)."""
         path = self.home / "credentials.json"
-        return json.loads(path.read_text()) if path.exists() else {"games": {}}
+        data: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {"games": {}}
+        if is_http_url(self.url):
+            server = server_key(self.url) + "/"
+            data["games"] = {g.removeprefix(server): s for g, s in data["games"].items() if g.startswith(server)}
+        return data
 
 
 def cluster_port() -> int:
@@ -285,3 +318,55 @@ class TournamentRed7(Red7):
     """``red7 tournament ...`` (output is not a terminal: red7 gives its tables room, not 80 columns)."""
 
     command = ("tournament",)
+
+
+class Gateway:
+    """A gateway served by uvicorn in a thread; ``stop()`` ends it."""
+
+    def __init__(self, url: str, *, serving: dict[str, Any] | None = None, **options: Any) -> None:
+        """``options`` go to create_app; ``serving`` to uvicorn (``red7 gateway``'s: serving.py)."""
+        self.url = url
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.app = create_app(url, **options)
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on", **(serving or {})
+        )
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise AssertionError("the gateway did not start")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+def self_signed(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, as PEM files (the key readable by us only)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "red7es test gateway")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = directory / "cert.pem", directory / "key.pem"
+    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    key_file.chmod(0o600)
+    return cert_file, key_file

@@ -23,7 +23,7 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from red7es.service.store import Keys
-from red7es.service.tokens import sign, verify
+from red7es.service.tokens import NONCE, SIGNATURE, TIMESTAMP, request_message, sign_request, signed_headers, verify
 
 from .errors import GatewayError
 
@@ -39,33 +39,10 @@ __all__ = [
 ]
 
 SKEW_MS = 30_000
-TIMESTAMP = "X-Red7-Timestamp"
-NONCE = "X-Red7-Nonce"
-SIGNATURE = "X-Red7-Signature"
 # fullmatch only: `$` also matches before a final newline
 _NONCE = re.compile(r"[A-Za-z0-9_-]{16,64}")
 _TIMESTAMP = re.compile(r"[0-9]{1,15}")
 _SIGNATURE = re.compile(r"[0-9a-f]{128}")
-
-
-def request_message(method: str, path: str, timestamp_ms: int, nonce: str) -> bytes:
-    """The exact bytes a seat signs for one request (docs/gateway.md): ``path`` is the
-    request's path as sent, with its query string (``/api/games/g1/seats/0?x=1``)."""
-    return f"red7es/request/v1\n{method.upper()}\n{path}\n{timestamp_ms}\n{nonce}".encode()
-
-
-def sign_request(token: str, method: str, path: str, timestamp_ms: int, nonce: str) -> str:
-    """The hex signature of a request by a seat's token (what a client computes)."""
-    return sign(token, request_message(method, path, timestamp_ms, nonce))
-
-
-def signed_headers(token: str, method: str, path: str, timestamp_ms: int, nonce: str) -> dict[str, str]:
-    """The three headers of a signed request."""
-    return {
-        TIMESTAMP: str(timestamp_ms),
-        NONCE: nonce,
-        SIGNATURE: sign_request(token, method, path, timestamp_ms, nonce),
-    }
 
 
 def _verifies(key: str | None, signature: str, message: bytes) -> bool:

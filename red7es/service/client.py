@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import msgpack
 import redis
@@ -42,6 +42,9 @@ from .store import (
 )
 from .table import CreateRejected, validate_seats
 from .tokens import TokenError, is_public_key, new_token, public_key, sign_turn
+
+if TYPE_CHECKING:
+    from .records import Record
 
 __all__ = [
     "GameService",
@@ -593,6 +596,31 @@ class GameService:
         if not isinstance(events, list) or not all(isinstance(e, dict) for e in events):
             raise UnreadableChange(game_id, change_id, "its events are not a list of maps")
         return events
+
+    # ------------------------------------------------------------------ the client interface (transport.py)
+
+    def seat_view(self, game_id: str, name: str, token: str) -> dict[str, Any]:
+        """Seat ``name``'s view.  On Redis whoever may read it reads it: ``token`` is the
+        HTTP transport's, which signs the read with it (the commands hold it either way)."""
+        return self.view(game_id, self.seat_of(game_id, name))
+
+    def last_change_id(self, game_id: str) -> str:
+        """The id of the game's last change ("0-0" before any)."""
+        return self.store.last_change_id(game_id)
+
+    def count_games(self) -> int:
+        return self.store.count_games()
+
+    def join_answered(self, game_id: str, name: str, token: str, wait: float) -> bool:
+        """Whether an earlier join of ``name`` (with ``token``) is answered, waiting up to
+        ``wait`` seconds: every command stored so far is then answered."""
+        return self.answered(game_id, wait)
+
+    def record(self, game_id: str) -> Record:
+        """The game's record, read in one transaction (:func:`red7es.service.records.export`)."""
+        from .records import export  # records imports this module
+
+        return export(self, game_id)
 
     def log(self, game_id: str) -> list[Recorded]:
         if not self.store.exists(game_id):

@@ -17,7 +17,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 __all__ = [
+    "NONCE",
+    "SIGNATURE",
+    "TIMESTAMP",
     "TokenError",
+    "request_message",
+    "sign_request",
+    "signed_headers",
     "is_public_key",
     "new_token",
     "public_key",
@@ -89,3 +95,32 @@ def sign_turn(token: str, game: str, command_id: str, seat: int, turn: str) -> s
 def verify_turn(key: str, signature: str, game: str, command_id: str, seat: int, turn: str) -> bool:
     """True when ``signature`` was made by the token whose public key is ``key``."""
     return verify(key, signature, turn_message(game, command_id, seat, turn))
+
+
+# A signed request (docs/gateway.md, Signed requests): a seat's reads over HTTP carry the
+# time, a fresh nonce and the seat's signature over both, the method and the path.  Made
+# here, beside the turns' signatures, for every client (the CLI over HTTP among them);
+# the gateway checks them (red7es.gateway.auth).
+TIMESTAMP = "X-Red7-Timestamp"
+NONCE = "X-Red7-Nonce"
+SIGNATURE = "X-Red7-Signature"
+
+
+def request_message(method: str, path: str, timestamp_ms: int, nonce: str) -> bytes:
+    """The exact bytes a seat signs for one request (docs/gateway.md): ``path`` is the
+    request's path as sent, with its query string (``/api/games/g1/seats/0?x=1``)."""
+    return f"red7es/request/v1\n{method.upper()}\n{path}\n{timestamp_ms}\n{nonce}".encode()
+
+
+def sign_request(token: str, method: str, path: str, timestamp_ms: int, nonce: str) -> str:
+    """The hex signature of a request by a seat's token (what a client computes)."""
+    return sign(token, request_message(method, path, timestamp_ms, nonce))
+
+
+def signed_headers(token: str, method: str, path: str, timestamp_ms: int, nonce: str) -> dict[str, str]:
+    """The three headers of a signed request."""
+    return {
+        TIMESTAMP: str(timestamp_ms),
+        NONCE: nonce,
+        SIGNATURE: sign_request(token, method, path, timestamp_ms, nonce),
+    }

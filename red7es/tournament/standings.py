@@ -11,12 +11,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from .events import SWISS, GameFinished, RoundPaired, TournamentCreated
 from .points import entrant_points, places
 from .rating import Rating, rating_history
 
-__all__ = ["Standing", "two_decimals", "standings"]
+__all__ = ["standing_figures", "Standing", "two_decimals", "standings"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class Standing:
             "byes": self.byes,
             "buchholz": None if self.buchholz is None else _num(self.buchholz),
             "head_to_head": _num(self.head_to_head),
+            "head_to_head_games": self.head_to_head_games,
             "mu": round(self.rating.mu, 4),
             "sigma": round(self.rating.sigma, 4),
             "ordinal": round(self.rating.ordinal, 4),
@@ -72,6 +74,24 @@ class Standing:
 
 
 NO_FIGURE = "—"  # a figure that has nothing to count
+
+
+def standing_figures(row: Mapping[str, Any], swiss: bool) -> list[str]:
+    """:meth:`Standing.figures` from a line of the standings' JSON (:meth:`Standing.as_dict`,
+    what ``red7 tournament standings`` reads from a gateway too): the same strings, since
+    the JSON keeps four decimals and the table shows two."""
+    counts = [
+        str(row["games"]),
+        str(row["wins"]),
+        two_decimals(row["points"]),
+        str(row["round_wins"]),
+        str(row["byes"]),
+    ]
+    buchholz = [two_decimals(row["buchholz"] or 0)] if swiss else []
+    rating = [two_decimals(row["mu"]), two_decimals(row["sigma"]), two_decimals(row["ordinal"])]
+    # (a gateway older than head_to_head_games: its figure, as a table of that time printed it)
+    h2h = two_decimals(row["head_to_head"]) if row.get("head_to_head_games", 1) else NO_FIGURE
+    return [*counts, *buchholz, h2h, *rating]
 
 
 def _num(value: Fraction) -> float:

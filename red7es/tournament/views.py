@@ -24,6 +24,7 @@ from .state import TournamentCorrupt, TournamentState
 from .store import TournamentStore
 
 __all__ = [
+    "RedisTournaments",
     "list_data",
     "progress",
     "report_page",
@@ -159,3 +160,24 @@ def report_page(state: TournamentState) -> str:
         state.results,
         finished=state.finished is not None,
     )
+
+
+class RedisTournaments:
+    """The tournament reads of the players' commands (list, show, standings, report), on
+    Redis: :class:`red7es.service.transport.TournamentReader`, whose other implementation
+    asks a gateway, which answers with these same functions."""
+
+    def __init__(self, connection: redis.Redis) -> None:
+        self.connection = connection
+
+    def tournaments(self, limit: int) -> list[dict[str, Any]]:
+        return list_data(self.connection, limit)
+
+    def tournament(self, tournament: str) -> dict[str, Any]:
+        return show_state(self.connection, load(self.connection, tournament))
+
+    def tournament_standings(self, tournament: str) -> dict[str, Any]:
+        return standings_data(load(self.connection, tournament))
+
+    def tournament_report(self, tournament: str) -> str:
+        return report_page(load(self.connection, tournament))

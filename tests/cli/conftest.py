@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 import redis
-from support import Red7, WorkerPool
+from support import Gateway, Red7, WorkerPool
 
+from red7es.gateway.settings import Limits
 from red7es.service.redis_server import RedisServer, free_port
 
 RED7 = Path(sys.executable).with_name("red7")
@@ -57,11 +58,40 @@ def homes(tmp_path: Path) -> Callable[[str], Path]:
 
 
 @pytest.fixture
-def alice(service_url: str, homes: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch) -> Red7:
-    monkeypatch.setenv("REDIS_URL", service_url)
-    return Red7(service_url, homes("alice"))
+def cli_gateway(service_url: str) -> Iterator[Gateway]:
+    """A gateway in front of the module's Redis and workers, for one test over HTTP (none
+    outlives it: tests on Redis count the clients blocked reading it)."""
+    served = Gateway(service_url, heartbeat=0.5, limits=Limits.off())
+    yield served
+    served.stop()
 
 
 @pytest.fixture
-def bob(service_url: str, homes: Callable[[str], Path]) -> Red7:
-    return Red7(service_url, homes("bob"))
+def transport(request: pytest.FixtureRequest) -> str:
+    """How ``alice`` and ``bob`` reach games: "redis", or "http" through a gateway for the
+    tests marked :data:`BOTH_TRANSPORTS` (red7 --url http://...; docs/gateway.md)."""
+    return str(getattr(request, "param", "redis"))
+
+
+@pytest.fixture
+def player_url(transport: str, service_url: str, request: pytest.FixtureRequest) -> str:
+    if transport == "http":
+        gateway: Gateway = request.getfixturevalue("cli_gateway")
+        return gateway.base
+    return service_url
+
+
+@pytest.fixture
+def alice(player_url: str, service_url: str, homes: Callable[[str], Path], monkeypatch: pytest.MonkeyPatch) -> Red7:
+    monkeypatch.setenv("REDIS_URL", player_url)
+    return Red7(player_url, homes("alice"), behind=service_url)
+
+
+@pytest.fixture
+def bob(player_url: str, service_url: str, homes: Callable[[str], Path]) -> Red7:
+    return Red7(player_url, homes("bob"), behind=service_url)
+
+
+# A test that runs as it is on Redis and again over the HTTP gateway (alice and bob then
+# hold no Redis URL at all): the same commands, the same output and exit codes.
+BOTH_TRANSPORTS = pytest.mark.parametrize("transport", ["redis", "http"], indirect=True)

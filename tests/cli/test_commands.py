@@ -36,7 +36,7 @@ from red7es.service.connection import masked_url
 from red7es.service.redis_server import free_port
 from red7es.service.store import Keys
 
-from .conftest import RED7
+from .conftest import BOTH_TRANSPORTS, RED7
 
 pytestmark = pytest.mark.integration
 
@@ -54,7 +54,7 @@ def offline_env(home: Any, **extra: str) -> dict[str, str]:
 
 def create(user: Red7, *args: str, game: str | None = None) -> dict[str, Any]:
     game = game or new_id()
-    data: dict[str, Any] = user.json("new", "--id", game, *args)
+    data: dict[str, Any] = user.new("--id", game, *args)
     assert data["game"] == game
     return data
 
@@ -147,6 +147,7 @@ def test_unknown_command_is_a_usage_error() -> None:
 # ---------------------------------------------------------------------------- new
 
 
+@BOTH_TRANSPORTS
 def test_new_prints_the_game_and_the_seats(alice: Red7) -> None:
     game = new_id()
     result = alice.ok("new", "-p", "alice", "-p", "bob", "--bot", "greedy", "--id", game)
@@ -160,6 +161,7 @@ def test_new_prints_the_game_and_the_seats(alice: Red7) -> None:
     assert f"red7 play --game {game}" in out
 
 
+@BOTH_TRANSPORTS
 def test_names_are_printed_as_typed_never_as_markup(alice: Red7) -> None:
     """rich reads "[red]" as a style and "[/]" as an error: one such name broke `red7 games`
     for everyone on the server, and a paste-able command named another seat."""
@@ -175,6 +177,7 @@ def test_names_are_printed_as_typed_never_as_markup(alice: Red7) -> None:
     assert all(name in shown for name in names), shown
 
 
+@BOTH_TRANSPORTS
 def test_new_and_join_print_the_web_tables_link_with_web(alice: Red7, bob: Red7) -> None:
     """`--web URL`: a seat taken here opens in the browser from the printed link (docs/web.md)."""
     game = new_id()
@@ -193,6 +196,7 @@ def test_new_and_join_print_the_web_tables_link_with_web(alice: Red7, bob: Red7)
     assert "with --json" in fails(alice("new", "-p", "a", "-b", "greedy", "--web", "http://h", "--json"), 2)
 
 
+@BOTH_TRANSPORTS
 def test_new_json_shape(alice: Red7) -> None:
     data = create(alice, "-p", "alice", "-p", "bob", "-b", "greedy", "-b", "mc=random")
     assert set(data) == {"game", "commitment", "seats", "tokens"}
@@ -207,6 +211,7 @@ def test_new_json_shape(alice: Red7) -> None:
     assert HEX64.match(data["tokens"]["alice"])
 
 
+@BOTH_TRANSPORTS
 def test_new_saves_tokens_in_a_private_credentials_file(alice: Red7) -> None:
     data = create(alice, "-p", "alice", "-b", "greedy")
     path = alice.home / "credentials.json"
@@ -220,6 +225,7 @@ def test_new_saves_tokens_in_a_private_credentials_file(alice: Red7) -> None:
     assert not list(alice.home.glob(".credentials.*")), "no temporary file left behind"
 
 
+@BOTH_TRANSPORTS
 def test_new_join_all_and_no_join(alice: Red7) -> None:
     data = create(alice, "-p", "alice", "-p", "bob", "-p", "carol", "--join-all")
     assert sorted(data["tokens"]) == ["alice", "bob", "carol"]
@@ -231,11 +237,13 @@ def test_new_join_all_and_no_join(alice: Red7) -> None:
     assert [s["joined"] for s in view["seats"]] == [False, False]
 
 
+@BOTH_TRANSPORTS
 def test_new_bots_get_distinct_names(alice: Red7) -> None:
     data = create(alice, "-p", "alice", "-b", "greedy", "-b", "greedy", "-b", "random")
     assert [s["name"] for s in data["seats"]] == ["alice", "greedy", "greedy2", "random"]
 
 
+@BOTH_TRANSPORTS
 def test_new_bot_specs_with_options(alice: Red7) -> None:
     """``ismcts:iterations=50`` is a spec (its ``=`` is an option's), ``g2=greedy`` names a seat."""
     data = create(
@@ -250,6 +258,7 @@ def test_new_bot_specs_with_options(alice: Red7) -> None:
     ]
 
 
+@BOTH_TRANSPORTS
 def test_new_bots_only_game_plays_to_the_end(alice: Red7) -> None:
     data = create(alice, "-b", "greedy", "-b", "random")
     assert data["tokens"] == {}
@@ -267,6 +276,7 @@ def test_new_bots_only_game_plays_to_the_end(alice: Red7) -> None:
         (("--rounds", "3"), {"scoring": False, "rounds": 3}),
     ],
 )
+@BOTH_TRANSPORTS
 def test_new_variant_flags(alice: Red7, flags: tuple[str, ...], expected: dict[str, Any]) -> None:
     game = create(alice, "-p", "alice", "-b", "greedy", *flags)["game"]
     view = alice.json("show", game)
@@ -275,6 +285,7 @@ def test_new_variant_flags(alice: Red7, flags: tuple[str, ...], expected: dict[s
         assert view["variant"][key] == value, key
 
 
+@BOTH_TRANSPORTS
 def test_new_variant_shown_in_words(alice: Red7) -> None:
     game = new_id()
     out = alice.ok("new", "-p", "alice", "-b", "greedy", "--rounds", "3", "--id", game).stdout
@@ -282,6 +293,7 @@ def test_new_variant_shown_in_words(alice: Red7) -> None:
     assert "first to 3 rounds" in alice.ok("show", game).stdout
 
 
+@BOTH_TRANSPORTS
 def test_new_seed_reproduces_the_deal(alice: Red7) -> None:
     args = ("-p", "alice", "-p", "bob", "-b", "greedy")
     one = create(alice, *args, "--seed", "same seed")
@@ -305,6 +317,7 @@ def test_new_seed_reproduces_the_deal(alice: Red7) -> None:
         ),
     ],
 )
+@BOTH_TRANSPORTS
 def test_new_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
     line = one_line_error(alice("new", *args))
     assert message in line
@@ -322,6 +335,7 @@ def test_new_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
         (("-p", "a", "-b", "greedy", "--id", "Not An Id"), "is not a valid game id"),
     ],
 )
+@BOTH_TRANSPORTS
 def test_new_typing_mistakes_are_usage_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
     """An unknown bot or a bad --id exited 1, like a refusal, while five players exited 2."""
     err = fails(alice("new", *args), 2)
@@ -339,12 +353,14 @@ def test_new_typing_mistakes_are_usage_errors(alice: Red7, args: tuple[str, ...]
         (("-p", "a", "-b", "greedy", "--scoring", "--rounds", "2"), "rounds is for the basic game"),
     ],
 )
+@BOTH_TRANSPORTS
 def test_options_that_contradict_the_rules_are_usage_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
     err = fails(alice("new", *args), 2)
     assert f"Error: {message}" in err
     assert alice.credentials() == {"games": {}}
 
 
+@BOTH_TRANSPORTS
 def test_new_existing_id_is_refused(alice: Red7) -> None:
     game = create(alice, "-p", "alice", "-b", "greedy")["game"]
     line = one_line_error(alice("new", "-p", "alice", "-b", "greedy", "--id", game))
@@ -354,6 +370,7 @@ def test_new_existing_id_is_refused(alice: Red7) -> None:
 @pytest.mark.parametrize(
     "args", [("--rounds", "0"), ("--target", "0"), ("--frobnicate",), ("--join-all", "--no-join"), ("--id", "")]
 )
+@BOTH_TRANSPORTS
 def test_new_usage_errors(alice: Red7, args: tuple[str, ...]) -> None:
     assert "Usage: red7 new" in fails(alice("new", "-p", "a", "-b", "greedy", *args), 2)
 
@@ -361,6 +378,7 @@ def test_new_usage_errors(alice: Red7, args: tuple[str, ...]) -> None:
 # ---------------------------------------------------------------------------- join
 
 
+@BOTH_TRANSPORTS
 def test_join_takes_an_open_seat(alice: Red7, bob: Red7) -> None:
     game = create(alice, "-p", "alice", "-p", "bob", "-b", "greedy")["game"]
     out = bob.ok("join", game, "bob").stdout
@@ -636,12 +654,14 @@ def test_hints_to_paste_repeat_a_typed_url(slow_service: Any) -> None:
     assert line == "Error: no game 'nosuch' (list games with: red7 games)"
 
 
+@BOTH_TRANSPORTS
 def test_join_json(alice: Red7, bob: Red7) -> None:
     game = create(alice, "-p", "alice", "-p", "bob")["game"]
     data = bob.json("join", game, "bob")
     assert data == {"game": game, "seat": "bob", "token": bob.credentials()["games"][game]["bob"]}
 
 
+@BOTH_TRANSPORTS
 def test_join_errors(alice: Red7, bob: Red7) -> None:
     game = create(alice, "-p", "alice", "-p", "bob", "-b", "greedy")["game"]
     assert "cannot join: seat alice has already been taken" in one_line_error(bob("join", game, "alice"))
@@ -714,10 +734,12 @@ def test_watch_notices_a_game_marked_broken_without_a_changes_entry(alice: Red7)
 
 
 @pytest.mark.parametrize("limit", ["0", "-5"])
+@BOTH_TRANSPORTS
 def test_games_limit_must_be_positive(alice: Red7, limit: str) -> None:
     assert "Invalid value for '--limit'" in fails(alice("games", "--limit", limit), 2)
 
 
+@BOTH_TRANSPORTS
 def test_games_json_and_table(alice: Red7) -> None:
     playing = create(alice, "-p", "alice", "-b", "greedy", "--seed", "games-1")["game"]
     open_game = create(alice, "-p", "alice", "-p", "bob", "--no-join")["game"]
@@ -833,6 +855,7 @@ def test_a_meta_version_that_is_no_number_hides_no_game_and_is_said_in_one_line(
         assert one_line_error(alice("export", other, game, "--unfinished", "-o", "-")) == f"Error: {line}"
 
 
+@BOTH_TRANSPORTS
 def test_replay_game_is_for_files(alice: Red7) -> None:
     game = create(alice, "-p", "alice", "-b", "greedy")["game"]
     result = alice("replay", game, "--game", "other")
@@ -840,6 +863,7 @@ def test_replay_game_is_for_files(alice: Red7) -> None:
     assert f"--game picks a game of a FILE; {game} is a game in Redis already" in result.stderr
 
 
+@BOTH_TRANSPORTS
 def test_games_shows_the_winner(alice: Red7) -> None:
     game = create(alice, "-b", "greedy", "-b", "random")["game"]
     wait_for(lambda: alice.json("show", game)["status"] == "over", "the bots to finish")
@@ -863,6 +887,7 @@ def test_games_on_an_empty_database(alice: Red7, redis_server: Any) -> None:
 # ---------------------------------------------------------------------------- show
 
 
+@BOTH_TRANSPORTS
 def test_show_public_hides_every_hand(alice: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-p", "bob", "-b", "greedy", prefix="pub")
     view = alice.json("show", game, "--public")
@@ -876,6 +901,7 @@ def test_show_public_hides_every_hand(alice: Red7) -> None:
     assert "alice to move." in text
 
 
+@BOTH_TRANSPORTS
 def test_show_and_moves_default_to_the_same_seat(alice: Red7, bob: Red7) -> None:
     """`show` showed the public view to the holder of the game's only seat, while `moves`
     acted as that seat: both act as the one seat held; several held, `show` is public
@@ -893,6 +919,7 @@ def test_show_and_moves_default_to_the_same_seat(alice: Red7, bob: Red7) -> None
     assert f"You hold seats alice, bob: see one with red7 show {both} --as NAME" in text
 
 
+@BOTH_TRANSPORTS
 def test_a_finished_game_says_it_is_over(alice: Red7) -> None:
     """`moves` on a finished game whose seats you all hold asked to choose a seat; `join` suggested `play`."""
     game = create(alice, "-p", "alice", "-p", "bob", "--join-all", "--seed", "over")["game"]
@@ -904,6 +931,7 @@ def test_a_finished_game_says_it_is_over(alice: Red7) -> None:
     assert "play" not in line and f"which is over: see it with red7 show {game} --as bob" in line
 
 
+@BOTH_TRANSPORTS
 def test_show_as_own_seat_shows_own_hand_only(alice: Red7, bob: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-p", "bob", "-b", "greedy", prefix="own")
     bob.ok("join", game, "bob")
@@ -919,6 +947,7 @@ def test_show_as_own_seat_shows_own_hand_only(alice: Red7, bob: Red7) -> None:
     assert "alice (you)" in text and "Your turn." in text
 
 
+@BOTH_TRANSPORTS
 def test_show_as_a_seat_you_do_not_hold(alice: Red7, bob: Red7) -> None:
     game = create(alice, "-p", "alice", "-p", "bob", "-b", "greedy")["game"]
     bob.ok("join", game, "bob")
@@ -941,6 +970,7 @@ def test_show_as_a_seat_you_do_not_hold(alice: Red7, bob: Red7) -> None:
     assert "--token needs --as" in fails(alice("show", game, "--token", "ab" * 32), 2)
 
 
+@BOTH_TRANSPORTS
 def test_show_unknown_game(alice: Red7) -> None:
     assert "no game 'x' (list games with: red7 games)" in one_line_error(alice("show", "x"))
     assert "no game 'x'" in one_line_error(alice("show", "x", "--json"))
@@ -949,6 +979,7 @@ def test_show_unknown_game(alice: Red7) -> None:
 # ---------------------------------------------------------------------------- moves
 
 
+@BOTH_TRANSPORTS
 def test_moves_lists_legal_turns(alice: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="moves")
     data = alice.json("moves", game)
@@ -958,6 +989,7 @@ def test_moves_lists_legal_turns(alice: Red7) -> None:
     assert lines == [f"{i:3}. {turn}" for i, turn in enumerate(view["legal"], 1)]
 
 
+@BOTH_TRANSPORTS
 def test_moves_when_it_is_not_your_turn(alice: Red7, bob: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-p", "bob", prefix="notyours")
     bob.ok("join", game, "bob")
@@ -965,6 +997,7 @@ def test_moves_when_it_is_not_your_turn(alice: Red7, bob: Red7) -> None:
     assert bob.ok("moves", game).stdout.strip() == "It is not your turn (alice to move)."
 
 
+@BOTH_TRANSPORTS
 def test_moves_without_a_seat(alice: Red7, bob: Red7) -> None:
     game = create(alice, "-p", "alice", "-p", "bob")["game"]
     line = one_line_error(bob("moves", game))
@@ -972,6 +1005,7 @@ def test_moves_without_a_seat(alice: Red7, bob: Red7) -> None:
     assert "no game 'x'" in one_line_error(bob("moves", "x"))
 
 
+@BOTH_TRANSPORTS
 def test_moves_picks_the_seat_to_move_when_you_hold_several(alice: Red7) -> None:
     game = create(alice, "-p", "alice", "-p", "bob", "--join-all", "--seed", "hot")["game"]
     mover = alice.json("show", game)["seats"][alice.json("show", game)["to_move"]]["name"]
@@ -1009,6 +1043,7 @@ def test_a_move_whose_answer_is_lost_says_how_to_ask_again(alice: Red7, monkeypa
     assert [type(e).__name__ for e in answers] == ["CommandApplied"]
 
 
+@BOTH_TRANSPORTS
 def test_move_with_a_turn_argument(alice: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-p", "bob", "--join-all", prefix="arg")
     turn = next(t for t in view["legal"] if t.startswith("p:") and " c:" in t)
@@ -1023,6 +1058,7 @@ def test_move_with_a_turn_argument(alice: Red7) -> None:
     assert after["to_move"] == 1
 
 
+@BOTH_TRANSPORTS
 def test_move_with_play_and_canvas_options(alice: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="opts")
     turn = next(t for t in view["legal"] if t.startswith("p:") and " c:" in t)
@@ -1040,12 +1076,14 @@ def test_move_with_play_and_canvas_options(alice: Red7) -> None:
     assert steps == [f"p:{played}", f"c:{discarded}", "end"]
 
 
+@BOTH_TRANSPORTS
 def test_move_play_only(alice: Red7) -> None:
     game, _view, turn = find_game(alice, ("-p", "alice", "-b", "greedy"), lambda t: re.fullmatch(r"p:\w\d", t))
     out = alice.ok("move", game, "-P", turn[2:]).stdout
     assert f"alice plays {turn[2:]} to their palette." in out
 
 
+@BOTH_TRANSPORTS
 def test_move_fold(alice: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="fold")
     out = alice.ok("move", game, "--fold").stdout
@@ -1057,6 +1095,7 @@ def test_move_fold(alice: Red7) -> None:
     assert view["seed"], "the seed is revealed at the end"
 
 
+@BOTH_TRANSPORTS
 def test_move_draw_option(alice: Red7) -> None:
     game, view, turn = find_game(
         alice, ("-p", "alice", "-b", "greedy", "--draw"), lambda t: re.fullmatch(r"p:\w\d c:\w\d draw", t)
@@ -1070,6 +1109,7 @@ def test_move_draw_option(alice: Red7) -> None:
     assert len(after["hand"]) == len(view["hand"]) - 1  # played, discarded, drew one
 
 
+@BOTH_TRANSPORTS
 def test_move_open_keeps_the_turn(alice: Red7) -> None:
     game, _view, turn = find_game(
         alice, ("-p", "alice", "-b", "greedy", "--actions"), lambda t: re.fullmatch(r"p:\w3 \.\.\.", t)
@@ -1095,6 +1135,7 @@ def test_move_open_keeps_the_turn(alice: Red7) -> None:
     ), "finishing the open turn ends it"
 
 
+@BOTH_TRANSPORTS
 def test_move_illegal_turn_gives_the_engines_reason(alice: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="illegal")
     missing = next(c for c in ALL_CARDS if c not in view["hand"])
@@ -1106,6 +1147,7 @@ def test_move_illegal_turn_gives_the_engines_reason(alice: Red7) -> None:
     assert seat_view(alice, game, "alice")["hand"] == view["hand"], "nothing changed"
 
 
+@BOTH_TRANSPORTS
 def test_move_not_your_turn(alice: Red7, bob: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-p", "bob", prefix="turn")
     bob.ok("join", game, "bob")
@@ -1115,6 +1157,7 @@ def test_move_not_your_turn(alice: Red7, bob: Red7) -> None:
     assert line == "Error: rejected: it is not bob's turn (it is alice's)"
 
 
+@BOTH_TRANSPORTS
 def test_move_with_a_wrong_token(alice: Red7, bob: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-p", "bob", prefix="token")
     bob.ok("join", game, "bob")
@@ -1146,6 +1189,7 @@ def test_move_with_a_wrong_token(alice: Red7, bob: Red7) -> None:
         ("p:R1 jump", "not a step"),
     ],
 )
+@BOTH_TRANSPORTS
 def test_move_malformed_turn(alice: Red7, turn: str, message: str) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="bad")
     result = alice("move", game, turn)
@@ -1163,12 +1207,14 @@ def test_move_malformed_turn(alice: Red7, turn: str, message: str) -> None:
         (("--fold", "--open"), "--fold stands alone"),
     ],
 )
+@BOTH_TRANSPORTS
 def test_move_usage_errors(alice: Red7, args: tuple[str, ...], message: str) -> None:
     game = create(alice, "-p", "alice", "-b", "greedy")["game"]
     err = fails(alice("move", game, *args), 2)
     assert message in err and "Usage: red7 move" in err
 
 
+@BOTH_TRANSPORTS
 def test_move_unknown_game_and_seat(alice: Red7) -> None:
     assert "no game 'x'" in one_line_error(alice("move", "x", "p:R1", "--as", "a", "--token", "ab" * 32))
     game = create(alice, "-p", "alice", "-b", "greedy")["game"]
@@ -1177,16 +1223,18 @@ def test_move_unknown_game_and_seat(alice: Red7) -> None:
     assert "no game 'x'" in one_line_error(alice("moves", "x", "--as", "alice"))
 
 
+@BOTH_TRANSPORTS
 def test_move_id_resubmission_has_its_effect_once(alice: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-p", "bob", "--join-all", prefix="idem")
     turn = view["legal"][0]
-    first = alice.json("move", game, turn, "--as", "alice", "--id", "cmd-1")
+    command = "cmd-1-resubmitted"  # (16 characters at least: a gateway's rule for ids)
+    first = alice.json("move", game, turn, "--as", "alice", "--id", command)
     version = alice.json("show", game)["version"]
-    again = alice.json("move", game, turn, "--as", "alice", "--id", "cmd-1")
+    again = alice.json("move", game, turn, "--as", "alice", "--id", command)
     assert first == again
-    assert first["command"] == "cmd-1" and first["applied"]
+    assert first["command"] == command and first["applied"]
     assert alice.json("show", game)["version"] == version, "the duplicate changed nothing"
-    text = alice.ok("move", game, turn, "--as", "alice", "--id", "cmd-1").stdout
+    text = alice.ok("move", game, turn, "--as", "alice", "--id", command).stdout
     assert text.startswith("alice ")
     assert alice.json("show", game)["version"] == version
 
@@ -1346,6 +1394,7 @@ def test_names_another_client_chose_are_shown_escaped(slow_service: Any, monkeyp
     assert pasted.splitlines() == ["red7", "play", "--game", people, "--as", odd], "quoted $'...': pastes back"
 
 
+@BOTH_TRANSPORTS
 def test_move_with_two_canvas_options_is_refused_by_the_rules(alice: Red7) -> None:
     game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="canvas2")
     first, second = view["hand"][:2]
@@ -1474,6 +1523,7 @@ def _blocked_readers(connection: redis.Redis) -> int:
     return sum(1 for c in connection.client_list() if c.get("cmd") == "xread" and "b" in c.get("flags", ""))
 
 
+@BOTH_TRANSPORTS
 def test_watch_timeout_when_nothing_happens(alice: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="idle")
     result = alice("watch", game, "--json", "--timeout", "0.3")
@@ -1493,6 +1543,7 @@ def test_watch_timeout_must_be_a_finite_number_of_seconds(value: str, tmp_path: 
     assert "Error: Invalid value for '--timeout'" in fails(result, 2)
 
 
+@BOTH_TRANSPORTS
 def test_watch_a_finished_game_returns_at_once(alice: Red7) -> None:
     game, _ = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="done")
     alice.ok("move", game, "--fold")
@@ -1505,6 +1556,7 @@ def test_watch_a_finished_game_returns_at_once(alice: Red7) -> None:
     assert alice.ok("moves", game).stdout == f"The game is over: see red7 show {game}\n"
 
 
+@BOTH_TRANSPORTS
 def test_watch_unknown_game(alice: Red7) -> None:
     assert "no game 'x'" in one_line_error(alice("watch", "x", "--timeout", "1"))
 

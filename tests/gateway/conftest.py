@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -15,43 +14,15 @@ from typing import Any
 import httpx
 import pytest
 import redis
-import uvicorn
-from support import WorkerPool
+from support import Gateway, WorkerPool
 
-from red7es.gateway import create_app
 from red7es.gateway.auth import signed_headers
 from red7es.gateway.settings import Limits
 from red7es.service.client import GameService
 from red7es.service.events import SeatSpec
-from red7es.service.redis_server import RedisServer, free_port
+from red7es.service.redis_server import RedisServer
 from red7es.service.tokens import new_token, public_key, sign_turn
 from red7es.variant import Variant
-
-
-class Gateway:
-    """A gateway served by uvicorn in a thread; ``stop()`` ends it."""
-
-    def __init__(self, url: str, *, serving: dict[str, Any] | None = None, **options: Any) -> None:
-        """``options`` go to create_app; ``serving`` to uvicorn (``red7 gateway``'s: serving.py)."""
-        self.url = url
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.app = create_app(url, **options)
-        config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on", **(serving or {})
-        )
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise AssertionError("the gateway did not start")
-            time.sleep(0.02)
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
 
 
 @pytest.fixture(scope="module")

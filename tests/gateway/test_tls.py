@@ -3,8 +3,6 @@ self-signed certificate made here, and an httpx client that trusts only it."""
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import os
 import ssl
 import subprocess
@@ -13,11 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
-from support import wait_for
+from support import self_signed, wait_for
 
 from red7es.service.client import GameService
 from red7es.service.redis_server import free_port
@@ -25,32 +19,6 @@ from red7es.service.redis_server import free_port
 from .conftest import Gateway, join, new_game
 
 pytestmark = pytest.mark.integration
-
-
-def self_signed(directory: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 and its key, as PEM files (the key readable by us only)."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "red7es test gateway")])
-    now = datetime.datetime.now(datetime.timezone.utc)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_file, key_file = directory / "cert.pem", directory / "key.pem"
-    cert_file.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_file.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    key_file.chmod(0o600)
-    return cert_file, key_file
 
 
 def test_red7_gateway_serves_https_with_the_given_certificate(
