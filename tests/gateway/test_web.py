@@ -810,3 +810,54 @@ def test_standings_figures_are_printed_as_the_cli_prints_them(served: Gateway, b
         ]
     finally:
         context.close()
+
+
+@needs_chromium
+def test_a_tournament_page_resumes_after_its_gateway_restarts(
+    served: Gateway, service: GameService, browser: Browser, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """The page's gateway killed (SIGKILL) once a game is recorded and shown; the rest of
+    the tournament is played meanwhile; the gateway started again, the page catches up by
+    itself (EventSource resumes with Last-Event-ID) to the final standings and every result."""
+    tid = f"tw-{uuid.uuid4().hex[:8]}"
+    bots = [SeatSpec(f"b{i}", "bot", kind) for i, kind in enumerate(("greedy", "random", "random", "greedy"))]
+    with redis.Redis.from_url(redis_server.url) as connection:
+        create_tournament(connection, tid, bots, Variant(2), SWISS, seed=f"seed of {tid}")
+    port = free_port()
+    gateway = GatewayProcess(redis_server.url, port, tmp_path / "gateway.log")
+    context = browser.new_context()
+    gate = Gate()
+    runner = TournamentRunner(service, tid, reporter=gate, poll=0.2)
+    thread = threading.Thread(target=runner.run, daemon=True)
+    try:
+        page = context.new_page()
+        problems: list[str] = []
+        page.on("pageerror", lambda exc: problems.append(str(exc)))
+        page.goto(f"{gateway.base}/t/{tid}")
+        page.wait_for_function("() => document.getElementById('connection').textContent === 'live'")
+        thread.start()
+        while True:
+            kind, n = gate.reached.get(timeout=120)
+            if kind == "played" and n >= 1:
+                page.wait_for_selector(f"#standings[data-played='{n}']", timeout=WAIT_MS)
+                break
+            gate.go.release()
+        gateway.kill()
+        for _ in range(100):
+            gate.go.release()  # the rest of the tournament, while the page's gateway is down
+        thread.join(120)
+        assert not thread.is_alive() and runner.state.finished is not None
+        gateway = GatewayProcess(redis_server.url, port, tmp_path / "gateway.log")
+        page.wait_for_selector("#standings[data-final='true']", timeout=WAIT_MS)
+        final = Red7(redis_server.url, tmp_path / "home").json("tournament", "standings", tid)
+        assert shown_standings(page) == standings_rows(final["standings"], swiss=True)
+        rounds = shown_rounds(page)
+        assert [r["round"] for r in rounds] == [1, 2, 3]
+        assert all(g["status"] == "recorded" for r in rounds for g in r["games"])
+        assert page.text_content("#progress") == "6 of 6 games played; round 3 of 3 paired."
+        assert not problems, problems
+    finally:
+        for _ in range(100):
+            gate.go.release()
+        context.close()
+        gateway.kill()
