@@ -1,4 +1,5 @@
-"""The web table: the lobby (``/``) and a game's table (``/g/<game>``), as static pages.
+"""The web table: the lobby (``/``), a game's table (``/g/<game>``) and a tournament's
+page (``/t/<tournament>``), as static pages.
 
 Plain HTML, CSS and JavaScript from ``static/`` (shipped in the wheel), with no build
 step.  The pages hold no game logic of their own: they read the same API as any other
@@ -16,6 +17,7 @@ from starlette.responses import FileResponse
 from starlette.staticfiles import StaticFiles
 
 from red7es.service.store import NoSuchGame, valid_game_id
+from red7es.tournament.ids import NoSuchTournament, valid_tournament_id
 
 __all__ = ["STATIC", "install"]
 
@@ -40,7 +42,7 @@ def _page(name: str) -> FileResponse:
 
 
 def install(app: FastAPI) -> None:
-    """Add the lobby, the table and their static files to the gateway's ``app``."""
+    """Add the lobby, the table, the tournament page and their static files to the gateway's ``app``."""
 
     @app.get("/", include_in_schema=False)
     async def lobby() -> FileResponse:
@@ -51,5 +53,11 @@ def install(app: FastAPI) -> None:
         if not valid_game_id(game_id):
             raise NoSuchGame(game_id)
         return _page("table.html")
+
+    @app.get("/t/{tournament}", include_in_schema=False)
+    async def tournament(tournament: str) -> FileResponse:
+        if not valid_tournament_id(tournament):
+            raise NoSuchTournament(tournament)
+        return _page("tournament.html")
 
     app.mount("/web", StaticFiles(directory=STATIC), name="web")

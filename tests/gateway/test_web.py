@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import random
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,8 +28,9 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 from playwright.sync_api import Browser, Page, Route, sync_playwright
-from support import CHROMIUM, wait_for
+from support import CHROMIUM, Red7, wait_for
 
 from red7es.cards import Color
 from red7es.cli.render import _why, describe_event, outcome_line
@@ -37,6 +40,8 @@ from red7es.service.events import SeatSpec
 from red7es.service.redis_server import RedisServer, free_port
 from red7es.service.store import Keys
 from red7es.service.tokens import new_token, public_key
+from red7es.tournament import SWISS, RoundPaired, TournamentRunner, create_tournament
+from red7es.tournament.standings import two_decimals
 from red7es.variant import Variant
 
 from .conftest import Gateway, Seat, join, new_game
@@ -605,13 +610,257 @@ def test_the_pages_and_their_files_are_served_with_their_policy(http: httpx.Clie
     assert "script-src 'self'" in policy and "connect-src 'self'" in policy and "default-src 'none'" in policy
     table = http.get("/g/some-game")  # any well-formed id: the page itself says when there is no such game
     assert table.status_code == 200 and table.headers["content-security-policy"] == policy
-    for page in (lobby.text, table.text):
+    tournament = http.get("/t/some-cup")  # likewise: the page says when there is no such tournament
+    assert tournament.status_code == 200 and tournament.headers["content-security-policy"] == policy
+    for page in (lobby.text, table.text, tournament.text):
         for name in re.findall(r'(?:src|href)="/web/([^"]+)"', page):
             asset = http.get(f"/web/{name}")
             assert asset.status_code == 200, name
             assert (STATIC / name).is_file()
     assert http.get("/web/red7.js").headers["content-type"].startswith(("text/javascript", "application/javascript"))
     assert http.get("/g/NOT-AN-ID!").json() == {"error": "no game 'NOT-AN-ID!'"}
+    assert http.get("/t/NOT-AN-ID!").json() == {"error": "no tournament 'NOT-AN-ID!'"}
     assert http.get("/web/nosuch.js").status_code == 404
     assert '"red7es.gateway" = ["static/*"]' in (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
-    assert {"/", "/g/{game_id}"}.isdisjoint(http.get("/openapi.json").json()["paths"])  # pages, not API
+    assert {"/", "/g/{game_id}", "/t/{tournament}"}.isdisjoint(
+        http.get("/openapi.json").json()["paths"]
+    )  # pages, not API
+
+
+# ---------------------------------------------------------------------------- a tournament
+
+
+class Gate:
+    """A tournament run's reporter that stops the run at each step (a round paired, a new
+    count of games recorded) until the test has looked at the page: so the page is seen
+    at every step of a tournament of bots, however fast its games go.
+
+    Each wait is bounded: a failing test never leaves the run's thread blocked for good."""
+
+    def __init__(self) -> None:
+        self.reached: queue.Queue[tuple[str, int]] = queue.Queue()
+        self.go = threading.Semaphore(0)
+
+    def paired(self, paired: RoundPaired) -> None:
+        self.reached.put(("paired", paired.round))
+        self.go.acquire(timeout=120)
+
+    def progress(self, done: int, total: int, round_number: int) -> None:
+        self.reached.put(("played", done))
+        self.go.acquire(timeout=120)
+
+    def needs_people(self, game: str, people: list[str], joined: dict[str, str | None]) -> None:
+        raise AssertionError("a tournament of bots has no people")
+
+
+def shown_standings(page: Page) -> list[list[str]]:
+    rows = page.eval_on_selector_all(
+        "#standings tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+    )
+    return [list(row) for row in rows]
+
+
+def standings_rows(standings: list[dict[str, Any]], swiss: bool) -> list[list[str]]:
+    """The rows the page should show for `red7 tournament standings --json`'s standings."""
+    return [
+        [
+            str(s["rank"]),
+            f"{s['name']} ({s['bot']} bot)" if s["kind"] == "bot" else s["name"],
+            str(s["games"]),
+            str(s["wins"]),
+            two_decimals(s["points"]),
+            str(s["round_wins"]),
+            str(s["byes"]),
+            *([two_decimals(s["buchholz"] or 0)] if swiss else []),
+            two_decimals(s["ordinal"]),
+        ]
+        for s in standings
+    ]
+
+
+def shown_rounds(page: Page) -> list[dict[str, Any]]:
+    return list(
+        page.evaluate(
+            """() => [...document.querySelectorAll('#rounds .round')].map(r => ({
+                 round: Number(r.dataset.round),
+                 games: [...r.querySelectorAll('li[data-game]')].map(li => ({
+                   game: li.dataset.game, status: li.dataset.status, href: li.querySelector('a').getAttribute('href'),
+                   text: li.textContent})),
+               }))"""
+        )
+    )
+
+
+@needs_chromium
+def test_a_tournament_of_bots_is_followed_live_on_its_page(
+    served: Gateway, http: httpx.Client, redis_server: RedisServer, service: GameService, page: Page, tmp_path: Path
+) -> None:
+    """Four bots, Swiss (a round is paired once the one before is over), run by the
+    tournament runner on the real worker, the run held at each of its steps: the page,
+    opened before the first round, shows each round as it is paired, and the standings
+    after each new count of games recorded are the gateway's at that moment; at the end
+    the final standings are `red7 tournament standings --json`'s, every game links to its
+    table, and the lobby links to the page."""
+    tid = f"tw-{uuid.uuid4().hex[:8]}"
+    bots = [SeatSpec(f"b{i}", "bot", kind) for i, kind in enumerate(("greedy", "random", "greedy", "random"))]
+    with redis.Redis.from_url(redis_server.url) as connection:
+        create_tournament(connection, tid, bots, Variant(2), SWISS, seed=f"seed of {tid}", name="Winter cup")
+    page.goto(f"{served.base}/t/{tid}")
+    page.wait_for_function("() => document.getElementById('tournament').dataset.status === 'not started'")
+    assert "Winter cup" in (page.text_content("#title") or "")
+    assert page.text_content("#format") == "Swiss, 3 rounds, tables of 2, basic."
+    assert page.text_content("#entrants") == "b0 (greedy bot), b1 (random bot), b2 (greedy bot), b3 (random bot)"
+    assert page.get_attribute("#report", "href") == f"/api/tournaments/{tid}/report"
+    page.wait_for_function("() => document.getElementById('connection').textContent === 'live'")
+
+    gate = Gate()
+    failure: list[BaseException] = []
+    runner = TournamentRunner(service, tid, reporter=gate, poll=0.2)
+
+    def run() -> None:
+        try:
+            runner.run()
+        except BaseException as exc:  # seen by the test below
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    steps: list[tuple[str, int]] = []
+    played_seen: list[int] = []
+    try:
+        while True:
+            kind, n = gate.reached.get(timeout=120)
+            steps.append((kind, n))
+            if kind == "paired":  # shown once paired, before any of its games is created
+                page.wait_for_selector(f"#rounds .round[data-round='{n}']", timeout=WAIT_MS)
+                shown = http.get(f"/api/tournaments/{tid}").json()
+                expected = [t["game"] for t in shown["paired"][n - 1]["tables"]]
+                assert [g["game"] for g in shown_rounds(page)[n - 1]["games"]] == expected
+                assert len(shown_rounds(page)) == n
+            else:  # the standings once the n-th game is recorded: the gateway's, as it now says
+                page.wait_for_selector(f"#standings[data-played='{n}']", timeout=WAIT_MS)
+                standings = http.get(f"/api/tournaments/{tid}/standings").json()
+                assert standings["games_played"] == n
+                assert shown_standings(page) == standings_rows(standings["standings"], swiss=True)
+                page.wait_for_function(  # each game_finished line shown (the standings may come first)
+                    "n => document.querySelectorAll('#rounds li[data-status=recorded]').length === n", arg=n
+                )
+                played_seen.append(n)
+            gate.go.release()
+            if kind == "played" and n == runner.total:
+                break
+    finally:
+        for _ in range(100):
+            gate.go.release()  # never leave the run waiting on a failed test
+        thread.join(60)
+    assert not thread.is_alive() and not failure, failure
+    assert [n for kind, n in steps if kind == "paired"] == [1, 2, 3]  # one round at a time
+    assert played_seen[0] == 0 and played_seen[-1] == 6 and len(played_seen) >= 4  # changed as games finished
+    assert played_seen == sorted(played_seen)
+
+    page.wait_for_selector("#standings[data-final='true']", timeout=WAIT_MS)
+    final = Red7(redis_server.url, tmp_path / "home").json("tournament", "standings", tid)
+    assert final["finished"]
+    assert shown_standings(page) == standings_rows(final["standings"], swiss=True)
+    assert page.text_content("#h-standings") == "Final standings"
+    shown = http.get(f"/api/tournaments/{tid}").json()
+    assert page.text_content("#seed") == shown["seed"]
+    rounds = shown_rounds(page)
+    assert [r["round"] for r in rounds] == [1, 2, 3]
+    for mine, theirs in zip(rounds, shown["paired"], strict=True):
+        for game, table in zip(mine["games"], theirs["tables"], strict=True):
+            assert game["game"] == table["game"] and game["href"] == f"/g/{table['game']}"
+            assert game["status"] == "recorded" and " v ".join(table["seats"]) in game["text"]
+            winners = table["winners"]
+            said = f"won by {winners[0]}" if len(winners) == 1 else f"shared win: {' and '.join(winners)}"
+            assert game["text"].endswith(f"finished · {said}")
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone
+    assert no_horizontal_scroll(page)
+    page.set_viewport_size({"width": 1100, "height": 900})
+    shot(page, "tournament.png", tmp_path)
+
+    game = rounds[1]["games"][0]["game"]  # its link opens that game's table
+    page.click(f"#rounds li[data-game='{game}'] a")
+    page.wait_for_url(f"**/g/{game}", timeout=WAIT_MS)
+    page.wait_for_function("() => document.getElementById('table').dataset.status === 'over'", timeout=WAIT_MS)
+    assert (page.text_content("#title") or "").startswith(f"Game {game} ")
+    page.goto(f"{served.base}/")  # the lobby links to the page
+    page.wait_for_selector(f"#tournaments li[data-tournament='{tid}'] a", timeout=WAIT_MS)
+    assert page.get_attribute(f"#tournaments li[data-tournament='{tid}'] a", "href") == f"/t/{tid}"
+    assert "Winter cup" in (page.text_content(f"#tournaments li[data-tournament='{tid}']") or "")
+
+
+@needs_chromium
+def test_an_unknown_tournament_says_so(served: Gateway, page: Page) -> None:
+    page.goto(f"{served.base}/t/nosuch")
+    page.wait_for_function("() => document.getElementById('tournament').dataset.status === 'error'")
+    assert page.text_content("#status") == (
+        "no tournament 'nosuch': there is no such tournament on this gateway (the lobby lists them)."
+    )
+    assert page.is_hidden("#about")
+
+
+def test_standings_figures_are_printed_as_the_cli_prints_them(served: Gateway, browser: Browser) -> None:
+    """Red7.twoDecimals is two_decimals, exact halves (rounded to even) and -0 included."""
+    values = [0, 1, 0.5, 1 / 3, 2 / 3, 0.125, 0.375, 0.625, 2.875, -0.125, -0.375, 1.005, 25.0, 1.9698, -0.0, -0.001]
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{served.base}/")
+        page.wait_for_function("() => typeof Red7 === 'object'")
+        assert page.evaluate("values => values.map(v => Red7.twoDecimals(v))", values) == [
+            two_decimals(v) for v in values
+        ]
+    finally:
+        context.close()
+
+
+@needs_chromium
+def test_a_tournament_page_resumes_after_its_gateway_restarts(
+    served: Gateway, service: GameService, browser: Browser, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """The page's gateway killed (SIGKILL) once a game is recorded and shown; the rest of
+    the tournament is played meanwhile; the gateway started again, the page catches up by
+    itself (EventSource resumes with Last-Event-ID) to the final standings and every result."""
+    tid = f"tw-{uuid.uuid4().hex[:8]}"
+    bots = [SeatSpec(f"b{i}", "bot", kind) for i, kind in enumerate(("greedy", "random", "random", "greedy"))]
+    with redis.Redis.from_url(redis_server.url) as connection:
+        create_tournament(connection, tid, bots, Variant(2), SWISS, seed=f"seed of {tid}")
+    port = free_port()
+    gateway = GatewayProcess(redis_server.url, port, tmp_path / "gateway.log")
+    context = browser.new_context()
+    gate = Gate()
+    runner = TournamentRunner(service, tid, reporter=gate, poll=0.2)
+    thread = threading.Thread(target=runner.run, daemon=True)
+    try:
+        page = context.new_page()
+        problems: list[str] = []
+        page.on("pageerror", lambda exc: problems.append(str(exc)))
+        page.goto(f"{gateway.base}/t/{tid}")
+        page.wait_for_function("() => document.getElementById('connection').textContent === 'live'")
+        thread.start()
+        while True:
+            kind, n = gate.reached.get(timeout=120)
+            if kind == "played" and n >= 1:
+                page.wait_for_selector(f"#standings[data-played='{n}']", timeout=WAIT_MS)
+                break
+            gate.go.release()
+        gateway.kill()
+        for _ in range(100):
+            gate.go.release()  # the rest of the tournament, while the page's gateway is down
+        thread.join(120)
+        assert not thread.is_alive() and runner.state.finished is not None
+        gateway = GatewayProcess(redis_server.url, port, tmp_path / "gateway.log")
+        page.wait_for_selector("#standings[data-final='true']", timeout=WAIT_MS)
+        final = Red7(redis_server.url, tmp_path / "home").json("tournament", "standings", tid)
+        assert shown_standings(page) == standings_rows(final["standings"], swiss=True)
+        rounds = shown_rounds(page)
+        assert [r["round"] for r in rounds] == [1, 2, 3]
+        assert all(g["status"] == "recorded" for r in rounds for g in r["games"])
+        assert page.text_content("#progress") == "6 of 6 games played; round 3 of 3 paired."
+        assert not problems, problems
+    finally:
+        for _ in range(100):
+            gate.go.release()
+        context.close()
+        gateway.kill()

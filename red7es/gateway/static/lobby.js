@@ -68,10 +68,11 @@
       return;
     }
     const items = r.json.map((t) => {
-      const id = t.tournament || t.id || "";
-      const parts = [R.el("strong", {}, t.name || id)];
-      if (t.name && id) parts.push(" ", R.el("span", { class: "dim" }, id));
-      if (t.status) parts.push(` · ${t.status}`);
+      const id = t.tournament || "";
+      const parts = [R.el("a", { href: `/t/${encodeURIComponent(id)}` }, t.name || id)];
+      if (t.name && t.name !== id) parts.push(" ", R.el("span", { class: "dim" }, id));
+      if (t.error) parts.push(` · ${t.error}`);
+      else parts.push(" ", R.el("span", { class: "dim" }, t.format === "swiss" ? "Swiss" : "round robin"), ` · ${t.entrants} entrants · ${t.games_played} of ${t.games_total} games · ${t.status}`);
       return R.el("li", { "data-tournament": id }, ...parts);
     });
     fill("tournaments", items, "No tournament yet.");

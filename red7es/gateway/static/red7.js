@@ -175,6 +175,17 @@ const Red7 = (() => {
     }
   }
 
+  /* A figure as the standings tables print it (red7es.tournament.standings.two_decimals:
+     Python's "{:.2f}", which rounds an exact half to even, keeps -0). */
+  function twoDecimals(value) {
+    const x = Number(value);
+    if (Number.isInteger(x * 8) && Math.abs(x * 8) % 2 === 1) {
+      const floor = Math.floor(x * 100); // x * 100 is exactly an odd multiple of 12.5
+      return ((floor % 2 === 0 ? floor : floor + 1) / 100).toFixed(2);
+    }
+    return Object.is(x, -0) ? "-0.00" : x.toFixed(2); // toFixed keeps the sign of -0.001, not of -0
+  }
+
   /* ------------------------------------------------------------ the DOM */
 
   function el(tag, attrs, ...children) {
@@ -342,6 +353,7 @@ const Red7 = (() => {
     signedHeaders,
     storeKey,
     turnBody,
+    twoDecimals,
     why,
   };
 })();
