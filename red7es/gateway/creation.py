@@ -129,9 +129,8 @@ def asked_game(body: CreateBody, max_bot_time: float | None = None) -> AskedGame
     except DurationError as exc:
         raise GatewayError(400, f"turn_time: {exc}") from None
     try:
-        variant = Variant(
-            len(seats), body.scoring, body.draw, body.actions, body.rounds, body.target, clock=clock, turn_time=turn_time
-        )
+        rules = (body.scoring, body.draw, body.actions, body.rounds, body.target)
+        variant = Variant(len(seats), *rules, clock=clock, turn_time=turn_time)
     except VariantError as exc:
         raise GatewayError(400, f"variant: {exc}") from None
     return AskedGame(variant, seats, keys, body.id)

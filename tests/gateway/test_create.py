@@ -128,7 +128,7 @@ def test_options_default_as_red7_new_and_the_seed_is_never_the_clients(http: htt
 
 
 def test_a_time_control_is_taken_as_red7_new_takes_it_and_the_view_shows_the_clock(http: httpx.Client) -> None:
-    """"clock": "5m+5s" and "turn_time": "30s" are the variant's time control; the seats'
+    """A "clock": "5m+5s" and "turn_time": "30s" are the variant's time control; the seats'
     clocks run once every person's seat is taken (here at creation, by key)."""
     ann, bob = ({"name": n, "key": public_key(new_token())} for n in ("ann", "bob"))
     view = created(http.post("/api/games", json=body(ann, bob, clock="5m+5s")))["view"]
