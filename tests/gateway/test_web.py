@@ -517,7 +517,8 @@ def test_a_timed_game_made_from_the_lobby_form_shows_its_clock_running(
     """The form's time control goes to the real POST /api/games: a text the gateway refuses
     is its one line under the form; "1m+2s" makes a game with that clock, whose table says
     the time control, whose turn it is and when its time is up (the view's deadline), and
-    counts the running seat's time down; the other seats show the time they have left."""
+    counts the running seat's time down; the other seats show the time they have left.
+    The lobby lists it with its time control."""
     page.goto(f"{served.base}/")
     page.fill("#name", "eve")
     page.select_option("#bot", "greedy")
@@ -557,6 +558,26 @@ def test_a_timed_game_made_from_the_lobby_form_shows_its_clock_running(
     assert page.locator(".seat .time-left[data-deadline]").count() == 1
     assert page.locator(".seat .time-left").count() == 2
     shot(page, "web-clock.png", tmp_path)
+    page.goto(f"{served.base}/")  # the lobby lists the game with its time control
+    page.wait_for_selector(f"#live li[data-game='{game}']", timeout=WAIT_MS)
+    assert "2 players, scoring, clock 1m+2s" in (page.text_content(f"#live li[data-game='{game}']") or "")
+
+
+@needs_chromium
+def test_a_turn_time_preset_from_the_form_shows_the_deadline_and_no_seat_clocks(served: Gateway, page: Page) -> None:
+    """The preset "30s a turn" sends "turn_time": "30s": the table says so and shows the
+    running turn's deadline; a turn time has no time left per seat, so none is shown."""
+    page.goto(f"{served.base}/")
+    page.fill("#name", "tia")
+    page.check("input[name='scoring']")  # (as above: a bot's fold ends a round, not the game)
+    page.select_option("#time", "turn_time:30s")
+    assert page.is_hidden("#time-own")
+    page.click("#create")
+    page.wait_for_url("**/g/*", timeout=WAIT_MS)
+    page.wait_for_selector("#clock:not([hidden])", timeout=WAIT_MS)
+    assert "30s a turn" in (page.text_content("#title") or "")
+    assert re.fullmatch(r".+'s time is up at .+: 0:[0-3]\d left\.", page.text_content("#clock") or "")
+    assert page.locator(".seat .time-left").count() == 0
 
 
 @needs_chromium
