@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
 from red7es.bots.base import BotError, make_bot
+from red7es.durations import DurationError, parse_clock, parse_duration
 from red7es.service.events import BOT, PERSON, SeatSpec
 from red7es.service.names import name_problem
 from red7es.service.store import TOURNAMENT_GAMES, valid_game_id
@@ -53,6 +54,18 @@ class CreateBody(BaseModel):
     rounds: StrictInt = Field(default=1, ge=1, le=99, description="basic game: round wins needed")
     target: StrictInt | None = Field(
         default=None, ge=1, le=999, description="scoring: the points that end the game (default 40/35/30)"
+    )
+    clock: StrictStr | None = Field(
+        default=None,
+        min_length=1,
+        max_length=40,
+        description="a game clock per seat, BASE[+INCREMENT] as `red7 new --clock` takes it (5m+5s)",
+    )
+    turn_time: StrictStr | None = Field(
+        default=None,
+        min_length=1,
+        max_length=40,
+        description="a limit on each turn, as `red7 new --turn-time` takes it (30s, 2d)",
     )
     id: StrictStr | None = Field(
         default=None, max_length=40, description="the game id (default: random); ids starting t- are tournaments'"
@@ -105,8 +118,19 @@ def asked_game(body: CreateBody, max_bot_time: float | None = None) -> AskedGame
             raise GatewayError(400, f"id: {body.id!r} is not a valid game id (lower-case letters, digits, dashes)")
         if body.id.startswith(TOURNAMENT_GAMES):
             raise GatewayError(400, f"id: game ids starting {TOURNAMENT_GAMES} are kept for tournament games")
+    if body.clock is not None and body.turn_time is not None:
+        raise GatewayError(400, "clock, turn_time: a game has a clock or a turn time, not both")
     try:
-        variant = Variant(len(seats), body.scoring, body.draw, body.actions, body.rounds, body.target)
+        clock = None if body.clock is None else parse_clock(body.clock)
+    except DurationError as exc:
+        raise GatewayError(400, f"clock: {exc}") from None
+    try:
+        turn_time = None if body.turn_time is None else parse_duration(body.turn_time)
+    except DurationError as exc:
+        raise GatewayError(400, f"turn_time: {exc}") from None
+    try:
+        rules = (body.scoring, body.draw, body.actions, body.rounds, body.target)
+        variant = Variant(len(seats), *rules, clock=clock, turn_time=turn_time)
     except VariantError as exc:
         raise GatewayError(400, f"variant: {exc}") from None
     return AskedGame(variant, seats, keys, body.id)

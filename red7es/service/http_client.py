@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ..durations import format_clock, format_duration
 from ..steps import StepError, Turn
 from ..variant import Variant
 from .client import (
@@ -183,6 +184,10 @@ class HttpGameService:
             "rounds": variant.rounds,
             "target": variant.target,
         }
+        if variant.clock is not None:  # as text the gateway reads back exactly (red7es/durations.py)
+            body["clock"] = format_clock(variant.clock)
+        if variant.turn_time is not None:
+            body["turn_time"] = format_duration(variant.turn_time)
         asked = body["id"] = game_id or new_game_id()
         for name, token in tokens.items():  # kept before the wait for a worker, as on Redis
             if self.keep_token is not None:

@@ -127,6 +127,42 @@ def test_options_default_as_red7_new_and_the_seed_is_never_the_clients(http: htt
     assert "seed" in line
 
 
+def test_a_time_control_is_taken_as_red7_new_takes_it_and_the_view_shows_the_clock(http: httpx.Client) -> None:
+    """A "clock": "5m+5s" and "turn_time": "30s" are the variant's time control; the seats'
+    clocks run once every person's seat is taken (here at creation, by key)."""
+    ann, bob = ({"name": n, "key": public_key(new_token())} for n in ("ann", "bob"))
+    view = created(http.post("/api/games", json=body(ann, bob, clock="5m+5s")))["view"]
+    assert view["variant"] == Variant(2, clock=(300_000, 5_000)).to_dict()
+    clock = view["clock"]
+    assert clock["seat"] in (0, 1) and clock["deadline"] == clock["started"] + 300_000
+    assert [(s["time_left"], s["forfeited"]) for s in view["seats"]] == [(300_000, False)] * 2
+    turn = created(http.post("/api/games", json=body({"name": "ann"}, {"name": "bob"}, turn_time="30s")))["view"]
+    assert turn["variant"] == Variant(2, turn_time=30_000).to_dict()
+    assert turn["clock"] is None  # open seats: no clock runs until both are taken
+    assert [(s["time_left"], s["forfeited"]) for s in turn["seats"]] == [(None, False)] * 2
+    untimed = created(http.post("/api/games", json=body({"name": "ann"}, {"name": "bob"})))["view"]
+    assert "clock" not in untimed and "clock" not in untimed["variant"]
+
+
+def test_red7_new_over_http_makes_the_timed_game_it_is_asked_for(served: Gateway, tmp_path: Path) -> None:
+    """`red7 --url http://GATEWAY new --clock 1m+2s` sends the clock: the game's view (and
+    `show --json`) carries it; `--turn-time` likewise; both at once is refused as on Redis."""
+    red7 = Red7(served.base, tmp_path / "home")
+    game = fresh_id()
+    out = red7.ok("new", "-p", "alice", "-p", "bob", "--join-all", "--clock", "1m+2s", "--id", game).stdout
+    assert "2 players, basic, clock 1m+2s" in out
+    view = red7.json("show", game, "--as", "alice")
+    assert view["variant"]["clock"] == [60_000, 2_000]
+    assert view["clock"]["deadline"] == view["clock"]["started"] + 60_000
+    assert [s["time_left"] for s in view["seats"]] == [60_000, 60_000]
+    game = fresh_id()
+    red7.ok("new", "-p", "alice", "-b", "greedy", "--turn-time", "1h30m", "--id", game)
+    assert red7.json("show", game)["variant"]["turn_time"] == 5_400_000
+    result = red7("new", "-p", "alice", "-p", "bob", "--clock", "5m", "--turn-time", "30s")
+    assert result.exit_code == 2
+    assert result.output.rstrip("\n").splitlines()[-1] == "Error: a game has --clock or --turn-time, not both"
+
+
 def test_an_id_taken_is_409(http: httpx.Client) -> None:
     game = fresh_id()
     players = body({"name": "a", "bot": "random"}, {"name": "b", "bot": "random"}, id=game)
@@ -158,6 +194,13 @@ BAD_BODIES: list[tuple[Any, str]] = [
     (body({"name": "a"}, {"name": "b"}, id="Not An Id"), "id"),
     (body({"name": "a"}, {"name": "b"}, id="t-cup-r1-1"), "tournament"),
     (body({"name": "a"}, {"name": "b"}, seed="x"), "seed"),
+    (body({"name": "a"}, {"name": "b"}, clock="5m", turn_time="30s"), "clock, turn_time: a game has a clock or a turn"),
+    (body({"name": "a"}, {"name": "b"}, clock="5x"), "clock: not a duration: '5x'"),
+    (body({"name": "a"}, {"name": "b"}, clock="5m+"), "clock: not a duration: ''"),
+    (body({"name": "a"}, {"name": "b"}, clock="0s"), "clock: a duration must be more than nothing"),
+    (body({"name": "a"}, {"name": "b"}, clock=300), "clock"),
+    (body({"name": "a"}, {"name": "b"}, turn_time="31d"), "turn_time: '31d' is longer than 30 days"),
+    (body({"name": "a"}, {"name": "b"}, turn_time=""), "turn_time"),
 ]
 
 

@@ -511,6 +511,76 @@ def test_the_lobby_form_creates_a_game_as_post_api_games_says_and_opens_its_seat
 
 
 @needs_chromium
+def test_a_timed_game_made_from_the_lobby_form_shows_its_clock_running(
+    served: Gateway, http: httpx.Client, page: Page, tmp_path: Path
+) -> None:
+    """The form's time control goes to the real POST /api/games: a text the gateway refuses
+    is its one line under the form; "1m+2s" makes a game with that clock, whose table says
+    the time control, whose turn it is and when its time is up (the view's deadline), and
+    counts the running seat's time down; the other seats show the time they have left.
+    The lobby lists it with its time control."""
+    page.goto(f"{served.base}/")
+    page.fill("#name", "eve")
+    page.select_option("#bot", "greedy")
+    page.check("input[name='scoring']")  # rounds to 40 points: a bot's fold ends a round, not the game
+    assert page.is_hidden("#time-own")
+    page.select_option("#time", "clock:")  # "my clock…": the text field
+    page.fill("#time-text", "5x")
+    page.click("#create")
+    page.wait_for_function("() => document.getElementById('new-message').textContent !== ''", timeout=WAIT_MS)
+    said = page.text_content("#new-message") or ""
+    assert said == "clock: not a duration: '5x' (say e.g. 300ms, 30s, 5m, 2h or 2d)"
+    page.fill("#time-text", "1m+2s")
+    page.click("#create")
+    page.wait_for_url("**/g/*", timeout=WAIT_MS)
+    game = page.url.rsplit("/", 1)[1]
+    view = http.get(f"/api/games/{game}").json()
+    assert view["variant"]["clock"] == [60_000, 2_000]
+    page.wait_for_selector("#clock:not([hidden])", timeout=WAIT_MS)
+    assert "clock 1m+2s" in (page.text_content("#title") or "")
+    # the page follows the view: the line names the seat whose clock runs and its deadline
+    shown = page.evaluate(
+        """() => { const c = document.getElementById('clock');
+                   return {text: c.textContent, deadline: Number(c.dataset.deadline)}; }"""
+    )
+    clock = http.get(f"/api/games/{game}").json()["clock"]
+    if shown["deadline"] == clock["deadline"]:  # (the bot may have moved in between)
+        name = view["seats"][clock["seat"]]["name"]
+        assert shown["text"].startswith(f"{name}'s time is up at ") and shown["text"].endswith(" left.")
+    assert re.fullmatch(r"0:[0-5]\d|1:0[0-2]", page.text_content("#clock .left") or "")
+    # one seat's time runs down (the seat to move: its facts show it ticking, with the deadline)
+    first = page.text_content("#clock .left")
+    page.wait_for_function(
+        "f => { const n = document.querySelector('#clock .left'); return n && n.textContent !== f; }",
+        arg=first,
+        timeout=WAIT_MS,
+    )
+    assert page.locator(".seat .time-left[data-deadline]").count() == 1
+    assert page.locator(".seat .time-left").count() == 2
+    shot(page, "web-clock.png", tmp_path)
+    page.goto(f"{served.base}/")  # the lobby lists the game with its time control
+    page.wait_for_selector(f"#live li[data-game='{game}']", timeout=WAIT_MS)
+    assert "2 players, scoring, clock 1m+2s" in (page.text_content(f"#live li[data-game='{game}']") or "")
+
+
+@needs_chromium
+def test_a_turn_time_preset_from_the_form_shows_the_deadline_and_no_seat_clocks(served: Gateway, page: Page) -> None:
+    """The preset "30s a turn" sends "turn_time": "30s": the table says so and shows the
+    running turn's deadline; a turn time has no time left per seat, so none is shown."""
+    page.goto(f"{served.base}/")
+    page.fill("#name", "tia")
+    page.check("input[name='scoring']")  # (as above: a bot's fold ends a round, not the game)
+    page.select_option("#time", "turn_time:30s")
+    assert page.is_hidden("#time-own")
+    page.click("#create")
+    page.wait_for_url("**/g/*", timeout=WAIT_MS)
+    page.wait_for_selector("#clock:not([hidden])", timeout=WAIT_MS)
+    assert "30s a turn" in (page.text_content("#title") or "")
+    assert re.fullmatch(r".+'s time is up at .+: 0:[0-3]\d left\.", page.text_content("#clock") or "")
+    assert page.locator(".seat .time-left").count() == 0
+
+
+@needs_chromium
 def test_off_loopback_over_http_the_page_watches_but_says_playing_needs_https(
     served: Gateway, service: GameService, browser: Browser
 ) -> None:

@@ -10,7 +10,8 @@
   function variantText(variant) {
     if (!variant || !variant.players) return "";
     const flags = ["scoring", "draw", "actions"].filter((f) => variant[f]).join("+") || "basic";
-    return `${variant.players} players, ${flags}`;
+    const time = R.timeControlText(variant);
+    return `${variant.players} players, ${flags}${time ? `, ${time}` : ""}`;
   }
 
   function seatText(seat) {
@@ -106,6 +107,10 @@
         target: null,
         id: null,
       };
+      // "clock:5m+5s" or "turn_time:30s" (docs/gateway.md, Create a game); an empty text
+      // after the colon is the player's own, from the text field: the gateway checks it
+      const [field, preset] = $("time").value.split(":");
+      if (field) body[field] = preset || $("time-text").value.trim();
       const r = await R.api("POST", "/api/games", body);
       if (r.status === 404 || r.status === 405) {
         say("Creating games is not available on this gateway: ask its operator (red7 new), then open the game's table here.");
@@ -123,6 +128,11 @@
   }
 
   $("new-game").addEventListener("submit", create);
+  $("time").addEventListener("change", () => {
+    const own = /:$/.test($("time").value);
+    $("time-own").hidden = !own;
+    $("time-text").required = own;
+  });
   $("refresh").addEventListener("click", refresh);
   refresh();
   setInterval(() => document.visibilityState === "visible" && loadGames(), 15000);

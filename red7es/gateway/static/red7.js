@@ -186,6 +186,46 @@ const Red7 = (() => {
     return Object.is(x, -0) ? "-0.00" : x.toFixed(2); // toFixed keeps the sign of -0.001, not of -0
   }
 
+  /* ------------------------------------------------------------ time controls */
+
+  const UNITS = [["d", 86400000], ["h", 3600000], ["m", 60000], ["s", 1000], ["ms", 1]];
+
+  /* A duration as red7es/durations.py format_duration spells it: 300ms, 30s, 1h30m, 2d. */
+  function durationText(ms) {
+    if (!(ms > 0)) return "0s";
+    let rest = ms;
+    const parts = [];
+    for (const [unit, size] of UNITS) {
+      if (rest >= size) {
+        parts.push(`${Math.floor(rest / size)}${unit}`);
+        rest %= size;
+      }
+    }
+    return parts.join("");
+  }
+
+  /* A variant's time control as the CLI says it (Variant.describe_time): "clock 5m+5s",
+     "30s a turn", or "" for an untimed game. */
+  function timeControlText(variant) {
+    if (variant && Array.isArray(variant.clock)) {
+      const [base, increment] = variant.clock;
+      return `clock ${durationText(base)}${increment ? `+${durationText(increment)}` : ""}`;
+    }
+    if (variant && Number.isInteger(variant.turn_time)) return `${durationText(variant.turn_time)} a turn`;
+    return "";
+  }
+
+  /* Time left on a clock face: 4:05, 1:02:03, 2d 03:04:05; 0:00 once it is up. */
+  function clockFace(ms) {
+    const total = Math.max(0, Math.ceil(ms / 1000));
+    const days = Math.floor(total / 86400);
+    const h = Math.floor((total % 86400) / 3600);
+    const m = Math.floor((total % 3600) / 60);
+    const s = String(total % 60).padStart(2, "0");
+    if (days) return `${days}d ${String(h).padStart(2, "0")}:${String(m).padStart(2, "0")}:${s}`;
+    return h ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
+  }
+
   /* ------------------------------------------------------------ the DOM */
 
   function el(tag, attrs, ...children) {
@@ -339,7 +379,9 @@ const Red7 = (() => {
     canSign,
     card,
     cards,
+    clockFace,
     describe,
+    durationText,
     el,
     keyOf,
     leaderLine,
@@ -352,6 +394,7 @@ const Red7 = (() => {
     replace,
     signedHeaders,
     storeKey,
+    timeControlText,
     turnBody,
     twoDecimals,
     why,

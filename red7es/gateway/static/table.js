@@ -37,7 +37,8 @@
     let text = `${variant.players} players, ${flags}`;
     if (variant.scoring) text += `, target ${variant.target || { 2: 40, 3: 35, 4: 30 }[variant.players]}`;
     else if ((variant.rounds || 1) > 1) text += `, first to ${variant.rounds} rounds`;
-    return text;
+    const time = R.timeControlText(variant);
+    return time ? `${text}, ${time}` : text;
   }
 
   function renderView(view) {
@@ -66,7 +67,40 @@
     R.replace($("leader"), R.render(R.leaderLine(view)));
     renderSeats(view);
     renderToMove(view);
+    renderClock(view);
     if (view.status === "over") renderEnd(view);
+  }
+
+  /* A timed game's clock (docs/events.md, Views): whose time runs and when it is up.  The
+     referee's time is Redis's; the countdown here runs on this browser's clock towards the
+     view's deadline, so it is as right as the two clocks agree (the deadline is exact). */
+  function renderClock(view) {
+    const node = $("clock");
+    const clock = view.clock;
+    if (!clock || view.status === "over") {
+      R.replace(node);
+      node.hidden = true;
+      return;
+    }
+    node.hidden = false;
+    const name = view.seats[clock.seat].name;
+    const at = new Date(clock.deadline).toLocaleTimeString([], { hour12: false });
+    R.replace(
+      node,
+      `${name}'s time is up at ${at}: `,
+      R.el("span", { class: "left", "data-deadline": String(clock.deadline) }, R.clockFace(clock.deadline - Date.now())),
+      " left.",
+    );
+    node.dataset.deadline = String(clock.deadline);
+    tick();
+  }
+
+  /* Every countdown on the page (the clock line, the seat to move's time) runs down to its
+     deadline; a new view redraws them. */
+  function tick() {
+    for (const node of document.querySelectorAll("[data-deadline]:not(#clock)")) {
+      R.replace(node, R.clockFace(Number(node.dataset.deadline) - Date.now()));
+    }
   }
 
   function ordinal(n) {
@@ -87,6 +121,16 @@
     R.replace(node, line);
   }
 
+  /* A game clock's seat: its time left, running down for the seat whose clock runs. */
+  function seatTime(view, seat) {
+    if (seat.time_left === null || seat.time_left === undefined) return [];
+    const clock = view.clock;
+    const running = clock && clock.seat === seat.seat && view.status !== "over";
+    const attrs = { class: "time-left", "data-time-left": String(seat.time_left) };
+    if (running) attrs["data-deadline"] = String(clock.deadline);
+    return [" · time ", R.el("span", attrs, R.clockFace(running ? clock.deadline - Date.now() : seat.time_left))];
+  }
+
   function renderSeats(view) {
     const scoring = Boolean(view.variant && view.variant.scoring);
     const nodes = view.seats.map((seat) => {
@@ -100,12 +144,14 @@
         seat.palette === null || seat.palette === undefined
           ? R.el("span", { class: "dim" }, "out of the round")
           : R.el("span", { class: "cards" }, ...seat.palette.map((c) => R.card(c, leads && (view.qualifying || []).includes(c) ? "q" : "")));
+      if (seat.forfeited) label.push(R.el("span", { class: "tag forfeited" }, "forfeited"));
       const facts = R.el(
         "div",
         { class: "facts" },
         R.el("span", { "data-hand-size": String(seat.hand_size ?? "") }, `hand ${seat.hand_size ?? "-"}`),
         " · ",
         scoring ? `score ${seat.score ?? 0}` : `rounds won ${seat.round_wins ?? 0}`,
+        ...seatTime(view, seat),
       );
       const node = R.el(
         "div",
@@ -465,6 +511,7 @@
 
   /* ---------------------------------------------------------------- start */
 
+  setInterval(() => !state.over && tick(), 250);
   (async () => {
     tokenFromLink();
     if (await loadOnce()) follow();
