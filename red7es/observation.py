@@ -275,6 +275,7 @@ def seat_world(game: Game, seat: int) -> Game:
     world.turn_steps = game.turn_steps[:]
     world.journal = list(game.journal_seen_by(seat)) if game.turn_steps else []
     world.outcome = game.outcome
+    world.forfeited = game.forfeited[:]  # public: who is out of the game for good
     return world
 
 

@@ -92,3 +92,19 @@ def test_greedys_memo_of_palette_keys_changes_no_value_and_no_choice():
             if plain > best_value:
                 best, best_value = Turn(tuple(STEPS[c] for c in codes), is_open), plain
         assert choose_greedy(game) == best
+
+
+def test_greedy_and_random_decide_in_a_game_where_a_seat_forfeited() -> None:
+    """seat_world carries who is out of the game for good: a world without it could not
+    even be saved, and every greedy or random seat of a timed game crashed after a forfeit."""
+
+    for spec in ("greedy", "random"):
+        game = Game.new(3, seed=f"forfeit-world-{spec}", rounds=3)
+        out = game.turn
+        game.forfeit(out, "time")
+        while not game.over:
+            seat = game.turn
+            world = seat_world(game, seat)
+            assert world.forfeited == game.forfeited == [out]
+            game.apply(decide(make_bot(spec), game, seat))
+        assert game.outcome is not None and out not in game.outcome.winners
