@@ -29,7 +29,7 @@ from red7es.service.names import name_problem, shown
 from red7es.service.store import TOURNAMENT_GAMES, valid_game_id
 from red7es.service.tokens import TokenError, is_public_key, public_key
 from red7es.service.transport import GameClient
-from red7es.steps import StepError, Turn
+from red7es.steps import RESIGN, StepError, Turn
 from red7es.variant import Variant, VariantError
 
 from .options import (
@@ -742,12 +742,30 @@ def move(
         red7 move 3f9a2c1b p:G3 --open      # see the card the 3 draws first
     """
     text = build_turn(turn, play, canvas, draw, fold, keep_open)
+    send_command(session, game, ("move", game, text), text, as_name, token, command_id, as_json)
+
+
+def send_command(
+    session: Session,
+    game: str,
+    again_args: tuple[str, ...],
+    text: str,
+    as_name: str | None,
+    token: str | None,
+    command_id: str | None,
+    as_json: bool,
+) -> None:
+    """Sign ``text`` (a turn, or ``resign``) for the seat, send it and show the referee's answer.
+
+    ``again_args`` is the command line that sends it again (``--as`` and ``--id`` are added),
+    shown when the answer is lost.  A refusal exits 1.
+    """
     if command_id is not None and session.remote and not COMMAND_ID.fullmatch(command_id):
         raise click.UsageError("--id: a gateway takes 16 to 100 of A-Z a-z 0-9 _ - (a random one: leave --id out)")
     name, seat_token = seat_for(session, game, as_name, token)
     session.ensure_worker()
     command_id = command_id or uuid.uuid4().hex  # known here, so a lost answer can be asked for again
-    again = red7_line("move", game, text, "--as", name, "--id", command_id, url=typed_url())
+    again = red7_line(*again_args, "--as", name, "--id", command_id, url=typed_url())
     try:
         answer = session.client.play(game, name, seat_token, text, command_id=command_id)
     except UNREACHABLE_ERRORS + (GatewayUnreachable,) as exc:  # Redis, or the gateway, lost on the way
@@ -796,6 +814,35 @@ def move(
         out.print(hand)
         moves = red7_line("moves", game, url=typed_url())
         out.print(f"Your turn continues after {' '.join(mine['turn_steps'])}: see {moves}")
+
+
+# ---------------------------------------------------------------------------- resign
+
+
+@click.command()
+@click.argument("game")
+@click.option("--as", "as_name", metavar="NAME", help="Your seat (default: the one you hold).")
+@token_option("The seat's token, if it is not in your credentials file")
+@click.option("--id", "command_id", metavar="ID", help="Command id: resubmitting the same id has its effect once.")
+@json_option
+@player_url_option
+@pass_session
+def resign(
+    session: Session, game: str, as_name: str | None, token: str | None, command_id: str | None, as_json: bool
+) -> None:
+    """Give up the whole game GAME (a fold gives up only the round).
+
+    Your seat is out for good and ranks last; the others play on, and when one seat
+    is left it wins. You may resign at any time you are still in the game, your
+    turn or not. The command is signed with your seat's token like a turn, so
+    nobody else can resign for you. A refusal (the game is over, you are already
+    out) exits with code 1.
+
+    \b
+    Example:
+        red7 resign 3f9a2c1b
+    """
+    send_command(session, game, ("resign", game), RESIGN, as_name, token, command_id, as_json)
 
 
 # ---------------------------------------------------------------------------- watch
@@ -949,4 +996,4 @@ def emit_line(data: Any) -> None:
     click.echo(json.dumps(data, sort_keys=True))
 
 
-COMMANDS = [new, join, games, show, moves, move, watch]
+COMMANDS = [new, join, games, show, moves, move, resign, watch]

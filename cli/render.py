@@ -289,6 +289,8 @@ def outcome_line(view: dict[str, Any]) -> str:
         return f"{head} ({scores} points)."
     if outcome.get("reason") == "time":
         return f"{head} on time: every other player ran out of time."
+    if outcome.get("reason") == "resigned":
+        return f"{head}: every other player is out of the game, the last one resigned."
     won = outcome["round_wins"][outcome["winners"][0]]
     return f"{head} ({won} round{'' if won == 1 else 's'} won)."
 
@@ -338,7 +340,8 @@ def describe_event(event: dict[str, Any], names: Sequence[str]) -> Text | None:
     if kind == "TimedOut":
         return Text(f"{who}'s time is up.", style="bold")
     if kind == "Forfeited":
-        return Text(f"{who} is out of the game (out of time).")
+        why = "resigned" if event.get("reason") == "resigned" else "out of time"
+        return Text(f"{who} is out of the game ({why}).")
     if kind == "RoundWon":
         rule = Color.parse(event["rule"])
         text = Text(f"{who} wins round {event['round']} under {rule.title}")

@@ -82,7 +82,8 @@ class PlayerOut:
 
 @dataclass(frozen=True)
 class Forfeited:
-    """A seat is out of the game for good (RULES.md, Time): ``"time"``, its game clock ran out.
+    """A seat is out of the game for good (RULES.md, Time and Resigning): ``"time"``, its
+    game clock ran out; ``"resigned"``, it resigned.
 
     It is out of the round too (no PlayerOut), is dealt no more turns, can no longer
     win, and ranks last (:attr:`Outcome.forfeited`).  A turn it had begun is taken
@@ -110,7 +111,9 @@ class Outcome:
     winners: tuple[int, ...]
     scores: tuple[int, ...]
     round_wins: tuple[int, ...]
-    reason: str  # "rounds", "target", "deck" or "time" (all but one seat forfeited)
+    # "rounds", "target", "deck"; or, when all but one seat forfeited, the last forfeit's
+    # reason: "time" or "resigned"
+    reason: str
     # Seats out of the game (Forfeited), in the order they went out: they rank last, the
     # first out lowest.  Empty in every game where nobody forfeited.
     forfeited: tuple[int, ...] = ()

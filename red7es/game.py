@@ -54,6 +54,7 @@ __all__ = ["BATCH_RULES", "BATCH_RULES_VERSIONS", "Game", "GameOverError", "Ille
 # its steps (a record, the round's history, a bot's search) must use the same.
 BATCH_RULES = 4
 BATCH_RULES_VERSIONS = (1, 2, 3, 4)
+RESIGNED = "resigned"  # a Forfeited's reason when the seat resigned (and GameOver's, if it ended the game)
 FOLD_TAKES_BACK = 4  # the first batch rules under which a fold takes its turn back
 
 # Entries of Game.journal that are not cards: a 3 played on an empty deck (it drew
@@ -606,7 +607,8 @@ class Game:
         A turn the seat had begun is taken back first, as a fold takes it back (batch
         rules 4). The seat leaves the round, is dealt no more turns and can no longer
         win; the others play on. When one seat is left in the game it wins at once
-        (``GameOver`` with reason ``"time"``).  Otherwise, if it was the seat to move,
+        (``GameOver`` with ``reason``: ``"time"`` or ``"resigned"``).  Otherwise, if it was
+        the seat to move,
         the turn passes on as after a fold (which may end the round).
         """
         if self.outcome is not None:
@@ -628,12 +630,17 @@ class Game:
         left = [s for s in range(n) if s not in self.forfeited]
         if len(left) == 1:
             totals = tuple(self.score(s) for s in range(n))
-            self._end(Outcome((left[0],), totals, tuple(self.round_wins), "time", tuple(self.forfeited)))
+            self._end(Outcome((left[0],), totals, tuple(self.round_wins), reason, tuple(self.forfeited)))
         elif seat == self.turn:
             self._advance()
         elif was_alive and self.alive.count(True) == 1:
             self._win_round(self.alive.index(True))
         return log[start:] if log is not None else []
+
+    def resign(self, seat: int) -> list[Fact]:
+        """``seat`` gives up the whole game (RULES.md, Resigning): a forfeit with reason
+        ``"resigned"``, at any time the seat is still in the game, its turn or not."""
+        return self.forfeit(seat, RESIGNED)
 
     def _step(self, code: int, check: bool) -> None:
         if self.outcome is not None:

@@ -19,7 +19,7 @@ from enum import IntEnum
 
 from .cards import ALL_CARDS, Card, CardError
 
-__all__ = ["NO_CARD", "Step", "StepError", "StepKind", "Turn"]
+__all__ = ["NO_CARD", "RESIGN", "Step", "StepError", "StepKind", "Turn", "command_text", "is_resign"]
 
 NO_CARD = 63
 
@@ -222,3 +222,24 @@ class Turn:
 
     def __repr__(self) -> str:
         return f"Turn.parse({str(self)!r})"
+
+
+RESIGN = "resign"
+
+
+def is_resign(text: str | Turn | Step) -> bool:
+    """Whether a seat's command text is ``resign`` (any case, spaces around).
+
+    Resigning gives up the whole game, not a turn (RULES.md, Resigning), so it is no
+    :class:`Turn`: a seat's command is either this word or a turn.  It goes through the
+    same signed path as a turn, and the referee tells the two apart with this.
+    """
+    return isinstance(text, str) and text.strip().lower() == RESIGN
+
+
+def command_text(text: str | Turn | Step) -> str:
+    """A seat's command text, canonical: :data:`RESIGN` or the turn's text (what is signed).
+
+    Raises :class:`StepError` for text that is neither.
+    """
+    return RESIGN if is_resign(text) else str(Turn.parse(text))

@@ -28,7 +28,7 @@ from red7es.service.record_files import record_bytes
 from red7es.service.records import export, stream_order
 from red7es.service.store import TOURNAMENT_GAMES, NoSuchGame, new_game_id, valid_game_id, whole_number
 from red7es.service.tokens import verify_turn
-from red7es.steps import StepError, Turn
+from red7es.steps import StepError, command_text
 
 from . import auth, errors, tournaments, web
 from .creation import CreateBody, asked_game
@@ -230,7 +230,7 @@ def create_app(
         if body.seat >= len(view["seats"]):
             raise errors.GatewayError(404, f"no seat {body.seat} in game {game_id}")
         try:
-            Turn.parse(body.turn)
+            command_text(body.turn)  # a turn, or resign (RULES.md, Resigning)
         except StepError as exc:
             raise errors.GatewayError(400, f"malformed turn: {exc}") from None
         if body.id.startswith("bot-"):

@@ -31,9 +31,9 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..deal import commitment
-from ..facts import CardDrawn, GameOver, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
-from ..game import BATCH_RULES, IllegalStep
-from ..steps import StepError
+from ..facts import CardDrawn, Forfeited, GameOver, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
+from ..game import BATCH_RULES, RESIGNED, IllegalStep
+from ..steps import StepError, is_resign
 from ..steps import Turn as TurnText
 from ..wording import counted
 from .client import UnreadableKey
@@ -130,6 +130,7 @@ CHECKS: dict[str, str] = {
     "draw": "a drawn card is not the one on top of the deck",
     "player-out": "a player left the round differently than the rules say",
     "take-back": "a fold took back other steps than the rules say (batch rules 4)",
+    "forfeit": "a seat was put out of the game other than by its own resign command or its time-out",
     "score": "a round's winner or scored cards are not what the rules give",
     "outcome": "the final outcome (winners, scores, round wins) is not what the rules give",
     "seed": "the revealed seed is not the game's seed",
@@ -954,6 +955,7 @@ class _Audit:
             CardDrawn: ("draw", "the card drawn is not the one on top of the deck"),
             PlayerOut: ("player-out", "a player left the round differently than the rules say"),
             TurnTakenBack: ("take-back", CHECKS["take-back"]),
+            Forfeited: ("forfeit", CHECKS["forfeit"]),
             SeedRevealed: ("seed", "the revealed seed is not the game's seed"),
             SeatJoined: ("join", "the seat was joined differently than the command says"),
             GameCreated: ("created", "the game was created differently than the create command says"),
@@ -1077,6 +1079,10 @@ class _Audit:
                 problem = self._time_out_problem(None, None, table.deadline, j, event)
                 if problem is not None:
                     return problem
+            if isinstance(event, Forfeited):
+                problem = self._seedless_forfeit(j, event)
+                if problem is not None:
+                    return problem
             try:
                 table.fold(event)
             except (ValueError, IndexError) as exc:
@@ -1084,6 +1090,25 @@ class _Audit:
             if isinstance(event, StepApplied):
                 self.counts["steps"] += 1
         return None
+
+    def _seedless_forfeit(self, j: int, event: Forfeited) -> Divergence | None:
+        """A forfeit must answer the seat's own applied ``resign`` or its time-out, right
+        before it (a TurnTakenBack of the seat's begun turn may come between: RULES.md,
+        Resigning and Time).  With the seed, re-execution checks this and more."""
+        i = j - 1
+        before = self._event(i)
+        if isinstance(before, TurnTakenBack) and i > 0:
+            i -= 1
+            before = self._event(i)
+        if event.reason == RESIGNED:
+            if isinstance(before, CommandApplied) and is_resign(before.turn) and before.seat == event.seat:
+                return None
+            expected = f"a resign command of seat {event.seat} before it"
+        else:
+            if isinstance(before, TimedOut) and before.seat == event.seat:
+                return None
+            expected = f"a time-out of seat {event.seat} before it"
+        return _div("forfeit", j, None, expected, show_event(event), CHECKS["forfeit"])
 
     def _seedless_late(
         self, j: int, event: CommandApplied, commands: dict[str, tuple[int, TurnCommand]], table: Table

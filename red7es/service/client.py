@@ -18,7 +18,7 @@ import msgpack
 import redis
 
 from ..deal import SeedError, commitment, make_seed
-from ..steps import StepError, Turn
+from ..steps import StepError, Turn, command_text
 from ..variant import Variant
 from ..wording import with_article
 from .codec import GENESIS, Recorded, decode_command, decode_log, encode_command
@@ -342,7 +342,7 @@ class GameService:
         """Append a signed turn for a seat; returns (command id, was it a duplicate)."""
         seat = self.seat_of(game_id, name)
         try:
-            text = str(Turn.parse(turn))
+            text = command_text(turn)  # a turn, or resign (RULES.md, Resigning)
         except StepError as exc:
             raise Rejected(str(exc)) from None
         command_id = command_id or uuid.uuid4().hex

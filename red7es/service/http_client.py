@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..durations import format_clock, format_duration
-from ..steps import StepError, Turn
+from ..steps import StepError, Turn, command_text
 from ..variant import Variant
 from .client import (
     Answer,
@@ -240,7 +240,7 @@ class HttpGameService:
         """``POST .../turns``: the turn signed here, as ``red7 move`` signs it on Redis."""
         seat = self.seat_of(game_id, name)
         try:
-            text = str(Turn.parse(turn))
+            text = command_text(turn)  # a turn, or resign (RULES.md, Resigning)
         except StepError as exc:
             raise Rejected(str(exc)) from None
         command_id = command_id or uuid.uuid4().hex

@@ -23,7 +23,7 @@ from ..facts import FACT_TYPES, CardDrawn, GameOver, RoundDealt
 from ..game import BATCH_RULES, Game, IllegalStep
 from ..observation import Observation
 from ..rules import qualifying_mask
-from ..steps import StepError, Turn
+from ..steps import RESIGN, StepError, Turn, is_resign
 from ..variant import Variant
 from .codec import GENESIS, STRICT_COMMAND_RULES, outcome_data, pack_map
 from .events import (
@@ -274,8 +274,15 @@ class Table:
             events = self._join(command.seat, command.key, command.id)
             passes = isinstance(events[0], SeatJoined) and self.clock is None
         else:
+            mover, round_number = self.to_move, self.game.round
             events = self._turn(command, from_client)
-            passes = isinstance(events[0], CommandApplied) and not Turn.parse(command.turn).open
+            applied = isinstance(events[0], CommandApplied)
+            if applied and is_resign(command.turn):
+                # a resign passes the turn on when it was the mover's, or when it ended
+                # the round or the game (RULES.md, Resigning); else the mover's clock runs on
+                passes = self.to_move != mover or self.game.round != round_number or self.over
+            else:
+                passes = applied and not Turn.parse(command.turn).open
         if passes and at is not None:
             events.extend(self._clock_after(at))
         return events
@@ -376,23 +383,29 @@ class Table:
         return [SeatJoined(seat, name, key)]
 
     def _turn(self, command: TurnCommand, from_client: bool) -> list[LogEvent]:
-        reason = self._turn_refusal(command, from_client)
+        resign = is_resign(command.turn)
+        reason = self._turn_refusal(command, from_client, resign)
         # Only a copy that would take effect is a repeat: one refused anyway gets the
         # refusal it always got, so older records re-execute as they were written.
         if reason is None and (repeat := self._repeat(command)) is not None:
             return [repeat]
         self._answered(command.id)
+        text = RESIGN
         if reason is None:
             try:
-                turn = _parsed_turn(command.turn)
-                facts = self.game.apply(turn)  # under the game's batch rules (Table.batch_rules)
+                if resign:
+                    facts = self.game.resign(command.seat)
+                else:
+                    turn = _parsed_turn(command.turn)
+                    facts = self.game.apply(turn)  # under the game's batch rules (Table.batch_rules)
+                    text = str(turn)
             except (StepError, IllegalStep) as exc:
                 reason = str(exc)
         if reason is not None:
             rejection = CommandRejected(command.id, command.seat, "turn", command.turn, reason)
             self._remember_rejection(rejection)
             return [rejection]
-        events: list[LogEvent] = [CommandApplied(command.id, command.seat, str(turn), command.by)]
+        events: list[LogEvent] = [CommandApplied(command.id, command.seat, text, command.by)]
         events.extend(facts)
         if any(isinstance(f, GameOver) for f in facts) and self.game.seed is not None:
             self.seed_revealed = self.game.seed.hex()  # as fold() would: the final view shows it
@@ -415,7 +428,7 @@ class Table:
         reason = f"turn {command.id} was answered before: a turn takes effect once"
         return CommandRejected(command.id, command.seat, REPEAT, command.turn, reason)
 
-    def _turn_refusal(self, command: TurnCommand, from_client: bool) -> str | None:
+    def _turn_refusal(self, command: TurnCommand, from_client: bool, resign: bool = False) -> str | None:
         if from_client and command.by != PERSON:
             return "only workers play for bots"
         if from_client and command.id.startswith(BOT_ID_PREFIX):
@@ -437,6 +450,12 @@ class Table:
                 return f"seat {spec.name} has not been joined yet"
             if not verify_turn(key, command.signature, self.game_id, command.id, seat, command.turn):
                 return f"wrong token for seat {spec.name}"
+        if resign:  # at any time the seat is still in the game (RULES.md, Resigning)
+            if command.by == BOT:
+                return "bots do not resign"
+            if seat in self.game.forfeited:
+                return f"seat {spec.name} is already out of the game"
+            return None
         if self.to_move != seat:
             mover = self.to_move
             if mover is None:

@@ -157,6 +157,7 @@ def test_play_a_whole_game(tmp_path: Path, service_url: str) -> None:
         t.expect("Choose a number from the menu")
         t.expect(PROMPT)
         assert "fold  give up this round" in t.plain
+        assert "resign  give up the whole game" in t.plain
 
         child.sendline("999")
         t.expect(r"Choose 1 to \d+, or type a turn\.")
