@@ -23,7 +23,7 @@ from red7es.service.connection import (
     masked_url,
 )
 from red7es.service.names import shown
-from red7es.service.store import DEFAULT_MAX_BOT_TIME
+from red7es.service.store import DEFAULT_MAX_BOT_TIME, KEEP_CHANGES_MS
 
 from .options import IN_PS, emit_json, has_password, json_option, pass_session, secret_option, url_option
 from .session import Session, live_workers, spawn_worker
@@ -63,6 +63,16 @@ rq_url_option = secret_option(
     envvar="RED7_SLOW_BOTS",
     help="Whether to play bots that think long (ismcts:time=2); a worker without keeps people's moves quick.",
 )
+@click.option(
+    "--keep-changes",
+    type=click.IntRange(0),
+    default=KEEP_CHANGES_MS // 1000,
+    show_default=True,
+    envvar="RED7_KEEP_CHANGES",
+    metavar="SECONDS",
+    help="How long a finished game keeps every change, for watchers resuming a dropped stream, before"
+    " it is compacted (0: at once).",
+)
 @click.option("--verbose", "-v", is_flag=True, help="Log every job.")
 @rq_url_option
 @url_option
@@ -74,6 +84,7 @@ def worker(
     name: str | None,
     max_bot_time: float,
     slow_bots: bool,
+    keep_changes: int,
     verbose: bool,
     rq_url: str | None,
 ) -> None:
@@ -120,6 +131,7 @@ def worker(
         redis_down=redis_down,
         slow_bots=slow_bots,
         max_bot_time=max_bot_time,
+        keep_changes_ms=keep_changes * 1000,
     )
 
 

@@ -15,13 +15,13 @@ from typing import Any
 import redis
 from rq.timeouts import JobTimeoutException
 
-from red7es.service import deadlines
+from red7es.service import compaction, deadlines
 from red7es.service.client import NUDGE_TTL_MS, GameService
 from red7es.service.connection import WAITED_OUT_ERRORS, unavailable
 from red7es.service.ending import end_problem
 from red7es.service.folding import Folder, GameBroken, has_work
 from red7es.service.inbox import SLOW_INBOX_KEY, Inbox
-from red7es.service.store import DEFAULT_MAX_BOT_TIME, NoSuchGame
+from red7es.service.store import DEFAULT_MAX_BOT_TIME, KEEP_CHANGES_MS, NoSuchGame
 
 __all__ = ["WorkerContext", "current_context", "repeating", "use_context"]
 
@@ -47,6 +47,7 @@ class WorkerContext:
         *,
         slow_bots: bool = True,
         max_bot_time: float = DEFAULT_MAX_BOT_TIME,
+        keep_changes_ms: int = KEEP_CHANGES_MS,
     ) -> None:
         self.inbox = Inbox(connection)
         # Games whose bot to move thinks long wait here for a worker that takes slow bots,
@@ -57,6 +58,7 @@ class WorkerContext:
         self._published = False  # max_bot_time told to clients this shift
         self.service = GameService(connection, wake=self.inbox.post)
         self.store = self.service.store
+        self.store.keep_changes_ms = keep_changes_ms  # a finished game's changes kept this long for watchers
         self.folder = Folder(self.store, interrupted=lambda: self.stopping, max_bot_time=max_bot_time)
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}"
         self._stalled_since: dict[str, float] = {}
@@ -291,6 +293,7 @@ class WorkerContext:
         # A deadline whose index entry was lost (a worker died between its append and the
         # index write) is put back from the game's meta, which the append wrote atomically.
         deadlines.restore(self.store.redis, timed)
+        compaction.compact_due(self.store.redis)  # finished games whose watchers had their time
         return woken
 
     def _finish(self, game_id: str, meta: dict[str, str]) -> None:

@@ -26,7 +26,7 @@ from rq.exceptions import StopRequested
 from red7es.bots.ismcts import MAX_TIME
 from red7es.service.client import QUEUE_NAME
 from red7es.service.connection import WAITED_OUT_ERRORS, backoff, is_cluster
-from red7es.service.store import DEFAULT_MAX_BOT_TIME
+from red7es.service.store import DEFAULT_MAX_BOT_TIME, KEEP_CHANGES_MS
 
 from .context import WorkerContext, use_context
 
@@ -240,6 +240,7 @@ def run_worker(
     redis_down: bool = False,
     slow_bots: bool = True,
     max_bot_time: float = DEFAULT_MAX_BOT_TIME,
+    keep_changes_ms: int = KEEP_CHANGES_MS,
 ) -> None:
     """Run one worker until stopped; survives Redis restarts by reconnecting.
 
@@ -249,13 +250,14 @@ def run_worker(
     no game has needed work for that many seconds.  ``redis_down``: the caller has
     already told that Redis cannot be reached, so the worker only tells when it can.
     ``slow_bots``: take games whose bot thinks long (docs/architecture.md, *Slow bots*);
-    ``max_bot_time``: no bot decision lasts longer, and new games may ask no more.
+    ``max_bot_time``: no bot decision lasts longer, and new games may ask no more;
+    ``keep_changes_ms``: how long a finished game keeps every change before it is compacted.
     """
     if rq_connection is None:
         if is_cluster(connection):
             raise ValueError("RQ needs a single Redis server: give run_worker an rq_connection besides the cluster")
         rq_connection = connection
-    context = WorkerContext(connection, slow_bots=slow_bots, max_bot_time=max_bot_time)
+    context = WorkerContext(connection, slow_bots=slow_bots, max_bot_time=max_bot_time, keep_changes_ms=keep_changes_ms)
     context.max_idle = max_idle
     context.outage = redis_down  # an outage is told once when it starts and once when it ends, not at every retry
     # StopRequested: asked to stop between two RQ workers, while Redis was away

@@ -14,8 +14,13 @@ keys hold data nobody needs any more (docs/records.md, *A finished game in Redis
   facts, never submitted or retried, so their ids are dropped; people's stay, so a
   client retrying a command of the finished game is still told it was taken.
 
-Called when a worker finishes a game (``GameStore.finish``); running it again changes
-nothing, so the sweep finishing a game whose worker died does it too.
+Not at once: a watcher whose connection dropped just before the end must still be able
+to resume from its last change id and be told every move (docs/gateway.md, streams).  A
+worker finishing a game (``GameStore.finish``) schedules its compaction
+:data:`KEEP_CHANGES_MS` later (Redis's clock) in the sorted set ``red7:compactions``,
+and workers compact the games due there on each sweep (:func:`compact_due`).  Running
+it again changes nothing, so a game finished twice (the sweep finishing one whose
+worker died) is compacted once.
 """
 
 from __future__ import annotations
@@ -28,9 +33,27 @@ import msgpack
 import redis
 
 from .events import BOT_ID_PREFIX
-from .store import Keys, entry_field, text
+from .store import KEEP_CHANGES_MS, Keys, entry_field, text
 
-__all__ = ["compact_finished", "game_over_change"]
+__all__ = ["COMPACTIONS", "KEEP_CHANGES_MS", "compact_due", "compact_finished", "game_over_change", "schedule"]
+
+COMPACTIONS = "red7:compactions"  # game id -> when (Redis ms) it may be compacted
+
+# Schedule one game (KEYS: the set; ARGV: game id, ms from now), by Redis's clock; a game
+# already scheduled keeps its time (NX: finishing it again does not put it off).
+_SCHEDULE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], 'NX', now + tonumber(ARGV[2]), ARGV[1])
+return 1
+"""
+
+# The games due by Redis's clock (KEYS: the set; ARGV: at most this many).
+_DUE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
+"""
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +100,28 @@ def compact_finished(connection: redis.Redis, game_id: str) -> tuple[int, int]:
         keys=[k.changes, k.cmdids, k.log, k.commands, k.meta], args=[end or "", *bots]
     )
     return int(removed), int(dropped)
+
+
+def schedule(connection: redis.Redis, game_id: str, keep_ms: int = KEEP_CHANGES_MS) -> None:
+    """Compact a finished game ``keep_ms`` from now (0: now, here)."""
+    if keep_ms <= 0:
+        compact_finished(connection, game_id)
+        return
+    connection.eval(_SCHEDULE, 1, COMPACTIONS, game_id, keep_ms)  # type: ignore[no-untyped-call]
+
+
+def compact_due(connection: redis.Redis, limit: int = 100) -> int:
+    """Compact the finished games whose time has come (at most ``limit``); how many.
+
+    Each is taken off the set only once compacted, so a worker dying midway leaves it
+    for the next sweep (compacting twice changes nothing).
+    """
+    games: Any = connection.eval(_DUE, 1, COMPACTIONS, limit)  # type: ignore[no-untyped-call]
+    for game in games:
+        game_id = text(game)
+        compact_finished(connection, game_id)
+        connection.zrem(COMPACTIONS, game_id)
+    return len(games)
 
 
 def _compact_script(connection: redis.Redis) -> Any:

@@ -62,7 +62,10 @@ __all__ = [
     "MAX_BOT_TIME_KEY",
     "refused_key",
     "WorkState",
+    "KEEP_CHANGES_MS",
 ]
+
+KEEP_CHANGES_MS = 10 * 60 * 1000  # how long a finished game keeps every change, for watchers resuming
 
 # The longest a bot may think on one turn unless the operator says otherwise (red7 worker
 # --max-bot-time): long enough for a strong ismcts, short enough that a person waiting on
@@ -214,6 +217,7 @@ class GameStore:
         read it, which EVALSHA of a script naming the seed's key would need (the gateway's)."""
         self.redis = connection
         self.scripted_create = scripted_create
+        self.keep_changes_ms = KEEP_CHANGES_MS  # a finished game's changes kept this long (compaction)
         self._create = connection.register_script(_script("create.lua"))
         self._submit = connection.register_script(_script("submit.lua"))
         self._append = connection.register_script(_script("append.lua"))
@@ -350,15 +354,15 @@ class GameStore:
         return int(version), text(cursor)
 
     def finish(self, game_id: str) -> None:
-        """Forget a finished game's secret, take it off the sweep list, and drop what it
-        no longer needs (:mod:`red7es.service.compaction`)."""
-        from .compaction import compact_finished  # it reads this module's keys
+        """Forget a finished game's secret, take it off the sweep list, and schedule the
+        dropping of what it no longer needs (:mod:`red7es.service.compaction`)."""
+        from . import compaction  # it reads this module's keys
 
         pipe = self.redis.pipeline(transaction=False)  # two slots: not a transaction
         pipe.delete(Keys(game_id).secret)
         pipe.srem(ACTIVE, game_id)
         pipe.execute()
-        compact_finished(self.redis, game_id)
+        compaction.schedule(self.redis, game_id, self.keep_changes_ms)
 
     def mark_broken(self, game_id: str, reason: str) -> None:
         """Mark a game broken (its log needs a human) and stop sweeping it.

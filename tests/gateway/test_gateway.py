@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from red7es.service.client import GameService
+from red7es.service.compaction import COMPACTIONS, compact_due
 from red7es.variant import Variant
 
 from .conftest import Gateway, Seat, join, new_game
@@ -287,9 +288,15 @@ def test_a_stream_tells_every_change_once_and_resumes_from_last_event_id(
 def test_a_stream_of_a_finished_game_resumed_from_a_trimmed_change_tells_the_end(
     http: httpx.Client, service: GameService
 ) -> None:
-    """Its changes end at the one holding GameOver: a reader resuming from any earlier id
-    gets that change, then the final view, and the stream ends."""
+    """Once compacted, its changes start at the one holding GameOver: a reader resuming from
+    any earlier id gets that change, then the final view, and the stream ends."""
     game = finished_bot_game(service)
+    whole = change_ids(service, game)
+    with http.stream("GET", f"/api/games/{game}/stream", headers={"Last-Event-ID": whole[0]}) as stream:
+        told = list(_lines(stream))  # before its compaction is due: every change after the id
+    assert [line["id"] for line in told if line["type"] == "change"] == whole[1:]
+    service.redis.zadd(COMPACTIONS, {game: 0})  # its time has come
+    assert compact_due(service.redis) == 1  # what a worker's sweep does
     [last] = change_ids(service, game)
     with http.stream("GET", f"/api/games/{game}/stream", headers={"Last-Event-ID": "1-0"}) as stream:
         told = list(_lines(stream))

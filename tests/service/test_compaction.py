@@ -8,7 +8,7 @@ import redis
 
 from red7es.service.audit import audit_game
 from red7es.service.codec import decode_log
-from red7es.service.compaction import compact_finished, game_over_change
+from red7es.service.compaction import COMPACTIONS, compact_due, compact_finished, game_over_change
 from red7es.service.folding import Folder
 from red7es.service.records import export
 from red7es.service.replay import Replay
@@ -21,10 +21,12 @@ def _memory(connection: redis.Redis, game_id: str) -> int:
     return sum(int(connection.memory_usage(k, samples=0) or 0) for k in connection.scan_iter(f"red7:{{{game_id}}}:*"))
 
 
-def _person_game(connection: redis.Redis) -> tuple[str, str, str]:
+def _person_game(connection: redis.Redis, keep_ms: int | None = None) -> tuple[str, str, str]:
     """A person against a bot played to its end, one fold per turn; (game, the first change id,
-    the person's first command id)."""
+    the person's first command id).  ``keep_ms``: its changes kept that long after the end."""
     svc = offline_service(connection)
+    if keep_ms is not None:
+        svc.store.keep_changes_ms = keep_ms
     folder = Folder(svc.store)
     created = svc.create(
         Variant(2, rounds=2), [person("ann"), bot("bob")], seed="compact", game_id="g1", join=["ann"], wait=None
@@ -43,11 +45,42 @@ def _person_game(connection: redis.Redis) -> tuple[str, str, str]:
     return "g1", first_change, first_command
 
 
+def _now_ms(connection: redis.Redis) -> int:
+    seconds, micros = connection.time()
+    return int(seconds) * 1000 + int(micros) // 1000
+
+
+def test_a_finished_game_is_compacted_once_its_watchers_had_their_time(real_redis: redis.Redis) -> None:
+    game, _first, _cmd = _person_game(real_redis)
+    svc = offline_service(real_redis)
+    every = svc.store.changes(game)
+    assert len(every) > 5  # nothing dropped yet: a watcher resuming now is told every move
+    when = real_redis.zscore(COMPACTIONS, game)
+    assert when is not None and abs(when - (_now_ms(real_redis) + 10 * 60 * 1000)) < 60_000
+    assert compact_due(real_redis) == 0 and svc.store.changes(game) == every  # not yet due
+    svc.store.finish(game)  # finished again (the sweep after a worker died): not put off
+    assert real_redis.zscore(COMPACTIONS, game) == when
+    real_redis.zadd(COMPACTIONS, {game: 0})  # its time has come
+    assert compact_due(real_redis) == 1
+    assert len(svc.store.changes(game)) == 1 and real_redis.zscore(COMPACTIONS, game) is None
+    assert compact_due(real_redis) == 0
+
+
+def test_a_reader_resuming_before_compaction_is_told_every_change(real_redis: redis.Redis) -> None:
+    game, first_change, _cmd = _person_game(real_redis)
+    svc = offline_service(real_redis)
+    later = svc.store.changes(game, first_change)
+    change = svc.wait_change(game, first_change, 1.0)
+    assert change is not None and len(later) > 5
+    assert change[0] == later[-1][0]
+    assert change[1] == [e for _i, _v, p in later for e in msgpack.unpackb(p, raw=False)["events"]]
+
+
 def test_a_finished_game_keeps_its_changes_from_game_over_and_only_peoples_command_ids(real_redis: redis.Redis) -> None:
-    game, _first, first_command = _person_game(real_redis)
+    game, _first, first_command = _person_game(real_redis, keep_ms=0)
     svc = offline_service(real_redis)
     changes = svc.store.changes(game)
-    assert len(changes) == 1  # the worker compacted it as the game ended
+    assert len(changes) == 1  # a worker told to keep nothing compacted it as the game ended
     events = msgpack.unpackb(changes[0][2], raw=False)["events"]
     assert "GameOver" in [e["type"] for e in events]
     assert game_over_change(real_redis, game) == changes[0][0]
@@ -88,7 +121,7 @@ def test_compaction_changes_no_record_no_view_and_at_least_a_quarter_of_the_byte
 def test_a_late_reader_resuming_from_a_trimmed_change_gets_the_end_and_the_final_view(
     real_redis: redis.Redis,
 ) -> None:
-    game, first_change, _cmd = _person_game(real_redis)
+    game, first_change, _cmd = _person_game(real_redis, keep_ms=0)
     svc = offline_service(real_redis)
     change = svc.wait_change(game, first_change, 1.0)  # an id the stream no longer holds
     assert change is not None
@@ -107,3 +140,16 @@ def test_compacting_a_game_that_is_not_over_keeps_its_changes(real_redis: redis.
     changes = svc.store.changes("g2")
     assert compact_finished(real_redis, "g2") == (0, 0)
     assert svc.store.changes("g2") == changes
+
+
+def test_a_workers_sweep_compacts_the_games_due(real_redis: redis.Redis) -> None:
+    from red7es.workers.context import WorkerContext
+
+    game, _first, _cmd = _person_game(real_redis)
+    context = WorkerContext(real_redis)
+    context.sweep()
+    assert len(offline_service(real_redis).store.changes(game)) > 5  # not due for 10 minutes
+    real_redis.zadd(COMPACTIONS, {game: 0})
+    context.sweep()
+    assert len(offline_service(real_redis).store.changes(game)) == 1
+    assert real_redis.zscore(COMPACTIONS, game) is None
