@@ -238,15 +238,28 @@ def test_an_entrant_connecting_late_is_told_of_its_games_under_way(
 
     games = wait_for(anns_games_exist, "ann's games to be created")
     told: list[str] = []
-    with http.stream("GET", f"/api/tournaments/{tid}/stream?entrant=ann") as stream:
-        for raw in stream.iter_lines():
-            line = json.loads(raw) if raw.strip() else {"type": None}
-            if line["type"] == "state":
-                assert len(line["tournament"]["paired"]) == 3 and not told
-            elif line["type"] == "game_started":
-                told.append(line["game"])
-                play_as_ann(http, service, line["game"], line["seat"])
-            elif line["type"] == "tournament_over":
-                break
+    errors: list[str] = []  # an error line says: reconnect and resume (a client that reads
+    last: str | None = None  # too slowly, playing a game meanwhile, may be dropped)
+    over = False
+    while not over and len(errors) < 5:
+        headers = {"Last-Event-ID": last} if last else {}
+        with http.stream("GET", f"/api/tournaments/{tid}/stream?entrant=ann", headers=headers) as stream:
+            for raw in stream.iter_lines():
+                line = json.loads(raw) if raw.strip() else {"type": None}
+                last = line.get("id", last)
+                if line["type"] == "state":
+                    assert len(line["tournament"]["paired"]) == 3 and not told
+                elif line["type"] == "game_started":
+                    told.append(line["game"])
+                    play_as_ann(http, service, line["game"], line["seat"])
+                elif line["type"] == "error":
+                    errors.append(line["error"])
+                    break
+                elif line["type"] == "tournament_over":
+                    over = True
+                    break
+            else:
+                raise AssertionError(f"the stream ended with no tournament_over nor error line (told {told})")
     run.finish()
+    assert over, errors
     assert told == games
