@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import re
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -52,8 +53,23 @@ def spawn(
         env["NO_COLOR"] = "1"
     program, *words = red7
     return pexpect.spawn(
-        program, [*words, *args, "--url", url], env=env, encoding="utf-8", timeout=30, dimensions=dimensions
+        program,
+        [*words, *args, "--url", url],
+        env=env,
+        encoding="utf-8",
+        timeout=30,
+        dimensions=dimensions,
+        preexec_fn=_ctrl_c_as_at_a_terminal,
     )
+
+
+def _ctrl_c_as_at_a_terminal() -> None:
+    """In the child, before ``red7`` starts: SIGINT back to its default action.
+
+    A non-interactive shell starts a background job (``pytest &``) with SIGINT ignored,
+    and an ignored signal stays ignored across exec: Python then never installs its
+    Ctrl-C handler, and every test that presses Ctrl-C waited out its timeout."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class Transcript:
