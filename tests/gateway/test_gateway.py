@@ -314,7 +314,8 @@ def _lines(stream: httpx.Response) -> Any:
 def test_a_live_stream_dropped_mid_game_resumes_without_gaps_or_repeats(
     http: httpx.Client, service: GameService
 ) -> None:
-    game = new_game(service, ["ann"], {"bob": "greedy"})
+    # (a match of five round wins, a fixed deal: ann's first turns cannot end it)
+    game = new_game(service, ["ann"], {"bob": "greedy"}, Variant(2, rounds=5), seed="resume")
     ann = join(http, game, 0)
     seen: list[str] = []
     last: str | None = None
