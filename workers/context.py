@@ -31,6 +31,10 @@ LEASE_MS = 5_000  # renewed while the game is folded; a dead worker's games wait
 KEEPALIVE_SECONDS = 1.0  # how often the lease and the heartbeat are renewed while a slice runs
 SLICE_SECONDS = 0.5
 STALL_SECONDS = 3.0
+# Active games each sweep reads besides those due in the work index, going round all of
+# them: keys written by hand are caught within (games / SCAN_SLICE) sweeps, at a cost per
+# second that no number of idle games raises.
+SCAN_SLICE = 20
 SWEEP_SECONDS = 2.0
 DUE_REPOST_SECONDS = 1.0  # a due game not yet timed out (its lease elsewhere) is posted again after this
 
@@ -70,6 +74,7 @@ class WorkerContext:
         self.beat: Callable[[], None] = lambda: None  # the worker's liveness signal
         self.outage = False  # Redis is unreachable or refusing: told once when it starts, once when it ends
         self._due_posted: dict[str, float] = {}  # games posted for a deadline, and when
+        self._scan_cursor = 0  # where the sweep's slice of every active game goes on from
 
     def redis_lost(self, exc: Exception, retry_in: float | None = None) -> None:
         """Tell that Redis cannot serve the worker (``exc``, one of WAITED_OUT_ERRORS), once per outage.
@@ -236,18 +241,33 @@ class WorkerContext:
             del self._due_posted[game_id]
         return posted
 
-    def sweep(self) -> int:
-        """Re-post games that have work but nobody on them (a worker died mid-game).
+    def sweep(self, full: bool | None = None) -> int:
+        """Re-post games that have work but nobody on them (a worker died mid-game, a
+        wake-up was lost); how many were posted.
 
-        Also what one write by hand would freeze for ever: a lease that never expires (or
-        outlasts a worker's) is removed, and a game meta says is over is finished only if
-        its log shows it ended (else it is marked broken, its seed kept).
+        Only the games due in the work index are read (:mod:`red7es.service.work_index`),
+        so idle games cost nothing; a ``full`` sweep reads every active game, which a
+        worker does first of all (by default, its first sweep): games from before the
+        index, and what one write by hand would freeze for ever, are caught then.  A lease
+        that never expires (or outlasts a worker's) is removed, and a game meta says is
+        over is finished only if its log shows it ended (else it is marked broken, its
+        seed kept).
         """
+        full = self.last_sweep == 0.0 if full is None else full
         self.last_sweep = time.monotonic()
         woken = 0
         now = time.monotonic()
-        active = self.store.active_games()
+        if full:
+            active = self.store.active_games()
+            indexed = set(self.store.work.members())
+        else:
+            active = self.store.work.due()
+            indexed = set(active)
+            # and a slice of every game, whatever the index says, for what a hand wrote
+            self._scan_cursor, some = self.store.some_active_games(self._scan_cursor, SCAN_SLICE)
+            active += [g for g in dict.fromkeys(some) if g not in indexed]
         timed: dict[str, int] = {}
+        busy: list[str] = []  # games with work, or a worker on them: looked at again later
         for game_id, state in zip(active, self.store.work_states(active), strict=True):
             if not isinstance(state, redis.ResponseError) and state.meta.get("deadline", "").isdigit():
                 timed[game_id] = int(state.meta["deadline"])
@@ -255,6 +275,7 @@ class WorkerContext:
                 if game_id not in self._unreadable:  # said once, not at every sweep
                     log.error("game %s cannot be swept: %s", game_id, str(state).splitlines()[0])
                     self._unreadable.add(game_id)
+                busy.append(game_id)  # tried again at each look, as every game was before the index
                 continue
             self._unreadable.discard(game_id)
             if state.meta.get("broken"):
@@ -269,9 +290,15 @@ class WorkerContext:
                 if lease is None and has_work(state.meta, state.last_command):
                     # Its nudge may be set, by a wake-up the lease turned away: post it at once.
                     self.inbox.post(game_id)
+                    busy.append(game_id)
                     woken += 1
                     continue
-            if lease is not None or not has_work(state.meta, state.last_command):
+            if lease is None and not has_work(state.meta, state.last_command):
+                if game_id in indexed:
+                    self._off_the_index(game_id)
+                continue
+            busy.append(game_id)
+            if lease is not None:
                 self._stalled_since.pop(game_id, None)
                 continue
             first = self._stalled_since.setdefault(game_id, now)
@@ -286,15 +313,26 @@ class WorkerContext:
                     self.inbox.post(game_id)
                 self._stalled_since[game_id] = now
                 woken += 1
-        for game_id in list(self._stalled_since):
-            if game_id not in active:
-                del self._stalled_since[game_id]
-        self._unreadable &= set(active)
+        self.store.work.later(busy)
+        for game_id in set(active) - set(busy):  # finished, broken, or nothing left to do
+            self._stalled_since.pop(game_id, None)
+        if full:  # (an index look sees only the games due: the others keep what they had)
+            for game_id in list(self._stalled_since):
+                if game_id not in active:
+                    del self._stalled_since[game_id]
+            self._unreadable &= set(active)
         # A deadline whose index entry was lost (a worker died between its append and the
         # index write) is put back from the game's meta, which the append wrote atomically.
         deadlines.restore(self.store.redis, timed)
         compaction.compact_due(self.store.redis)  # finished games whose watchers had their time
         return woken
+
+    def _off_the_index(self, game_id: str) -> None:
+        """Take a game with no work and no worker off the work index, then look again: work
+        that arrived meanwhile either is seen here or put the game back itself."""
+        meta, last_command = self.store.clear_nudge_and_look(game_id, nudge=False)
+        if has_work(meta, last_command):
+            self.service.schedule(game_id)
 
     def _finish(self, game_id: str, meta: dict[str, str]) -> None:
         """Forget the seed of a game whose log shows it ended; mark one whose meta alone says so

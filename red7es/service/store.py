@@ -37,6 +37,7 @@ import redis
 from ..wording import counted
 from .deadlines import DEADLINES, SYNC, append_indexed
 from .envelope import MAX_COMMAND_SIZE, pack_map
+from .work_index import WORK, WorkIndex
 
 __all__ = [
     "GameStore",
@@ -225,6 +226,7 @@ class GameStore:
         self._renew = connection.register_script(_script("renew.lua"))
         self._drop_lease = connection.register_script(_script("drop_lease.lua"))
         self._sync_deadline = connection.register_script(SYNC)
+        self.work = WorkIndex(connection)  # games with work a worker may have dropped (the sweep's)
 
     # ------------------------------------------------------------------ writing
 
@@ -361,6 +363,7 @@ class GameStore:
         pipe = self.redis.pipeline(transaction=False)  # two slots: not a transaction
         pipe.delete(Keys(game_id).secret)
         pipe.srem(ACTIVE, game_id)
+        pipe.zrem(WORK, game_id)
         pipe.execute()
         compaction.schedule(self.redis, game_id, self.keep_changes_ms)
 
@@ -386,8 +389,11 @@ class GameStore:
 
     def deactivate(self, game_id: str) -> None:
         """Stop sweeping a game (it is broken: its log needs a human), and timing it out."""
-        self.redis.srem(ACTIVE, game_id)
-        self.redis.zrem(DEADLINES, game_id)
+        pipe = self.redis.pipeline(transaction=False)  # three slots: not a transaction
+        pipe.srem(ACTIVE, game_id)
+        pipe.zrem(DEADLINES, game_id)
+        pipe.zrem(WORK, game_id)
+        pipe.execute()
 
     # ------------------------------------------------------------------ reading
 
@@ -531,6 +537,14 @@ class GameStore:
     def active_games(self) -> list[str]:
         return sorted(text(g) for g in self.redis.smembers(ACTIVE))
 
+    def some_active_games(self, cursor: int, count: int) -> tuple[int, list[str]]:
+        """About ``count`` active games from ``cursor`` (``SSCAN``), and the cursor to go on from
+        (0: the set was gone through); a game may come twice."""
+        if count <= 0:
+            return cursor, []
+        after, games = self.redis.sscan(ACTIVE, cursor, count=count)
+        return int(after), [text(g) for g in games]
+
     def work_states(self, game_ids: list[str]) -> list[WorkState | redis.ResponseError]:
         """What the sweep needs to know of each game (:class:`WorkState`), in one round trip.
 
@@ -622,8 +636,16 @@ class GameStore:
         return text(value) if value else None
 
     def set_nudge(self, game_id: str, ttl_ms: int) -> bool:
-        """Mark that a job for the game is queued; False if one already is."""
-        return bool(self.redis.set(Keys(game_id).nudge, 1, nx=True, px=ttl_ms))
+        """Mark that a job for the game is queued; False if one already is.
+
+        In the same round trip the game goes into the work index (unless it is there), so
+        that the sweep looks at it should the job be lost (:mod:`red7es.service.work_index`).
+        """
+        pipe = self.redis.pipeline(transaction=False)  # two slots: not a transaction
+        pipe.set(Keys(game_id).nudge, 1, nx=True, px=ttl_ms)
+        self.work.add(game_id, client=pipe)
+        nudged, _indexed = pipe.execute()
+        return bool(nudged)
 
     def clear_nudge(self, game_id: str) -> None:
         self.redis.delete(Keys(game_id).nudge)
@@ -649,18 +671,22 @@ class GameStore:
             return DEFAULT_MAX_BOT_TIME
         return value if 0 < value < float("inf") else DEFAULT_MAX_BOT_TIME
 
-    def clear_nudge_and_look(self, game_id: str) -> tuple[dict[str, str], str]:
-        """Clear the nudge, then read the meta and last command id: one round trip.
+    def clear_nudge_and_look(self, game_id: str, nudge: bool = True) -> tuple[dict[str, str], str]:
+        """Take the game off the work index, clear its nudge, then read the meta and last
+        command id: one round trip (``nudge=False``: the nudge is left as it is).
 
         What a worker does after releasing a game, so that a command arriving
-        meanwhile is either seen here or wakes a worker itself.
+        meanwhile is either seen here or wakes a worker itself (which puts the game
+        back on the index): a game with work is never left off it.
         """
         k = Keys(game_id)
         pipe = self.redis.pipeline(transaction=False)
-        pipe.delete(k.nudge)
+        pipe.zrem(WORK, game_id)
+        if nudge:
+            pipe.delete(k.nudge)
         pipe.hgetall(k.meta)
         pipe.xrevrange(k.commands, max="+", min="-", count=1)
-        _deleted, meta, last = pipe.execute()
+        *_cleared, meta, last = pipe.execute()
         return {text(a): text(b) for a, b in meta.items()}, _last_id(last)
 
 

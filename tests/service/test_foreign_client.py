@@ -65,7 +65,9 @@ class DocsClient:
         return self.tokens[seat].public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
 
     def wake(self) -> None:
-        if self.r.set(self.key("nudge"), 1, nx=True, px=30000):
+        nudged = self.r.set(self.key("nudge"), 1, nx=True, px=30000)
+        self.r.zadd("red7:work", {self.game: 0}, nx=True)
+        if nudged:
             self.r.xadd("red7:inbox", {"g": self.game}, maxlen=100000, approximate=True)
 
     def last_change(self) -> str:

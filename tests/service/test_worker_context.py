@@ -11,6 +11,7 @@ import fakeredis
 import pytest
 import redis
 
+from red7es.service import work_index
 from red7es.service.codec import encode_command
 from red7es.service.events import CommandApplied, JoinCommand
 from red7es.service.inbox import INBOX_KEY
@@ -124,7 +125,11 @@ def test_a_command_arriving_during_a_slice_is_not_lost(fake_redis: Any) -> None:
     assert log[-1].type == "SeatJoined"
 
 
-def test_sweep_reposts_lost_work(fake_redis: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("full", [True, False], ids=["every-game", "the-work-index"])
+def test_sweep_reposts_lost_work(fake_redis: Any, monkeypatch: pytest.MonkeyPatch, full: bool) -> None:
+    """The same rescues whether the sweep reads every active game (a worker's first) or only
+    the games due in the work index (every later one; here due at once)."""
+    monkeypatch.setattr(work_index, "CHECK_MS", 0)
     svc = offline_service(fake_redis)
     all_bot_game(svc, "held")
     all_bot_game(svc, "lost")
@@ -136,12 +141,12 @@ def test_sweep_reposts_lost_work(fake_redis: Any, monkeypatch: pytest.MonkeyPatc
         svc.store.clear_nudge(g)
     svc.store.acquire_lease("held", "other", context_module.LEASE_MS)  # someone is on it (a longer lease: nobody)
     svc.store.set_nudge("nudged", 10_000)  # a post is on its way (or was lost)
-    assert ctx.sweep() == 1
+    assert ctx.sweep(full) == 1
     assert _posts(fake_redis) == ["lost"]
     assert not svc.store.set_nudge("lost", 10_000)
     # a nudge that nobody acted on for STALL_SECONDS: its post was lost
     monkeypatch.setattr(context_module, "STALL_SECONDS", 0.0)
-    assert ctx.sweep() == 2
+    assert ctx.sweep(full) == 2
     assert sorted(_posts(fake_redis)[1:]) == ["lost", "nudged"]
     # finished and broken games are left alone
     ctx.advance("lost")
@@ -149,7 +154,7 @@ def test_sweep_reposts_lost_work(fake_redis: Any, monkeypatch: pytest.MonkeyPatc
     svc.store.release_lease("held", "other")
     ctx.advance("held")
     before = len(_posts(fake_redis))
-    assert ctx.sweep() == 0 and len(_posts(fake_redis)) == before
+    assert ctx.sweep(full) == 0 and len(_posts(fake_redis)) == before
 
 
 def test_shift_serves_the_inbox(real_redis: redis.Redis) -> None:

@@ -1,0 +1,128 @@
+"""The work index (red7es.service.work_index): a game with work always has an entry, a game
+waiting for a person has none, and the sweep reads the games due plus a bounded slice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import redis
+
+from red7es.service.inbox import INBOX_KEY
+from red7es.service.work_index import WORK
+from red7es.variant import Variant
+from red7es.workers import context as context_module
+from red7es.workers.context import WorkerContext
+
+from .helpers import all_bot_game, offline_service, person
+
+
+def _posts(r: redis.Redis) -> list[str]:
+    return [fields[b"g"].decode() for _, fields in r.xrange(INBOX_KEY)]
+
+
+def _indexed(r: redis.Redis) -> set[str]:
+    return {g.decode() for g in r.zrange(WORK, 0, -1)}
+
+
+def _people_game(svc: Any, ctx: WorkerContext, game: str) -> dict[str, str]:
+    created = svc.create(Variant(2), [person("ann"), person("bob")], game_id=game, join=["ann", "bob"], wait=None)
+    ctx.advance(game)  # dealt: now it waits for ann
+    return dict(created.tokens)
+
+
+def _play(svc: Any, tokens: dict[str, str]) -> dict[str, Any]:
+    """The seat to move of g1 plays its first legal turn; the view before it."""
+    seat = svc.view("g1")["to_move"]
+    view = svc.view("g1", seat)
+    name = ["ann", "bob"][seat]
+    svc.submit("g1", name, tokens[name], view["legal"][0])
+    return dict(view)
+
+
+def test_a_game_waiting_for_a_person_is_off_the_index_and_a_turn_puts_it_on(real_redis: redis.Redis) -> None:
+    svc = offline_service(real_redis)
+    ctx = WorkerContext(real_redis, owner="me")
+    tokens = _people_game(svc, ctx, "g1")
+    assert _indexed(real_redis) == set()  # waiting for ann: nothing for a worker to do
+    _play(svc, tokens)
+    assert _indexed(real_redis) == {"g1"}  # in the same round trip as the nudge
+    ctx.advance("g1")
+    assert _indexed(real_redis) == set()
+
+
+def test_a_turn_whose_nudge_was_left_by_a_dead_worker_still_goes_on_the_index(real_redis: redis.Redis) -> None:
+    """A nudge left set (its worker died, its post lost) turns the next wake-up away; the
+    index entry is added all the same, so the sweep finds the game."""
+    svc = offline_service(real_redis)
+    ctx = WorkerContext(real_redis, owner="me")
+    tokens = _people_game(svc, ctx, "g1")
+    svc.store.set_nudge("g1", 60_000)
+    real_redis.zrem(WORK, "g1")
+    _play(svc, tokens)  # its wake-up is turned away
+    assert _indexed(real_redis) == {"g1"}
+
+
+def test_an_index_sweep_rescues_a_game_whose_worker_died(
+    real_redis: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    svc = offline_service(real_redis)
+    ctx = WorkerContext(real_redis, owner="me")
+    tokens = _people_game(svc, ctx, "g1")
+    ctx.sweep()  # a worker's first sweep reads every game; every later one, the index
+    view = _play(svc, tokens)
+    # (this service posts nothing: as if the worker it woke died before taking a lease)
+    monkeypatch.setattr(context_module, "SCAN_SLICE", 0)  # (the index alone finds it)
+    monkeypatch.setattr(context_module, "STALL_SECONDS", 0.0)
+    assert ctx.sweep(full=False) == 0  # due, but the nudge says a post is on its way: not yet
+    assert _indexed(real_redis) == {"g1"}
+    real_redis.zadd(WORK, {"g1": 0})  # its next look is due
+    assert ctx.sweep(full=False) == 1 and _posts(real_redis) == ["g1"]
+    ctx.advance("g1")
+    assert svc.view("g1")["version"] > view["version"] and _indexed(real_redis) == set()
+
+
+def test_a_game_left_with_no_work_is_taken_off_and_a_busy_one_looked_at_later(
+    real_redis: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    svc = offline_service(real_redis)
+    ctx = WorkerContext(real_redis, owner="me")
+    _people_game(svc, ctx, "idle")
+    all_bot_game(svc, "busy")
+    real_redis.zadd(WORK, {"idle": 0, "busy": 0})
+    monkeypatch.setattr(context_module, "SCAN_SLICE", 0)
+    ctx.sweep(full=False)
+    assert _indexed(real_redis) == {"busy"}  # the bot game has work: looked at again later
+    later = real_redis.zscore(WORK, "busy")
+    assert later is not None and later > 0
+
+
+def test_an_index_sweep_reads_the_games_due_and_a_bounded_slice_not_every_idle_game(
+    real_redis: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    svc = offline_service(real_redis)
+    ctx = WorkerContext(real_redis, owner="me")
+    for n in range(200):
+        svc.create(Variant(2), [person("ann"), person("bob")], game_id=f"idle{n}", wait=None)
+        ctx.advance(f"idle{n}")  # waits for its people to join
+    assert _indexed(real_redis) == set()
+    read: list[int] = []
+    states = svc.store.work_states
+    monkeypatch.setattr(ctx.store, "work_states", lambda games: read.append(len(games)) or states(games))
+    ctx.sweep()
+    ctx.sweep()
+    ctx.sweep()
+    assert read[0] == 200  # the first: every game
+    assert all(n <= 2 * context_module.SCAN_SLICE for n in read[1:])  # (SSCAN's COUNT is a hint)
+    assert _indexed(real_redis) == set()
+
+
+def test_the_index_survives_a_full_sweep_of_games_from_before_it(real_redis: redis.Redis) -> None:
+    """A game with work and no entry (created before the index) is put on it by a worker's
+    first sweep, and posted."""
+    svc = offline_service(real_redis)
+    all_bot_game(svc, "old")
+    real_redis.delete(WORK, "red7:{old}:nudge", INBOX_KEY)
+    ctx = WorkerContext(real_redis, owner="me")
+    assert ctx.sweep() == 1 and _posts(real_redis) == ["old"]
+    assert _indexed(real_redis) == {"old"}
