@@ -27,7 +27,7 @@ from red7es.service.events import BOT, PERSON, SeatSpec
 from red7es.service.http_client import COMMAND_ID, MOST_LISTED, GatewayUnreachable
 from red7es.service.names import name_problem, shown
 from red7es.service.store import TOURNAMENT_GAMES, valid_game_id
-from red7es.service.tokens import TokenError, is_public_key, public_key
+from red7es.service.tokens import TokenError, public_key
 from red7es.service.transport import GameClient
 from red7es.steps import RESIGN, StepError, Turn
 from red7es.variant import Variant, VariantError
@@ -41,6 +41,7 @@ from .options import (
     pass_session,
     player_url_option,
     red7_line,
+    reserved_keys,
     seat_link,
     token_option,
     typed_url,
@@ -423,26 +424,6 @@ def _web_without_json(web: str | None, as_json: bool) -> None:
         raise click.UsageError(
             "--web prints a line of text: with --json, build the link from the token (red7 help web)"
         )
-
-
-def reserved_keys(entries: tuple[str, ...], people: tuple[str, ...]) -> dict[str, str]:
-    """``--reserve NAME=KEY`` entries as {name: key}; a usage error (exit 2) for an entry that
-    names no person's seat, a seat twice, or a key that is not 64 lower-case hex digits."""
-    keys: dict[str, str] = {}
-    for entry in entries:
-        name, eq, key = entry.rpartition("=")
-        if not eq or not name:
-            raise click.UsageError(f"--reserve {entry!r}: give NAME=KEY")
-        if name not in people:
-            raise click.UsageError(f"--reserve {entry!r}: {name!r} is no person's seat (give it with -p)")
-        if name in keys:
-            raise click.UsageError(f"--reserve: seat {name!r} is given twice")
-        if not is_public_key(key):
-            raise click.UsageError(f"--reserve {name}=...: the key must be 64 lower-case hex digits (a public key)")
-        if key in keys.values():
-            raise click.UsageError(f"--reserve {name}=...: that key holds another seat already: one seat per key")
-        keys[name] = key
-    return keys
 
 
 # ---------------------------------------------------------------------------- join

@@ -40,6 +40,7 @@ from .options import (
     pass_session,
     player_url_option,
     red7_line,
+    reserved_keys,
     typed_url,
     url_option,
 )
@@ -119,6 +120,14 @@ def _state(session: Session, name: str) -> TournamentState:
     help="Rounds to play (default: one full round-robin cycle; Swiss: max(3, ceil(log2 entrants))).",
 )
 @click.option("--seed", help="Seed text: the same seed gives the same pairings and deals (default: random).")
+@click.option(
+    "--reserve",
+    "reserved",
+    multiple=True,
+    metavar="NAME=KEY",
+    help="Seat person entrant NAME with public key KEY (64 hex digits) in every game of theirs, at creation:"
+    " no joins, and playable over the gateway (repeatable).",
+)
 @json_option
 @url_option
 @pass_session
@@ -137,13 +146,17 @@ def create(
     fmt: str,
     rounds_count: int | None,
     seed: str | None,
+    reserved: tuple[str, ...],
     as_json: bool,
 ) -> None:
     """Create tournament TOURNAMENT (an id: 1-24 lower-case letters, digits, dashes).
 
     Entrants are people (-p NAME) and bots (-b SPEC, named after the bot unless
     given as NAME=SPEC). --rounds is the variant's round wins per game; the
-    number of tournament rounds is --tournament-rounds.
+    number of tournament rounds is --tournament-rounds. --reserve NAME=KEY
+    registers a person entrant's own public key: its seats are its key's in
+    every game at creation, so it plays them with its token (over a gateway,
+    too) and never joins.
 
     \b
     Example:
@@ -160,12 +173,13 @@ def create(
     if problem is not None:
         raise click.UsageError(problem)
     entrants = seat_specs(people, bots)
+    keys = reserved_keys(reserved, people, whose="person entrant")
     variant = variant_from(table_size, scoring, draw, actions, rounds, target)
     problem = count_problem(len(entrants), table_size)
     if problem is not None:  # like one seat or five for `new`: the options contradict the rules
         raise click.UsageError(problem)
     created = create_tournament(
-        session.connection, name, entrants, variant, fmt, rounds=rounds_count, seed=seed, name=title
+        session.connection, name, entrants, variant, fmt, rounds=rounds_count, seed=seed, name=title, keys=keys
     ).event
     games = total_games(created)
     if as_json:
@@ -179,6 +193,7 @@ def create(
                 "rounds": created.rounds,
                 "games": games,
                 "entrants": [seat_data(e) for e in created.entrants],
+                "keys": dict(created.keys),
                 "commitment": created.commitment,
             }
         )

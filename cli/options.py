@@ -27,12 +27,14 @@ from red7es.service.names import escaped, shown, unshowable
 from red7es.service.records import RecordError
 from red7es.service.replay import ReplayError
 from red7es.service.store import NoSuchGame
+from red7es.service.tokens import is_public_key
 from red7es.steps import StepError
 from red7es.variant import VariantError
 
 from .session import Session
 
 __all__ = [
+    "reserved_keys",
     "STDIN",
     "STDOUT",
     "Red7Group",
@@ -438,3 +440,23 @@ def typed_url() -> str | None:
         return typed
     url: str | None = ctx.params.get("url")
     return url if ctx.get_parameter_source("url") is ParameterSource.COMMANDLINE else None
+
+
+def reserved_keys(entries: tuple[str, ...], people: tuple[str, ...], whose: str = "person's seat") -> dict[str, str]:
+    """``--reserve NAME=KEY`` entries as {name: key}; a usage error (exit 2) for an entry that
+    names no person's seat, a seat twice, or a key that is not 64 lower-case hex digits."""
+    keys: dict[str, str] = {}
+    for entry in entries:
+        name, eq, key = entry.rpartition("=")
+        if not eq or not name:
+            raise click.UsageError(f"--reserve {entry!r}: give NAME=KEY")
+        if name not in people:
+            raise click.UsageError(f"--reserve {entry!r}: {name!r} is no {whose} (give it with -p)")
+        if name in keys:
+            raise click.UsageError(f"--reserve: seat {name!r} is given twice")
+        if not is_public_key(key):
+            raise click.UsageError(f"--reserve {name}=...: the key must be 64 lower-case hex digits (a public key)")
+        if key in keys.values():
+            raise click.UsageError(f"--reserve {name}=...: that key holds another seat already: one seat per key")
+        keys[name] = key
+    return keys

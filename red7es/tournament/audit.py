@@ -8,7 +8,8 @@ The audit trusts neither the runner nor the tournament's own fold:
    rounds before it, and must equal the ``RoundPaired`` that was written;
 3. every game is audited on its own (:func:`red7es.service.audit.audit_record`:
    re-executed from its revealed seed and commands), and must seat the paired entrants
-   under the tournament's variant; once the tournament seed is revealed, each game's
+   under the tournament's variant, those who registered a key seated with it at
+   creation (and nobody else); once the tournament seed is revealed, each game's
    commitment must be that of the seed derived for it;
 4. every recorded result must be the ``GameOver`` of that game's log, at the log
    position it names;
@@ -30,7 +31,8 @@ from ..deal import commitment
 from ..facts import GameOver
 from ..service.audit import FAIL, AuditReport, audit_record
 from ..service.client import GameService
-from ..service.codec import CorruptEvent, decode_event, event_hash
+from ..service.codec import CorruptEvent, decode_command, decode_event, event_hash
+from ..service.events import CreateCommand
 from ..service.records import Record, RecordError, export
 from ..service.store import NoSuchGame
 from ..wording import counted
@@ -38,6 +40,7 @@ from .events import GameFinished, RoundPaired, Seating
 from .ids import game_seed
 from .lifecycle import load
 from .pairing import pair_round
+from .runner import entrant_joins
 from .standings import standings
 from .state import TournamentCorrupt, TournamentState
 
@@ -194,6 +197,12 @@ def _game(
         raise _Divergence(f"game {t.game} seats {names}, but round {r} paired {','.join(s.name for s in seats)}")
     if record.variant != spec.variant:
         raise _Divergence(f"game {t.game} is played as {record.variant.describe()}, not {spec.variant.describe()}")
+    joins = _created_joins(record)
+    if joins != entrant_joins(spec, t):
+        raise _Divergence(
+            f"game {t.game} seated {_joins_text(joins)} at creation, but the tournament registered"
+            f" {_joins_text(entrant_joins(spec, t))}"
+        )
     if seed is not None and record.commitment != commitment(game_seed(seed, t.game)):
         raise _Divergence(f"game {t.game} was not dealt from the seed the tournament seed derives for it")
     audit = game_audit(record)
@@ -209,6 +218,23 @@ def _game(
     if recorded is not None:
         _compare_result(record, recorded, from_log)
     return from_log
+
+
+def _created_joins(record: Record) -> tuple[tuple[int, str], ...] | None:
+    """The (seat, key) pairs a game's create command seated at once (None: no create command)."""
+    if not record.commands:
+        return None
+    try:
+        command = decode_command(record.commands[0].raw)[0]
+    except CorruptEvent:
+        return None
+    return command.joins if isinstance(command, CreateCommand) else None
+
+
+def _joins_text(joins: tuple[tuple[int, str], ...] | None) -> str:
+    if joins is None:
+        return "nothing it can tell (no create command)"
+    return ", ".join(f"seat {seat} with key {key[:16]}…" for seat, key in joins) or "nobody"
 
 
 def _outcome(record: Record, round_number: int) -> GameFinished | None:

@@ -57,7 +57,14 @@ def _created(d: dict[str, Any]) -> TournamentCreated:
         int(d["rounds"]),
         str(d["commitment"]),
         int(d["created"]),
+        _keys(d.get("keys", {})),
     )
+
+
+def _keys(keys: Any) -> tuple[tuple[str, str], ...]:
+    if not isinstance(keys, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in keys.items()):
+        raise ValueError(f"expected entrant keys as a map of names to keys, got {keys!r}")
+    return tuple(sorted(keys.items()))
 
 
 def _paired(d: dict[str, Any]) -> RoundPaired:
@@ -91,6 +98,8 @@ TOURNAMENT_EVENT_TYPES: dict[str, EventType] = {
             "rounds": e.rounds,
             "commitment": e.commitment,
             "created": e.created,
+            # only when some entrant has a key: tournaments without stay byte-identical
+            **({"keys": dict(e.keys)} if e.keys else {}),
         },
         _created,
     ),

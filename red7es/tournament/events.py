@@ -51,10 +51,18 @@ class TournamentCreated:
     rounds: int
     commitment: str
     created: int  # milliseconds since the epoch
+    # (entrant name, Ed25519 public key) of the people entrants registered with a key of
+    # their own: the runner seats each in every game of theirs with it at creation, so
+    # the seat is theirs alone, with no join (playable over the gateway). Sorted by name.
+    keys: tuple[tuple[str, str], ...] = ()
 
     @property
     def table_size(self) -> int:
         return self.variant.players
+
+    def key_of(self, name: str) -> str | None:
+        """The public key entrant ``name`` registered, or None."""
+        return dict(self.keys).get(name)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ a tournament that exists can always be run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from math import comb
 
@@ -19,6 +19,7 @@ from ..service.codec import GENESIS
 from ..service.events import BOT, PERSON, SeatSpec
 from ..service.names import name_problem, unshowable
 from ..service.store import GameStore, now_ms
+from ..service.tokens import is_public_key
 from ..variant import Variant
 from .codec import encode
 from .events import FORMATS, ROUND_ROBIN, TournamentCreated
@@ -89,6 +90,20 @@ def check_entrants(entrants: Sequence[SeatSpec], table_size: int, max_bot_time: 
         raise TournamentError(f"entrant names must be different ({', '.join(duplicates)} appears twice)")
 
 
+def check_keys(entrants: Sequence[SeatSpec], keys: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The entrants' keys, sorted by name; TournamentError for a key of no person entrant,
+    one that is no public key, or one key for two entrants."""
+    people = {e.name for e in entrants if e.kind == PERSON}
+    for name, key in keys.items():
+        if name not in people:
+            raise TournamentError(f"a key for {name!r}, who is no person entrant")
+        if not is_public_key(key):
+            raise TournamentError(f"entrant {name}'s key must be 64 lower-case hex digits (an Ed25519 public key)")
+    if len(set(keys.values())) < len(keys):
+        raise TournamentError("one key for two entrants: each entrant needs a key of its own")
+    return tuple(sorted(keys.items()))
+
+
 def create_tournament(
     connection: redis.Redis,
     tournament: str,
@@ -99,8 +114,12 @@ def create_tournament(
     rounds: int | None = None,
     seed: bytes | str | None = None,
     name: str | None = None,
+    keys: Mapping[str, str] | None = None,
 ) -> Created:
-    """Write a new tournament's first event (its games are created by the runner)."""
+    """Write a new tournament's first event (its games are created by the runner).
+
+    ``keys``: entrant name -> Ed25519 public key (64 hex digits) of people entrants who
+    hold their own token: each is seated with it in every game of theirs at creation."""
     check_tournament_id(tournament)
     if format not in FORMATS:
         raise TournamentError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
@@ -119,9 +138,12 @@ def create_tournament(
     problem = title_problem(title)
     if problem is not None:
         raise TournamentError(problem)
+    entrant_keys = check_keys(entrants, keys or {})
     secret = make_seed(seed)
     created = now_ms()
-    event = TournamentCreated(tournament, title, tuple(entrants), variant, format, rounds, commitment(secret), created)
+    event = TournamentCreated(
+        tournament, title, tuple(entrants), variant, format, rounds, commitment(secret), created, entrant_keys
+    )
     store = TournamentStore(connection)
     if not store.create(tournament, secret, encode(event, 0, GENESIS, created), created):
         raise TournamentError(f"a tournament {tournament!r} already exists")

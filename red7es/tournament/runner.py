@@ -30,7 +30,15 @@ from ..service.connection import is_cluster
 from ..service.events import CreateCommand
 from ..service.store import Keys, now_ms, text
 from .codec import encode, event_hash
-from .events import SWISS, GameFinished, RoundPaired, Seating, TournamentEvent, TournamentFinished
+from .events import (
+    SWISS,
+    GameFinished,
+    RoundPaired,
+    Seating,
+    TournamentCreated,
+    TournamentEvent,
+    TournamentFinished,
+)
 from .ids import TournamentError, game_seed
 from .pairing import pair_round, total_games
 from .state import TournamentState
@@ -203,8 +211,11 @@ class TournamentRunner:
     def _create(self, round_number: int, t: Seating) -> None:
         spec = self.state.spec
         seats = [spec.entrants[e] for e in t.seats]
+        keys = {s.name: key for s in seats if (key := spec.key_of(s.name)) is not None}
         try:
-            self.service.create(spec.variant, seats, seed=game_seed(self.seed, t.game), game_id=t.game, wait=None)
+            self.service.create(
+                spec.variant, seats, seed=game_seed(self.seed, t.game), keys=keys, game_id=t.game, wait=None
+            )
         except ServiceError:
             if not self.service.store.exists(t.game):
                 raise
@@ -281,6 +292,7 @@ class TournamentRunner:
             and command.commitment == commitment(game_seed(self.seed, t.game))
             and command.seats == tuple(spec.entrants[e] for e in t.seats)
             and command.variant == spec.variant
+            and command.joins == entrant_joins(spec, t)
         ):
             raise self._not_ours(t.game)
 
@@ -357,3 +369,11 @@ def _joined(game: str, raw_view: bytes | None) -> dict[str, str | None]:
     view = read_view(game, raw_view)
     seats = [s for s in view.get("seats", []) if s.get("kind") == "person" and s.get("joined")]
     return {s["name"]: s.get("key") for s in seats}
+
+
+def entrant_joins(spec: TournamentCreated, t: Seating) -> tuple[tuple[int, str], ...]:
+    """The (seat, public key) pairs a game of this tournament is created with: the seats of
+    its entrants who registered a key (:attr:`TournamentCreated.keys`), in seat order."""
+    return tuple(
+        (seat, key) for seat, e in enumerate(t.seats) if (key := spec.key_of(spec.entrants[e].name)) is not None
+    )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -238,28 +238,80 @@ def test_an_entrant_connecting_late_is_told_of_its_games_under_way(
 
     games = wait_for(anns_games_exist, "ann's games to be created")
     told: list[str] = []
-    errors: list[str] = []  # an error line says: reconnect and resume (a client that reads
-    last: str | None = None  # too slowly, playing a game meanwhile, may be dropped)
-    over = False
-    while not over and len(errors) < 5:
+
+    def started(line: dict[str, Any]) -> None:
+        told.append(line["game"])
+        play_as_ann(http, service, line["game"], line["seat"])
+
+    def state(line: dict[str, Any]) -> None:
+        assert len(line["tournament"]["paired"]) == 3 and not told
+
+    follow_entrant(http, tid, "ann", started, state)
+    run.finish()
+    assert told == games
+
+
+def follow_entrant(
+    http: httpx.Client,
+    tid: str,
+    entrant: str,
+    started: Callable[[dict[str, Any]], None],
+    state: Callable[[dict[str, Any]], None] = lambda _line: None,
+) -> None:
+    """Read an entrant's stream to ``tournament_over``, calling ``started`` on each
+    ``game_started`` line (it plays the game, not reading meanwhile) and ``state`` on a
+    ``state`` line; after an error line, resume from the last id, as docs/gateway.md tells
+    clients (one that reads too slowly may be dropped)."""
+    errors: list[str] = []
+    last: str | None = None
+    while len(errors) < 5:
         headers = {"Last-Event-ID": last} if last else {}
-        with http.stream("GET", f"/api/tournaments/{tid}/stream?entrant=ann", headers=headers) as stream:
+        with http.stream("GET", f"/api/tournaments/{tid}/stream?entrant={entrant}", headers=headers) as stream:
             for raw in stream.iter_lines():
                 line = json.loads(raw) if raw.strip() else {"type": None}
                 last = line.get("id", last)
                 if line["type"] == "state":
-                    assert len(line["tournament"]["paired"]) == 3 and not told
+                    state(line)
                 elif line["type"] == "game_started":
-                    told.append(line["game"])
-                    play_as_ann(http, service, line["game"], line["seat"])
+                    started(line)
                 elif line["type"] == "error":
                     errors.append(line["error"])
                     break
                 elif line["type"] == "tournament_over":
-                    over = True
-                    break
+                    return
             else:
-                raise AssertionError(f"the stream ended with no tournament_over nor error line (told {told})")
+                raise AssertionError("the stream ended with no tournament_over nor error line")
+    raise AssertionError(f"dropped {len(errors)} times: {errors}")
+
+
+def test_an_entrant_with_a_key_of_its_own_plays_its_whole_tournament_over_http_without_joining(
+    http: httpx.Client, redis_server: RedisServer
+) -> None:
+    """`tournament create --reserve ann=KEY`: ann holds her token, reaches nothing but the
+    gateway, never joins, and plays every game of hers from her entrant stream; a stranger's
+    turn on her seat is refused; the tournament finishes and audits."""
+    from red7es.service.tokens import new_token, public_key
+    from red7es.tournament.audit import audit_tournament
+
+    token = new_token()
+    entrants = [SeatSpec("ann", PERSON), SeatSpec("g", BOT, "greedy"), SeatSpec("r", BOT, "random")]
+    tid = f"tk-{uuid.uuid4().hex[:8]}"
+    with redis.Redis.from_url(redis_server.url) as connection:
+        create_tournament(
+            connection, tid, entrants, Variant(2), "round-robin", seed=tid, keys={"ann": public_key(token)}
+        )
+    run = Run(redis_server.url, tid)
+    told: list[str] = []
+
+    def started(line: dict[str, Any]) -> None:
+        game, seat = line["game"], line["seat"]
+        told.append(game)
+        stranger = Seat(http, game, seat, new_token())
+        assert stranger.play("fold").status_code == 401  # not her key: refused, unread
+        assert play_to_the_end(Seat(http, game, seat, token))["status"] == "over"
+
+    follow_entrant(http, tid, "ann", started)
     run.finish()
-    assert over, errors
-    assert told == games
+    assert len(told) == 2
+    with redis.Redis.from_url(redis_server.url) as connection:
+        assert audit_tournament(GameService(connection), tid).ok
