@@ -27,7 +27,7 @@ from red7es.service.tokens import public_key
 from red7es.service.transport import TournamentReader
 from red7es.wording import cannot_write, counted
 
-from .commands_game import seat_specs, variant_from, variant_options
+from .commands_game import seat_specs, time_options, timed, variant_from, variant_options
 from .credentials import Credentials
 from .options import (
     STDOUT,
@@ -102,6 +102,7 @@ def _state(session: Session, name: str) -> TournamentState:
 )
 @click.option("--table-size", "-k", type=click.IntRange(2, 4), default=2, show_default=True, help="Players per game.")
 @variant_options
+@time_options
 @click.option(
     "--format",
     "-f",
@@ -143,6 +144,8 @@ def create(
     actions: bool,
     rounds: int,
     target: int | None,
+    clock: tuple[int, int] | None,
+    turn_time: int | None,
     fmt: str,
     rounds_count: int | None,
     seed: str | None,
@@ -153,7 +156,8 @@ def create(
 
     Entrants are people (-p NAME) and bots (-b SPEC, named after the bot unless
     given as NAME=SPEC). --rounds is the variant's round wins per game; the
-    number of tournament rounds is --tournament-rounds. --reserve NAME=KEY
+    number of tournament rounds is --tournament-rounds. --clock or
+    --turn-time times every game (RULES.md, Time). --reserve NAME=KEY
     registers a person entrant's own public key: its seats are its key's in
     every game at creation, so it plays them with its token (over a gateway,
     too) and never joins.
@@ -174,7 +178,7 @@ def create(
         raise click.UsageError(problem)
     entrants = seat_specs(people, bots)
     keys = reserved_keys(reserved, people, whose="person entrant")
-    variant = variant_from(table_size, scoring, draw, actions, rounds, target)
+    variant = timed(variant_from(table_size, scoring, draw, actions, rounds, target), clock, turn_time)
     problem = count_problem(len(entrants), table_size)
     if problem is not None:  # like one seat or five for `new`: the options contradict the rules
         raise click.UsageError(problem)

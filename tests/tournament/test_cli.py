@@ -375,3 +375,27 @@ def test_audit_tournament_errors_are_one_line(red7: TournamentRed7, tournament: 
     env = {"REDIS_URL": red7.url, "RED7_HOME": str(red7.home)}
     result = CliRunner().invoke(cli, ["audit", "--tournament", tournament], env=env, prog_name="red7")
     assert expected in one_line_error(result)
+
+
+def test_a_timed_tournament_of_an_entrant_with_a_key_who_never_shows_finishes_by_itself(
+    red7: TournamentRed7, pool_url: str
+) -> None:
+    """`--clock` with `--reserve`: the no-show's seats are taken at creation, so the clocks
+    start at once (RULES.md, Time), each game of theirs ends by time, and the tournament
+    finishes with no one joining anything; it audits, and standings rank the no-show last."""
+    from red7es.service.tokens import public_key
+
+    t = new_id("nt")
+    key = public_key(new_token())
+    red7.ok("create", t, "-p", "ghost", "-b", "greedy", "-b", "random", "--clock", "300ms", "--reserve", f"ghost={key}")
+    run = red7.ok("run", t)
+    assert f"Tournament {t} finished: 3 games." in run.stdout
+    rows = red7.json("standings", t)["standings"]
+    assert rows[-1]["name"] == "ghost" and rows[-1]["points"] == 0 and rows[-1]["games"] == 2
+    shown = red7.json("show", t)
+    ghost_games = [tb["game"] for r in shown["paired"] for tb in r["tables"] if "ghost" in tb["seats"]]
+    with redis.Redis.from_url(pool_url) as connection:
+        for game in ghost_games:
+            view = GameService(connection).view(game)
+            assert view["status"] == "over" and view["outcome"]["reason"] == "time", view["outcome"]
+    assert "PASS" in red7.ok("audit", t).stdout
