@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..deal import commitment
 from ..facts import CardDrawn, Forfeited, GameOver, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
 from ..game import BATCH_RULES, RESIGNED, IllegalStep
-from ..steps import StepError, is_resign
+from ..steps import StepError, is_abort, is_resign
 from ..steps import Turn as TurnText
 from ..wording import counted
 from .client import UnreadableKey
@@ -131,6 +131,7 @@ CHECKS: dict[str, str] = {
     "player-out": "a player left the round differently than the rules say",
     "take-back": "a fold took back other steps than the rules say (batch rules 4)",
     "forfeit": "a seat was put out of the game other than by its own resign command or its time-out",
+    "abort": "a game was aborted although a turn had been played in it (RULES.md, Aborting)",
     "score": "a round's winner or scored cards are not what the rules give",
     "outcome": "the final outcome (winners, scores, round wins) is not what the rules give",
     "seed": "the revealed seed is not the game's seed",
@@ -917,6 +918,8 @@ class _Audit:
                 check = "repeat"
             elif exp.reason.startswith("wrong token"):
                 check = "signature"
+            elif is_abort(found.turn):
+                check = "abort"
             else:
                 check = "illegal-turn"
             return _div(
@@ -1083,6 +1086,8 @@ class _Audit:
                 problem = self._seedless_forfeit(j, event)
                 if problem is not None:
                     return problem
+            if isinstance(event, CommandApplied) and is_abort(event.turn) and not table.game.untouched:
+                return _div("abort", j, None, "an abort before anyone moved", show_event(event), CHECKS["abort"])
             try:
                 table.fold(event)
             except (ValueError, IndexError) as exc:

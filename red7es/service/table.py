@@ -23,7 +23,7 @@ from ..facts import FACT_TYPES, CardDrawn, GameOver, RoundDealt
 from ..game import BATCH_RULES, Game, IllegalStep
 from ..observation import Observation
 from ..rules import qualifying_mask
-from ..steps import RESIGN, StepError, Turn, is_resign
+from ..steps import ABORT, RESIGN, StepError, Turn, is_abort, is_resign
 from ..variant import Variant
 from .codec import GENESIS, STRICT_COMMAND_RULES, outcome_data, pack_map
 from .events import (
@@ -218,6 +218,8 @@ class Table:
                 self._answered(event.id)
         elif isinstance(event, CommandApplied):
             self._answered(event.id)
+            if is_abort(event.turn):
+                self.game.abort()  # its GameOver follows in the log (RULES.md, Aborting)
         elif isinstance(event, SeatJoined):
             self.keys[event.seat] = event.key
         elif isinstance(event, SeedRevealed):
@@ -277,7 +279,9 @@ class Table:
             mover, round_number = self.to_move, self.game.round
             events = self._turn(command, from_client)
             applied = isinstance(events[0], CommandApplied)
-            if applied and is_resign(command.turn):
+            if applied and is_abort(command.turn):
+                passes = True  # it ended the game: _clock_after starts no clock, stops the last
+            elif applied and is_resign(command.turn):
                 # a resign passes the turn on when it was the mover's, or when it ended
                 # the round or the game (RULES.md, Resigning); else the mover's clock runs on
                 passes = self.to_move != mover or self.game.round != round_number or self.over
@@ -383,18 +387,20 @@ class Table:
         return [SeatJoined(seat, name, key)]
 
     def _turn(self, command: TurnCommand, from_client: bool) -> list[LogEvent]:
-        resign = is_resign(command.turn)
-        reason = self._turn_refusal(command, from_client, resign)
+        resign, abort = is_resign(command.turn), is_abort(command.turn)
+        reason = self._turn_refusal(command, from_client, RESIGN if resign else ABORT if abort else None)
         # Only a copy that would take effect is a repeat: one refused anyway gets the
         # refusal it always got, so older records re-execute as they were written.
         if reason is None and (repeat := self._repeat(command)) is not None:
             return [repeat]
         self._answered(command.id)
-        text = RESIGN
+        text = RESIGN if resign else ABORT
         if reason is None:
             try:
                 if resign:
                     facts = self.game.resign(command.seat)
+                elif abort:
+                    facts = self.game.abort()
                 else:
                     turn = _parsed_turn(command.turn)
                     facts = self.game.apply(turn)  # under the game's batch rules (Table.batch_rules)
@@ -428,7 +434,8 @@ class Table:
         reason = f"turn {command.id} was answered before: a turn takes effect once"
         return CommandRejected(command.id, command.seat, REPEAT, command.turn, reason)
 
-    def _turn_refusal(self, command: TurnCommand, from_client: bool, resign: bool = False) -> str | None:
+    def _turn_refusal(self, command: TurnCommand, from_client: bool, word: str | None = None) -> str | None:
+        """Why a seat's command (a turn, or the ``word`` resign or abort) is refused, or None."""
         if from_client and command.by != PERSON:
             return "only workers play for bots"
         if from_client and command.id.startswith(BOT_ID_PREFIX):
@@ -450,7 +457,9 @@ class Table:
                 return f"seat {spec.name} has not been joined yet"
             if not verify_turn(key, command.signature, self.game_id, command.id, seat, command.turn):
                 return f"wrong token for seat {spec.name}"
-        if resign:  # at any time the seat is still in the game (RULES.md, Resigning)
+        if word == ABORT:  # any seat, before anyone moved (RULES.md, Aborting): Game.abort judges that
+            return "bots do not abort" if command.by == BOT else None
+        if word == RESIGN:  # at any time the seat is still in the game (RULES.md, Resigning)
             if command.by == BOT:
                 return "bots do not resign"
             if seat in self.game.forfeited:
