@@ -190,6 +190,7 @@ class GameSummary:
     variant: dict[str, Any]
     winners: list[int] | None
     unreadable: str | None = None  # why a key of the game cannot be read (UnreadableKey's line)
+    reason: str | None = None  # how it ended (GameOver's reason: "aborted" has no winners), once over
 
     def as_json(self) -> dict[str, Any]:
         """The game as `red7 games --json` and the gateway's game list show it (docs/cli.md)."""
@@ -204,6 +205,7 @@ class GameSummary:
                 for x in self.seats
             ],
             "winners": self.winners,
+            "reason": self.reason,
             "variant": self.variant,
             "unreadable": self.unreadable,
         }
@@ -734,6 +736,7 @@ def _summary(game_id: str, meta: dict[str, str], raw: bytes | None, problem: str
             problems.append(str(exc))
     outcome = view.get("outcome")
     winners = outcome.get("winners") if isinstance(outcome, dict) else None
+    reason = outcome.get("reason") if isinstance(outcome, dict) else None
     status = "broken" if meta.get("broken") else "unreadable" if problems else meta.get("status", "?")
     return GameSummary(
         game_id,
@@ -745,6 +748,7 @@ def _summary(game_id: str, meta: dict[str, str], raw: bytes | None, problem: str
         view.get("variant", {}),
         winners,
         problems[0] if problems else None,
+        reason,
     )
 
 

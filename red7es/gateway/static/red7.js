@@ -85,13 +85,23 @@ const Red7 = (() => {
     return [`${view.seats[view.leader].name} leads under ${title} with `, ...cards(q), ` (${why(rule, q)}).`];
   }
 
+  /* How a game over with no winner ended, by its reason (cli/render.py no_winner_text). */
+  const NO_WINNER = { aborted: "aborted before anyone moved, no winner" };
+
+  function noWinnerText(reason) {
+    return NO_WINNER[reason] || `no winner (${reason})`;
+  }
+
   function outcomeLine(view) {
     const o = view.outcome;
+    if (!o.winners.length) return `Game over: ${noWinnerText(o.reason)}.`;
     const names = o.winners.map((s) => view.seats[s].name);
     const head = names.length > 1 ? `Game over: shared win between ${names.join(" and ")}` : `Game over: ${names[0]} wins`;
     if (view.variant.scoring) {
       return `${head} (${view.seats.map((s) => `${s.name} ${o.scores[s.seat]}`).join(", ")} points).`;
     }
+    if (o.reason === "time") return `${head} on time: every other player ran out of time.`;
+    if (o.reason === "resigned") return `${head}: every other player is out of the game, the last one resigned.`;
     const won = o.round_wins[o.winners[0]];
     return `${head} (${won} round${won === 1 ? "" : "s"} won).`;
   }
@@ -137,7 +147,12 @@ const Red7 = (() => {
         out.push(".");
         return out;
       }
+      case "TimedOut":
+        return [`${who}'s time is up.`];
+      case "Forfeited":
+        return [`${who} is out of the game (${event.reason === "resigned" ? "resigned" : "out of time"}).`];
       case "GameOver":
+        if (!event.winners.length) return [`Game over: ${noWinnerText(event.reason)}.`];
         return [`Game over: ${event.winners.map((s) => nameOf(names, s)).join(" and ")} ${event.winners.length > 1 ? "win" : "wins"}.`];
       case "SeedRevealed":
         return [`Seed revealed: ${event.seed}`];
