@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..facts import Outcome
+from ..game import ABORTED
 from ..service.events import SeatSpec
 from ..variant import Variant
 
@@ -92,6 +93,12 @@ class GameFinished:
     reason: str
     version: int
     head: str  # hex SHA-256
+
+    @property
+    def aborted(self) -> bool:
+        """Whether the game was aborted before anyone moved (RULES.md, Aborting): no
+        winners, and every seat scores as a loss (docs/tournaments.md, Points)."""
+        return self.reason == ABORTED
 
     @classmethod
     def of(cls, round_number: int, game: str, outcome: Outcome, version: int, head: str) -> GameFinished:
