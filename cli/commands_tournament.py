@@ -551,6 +551,8 @@ def show(session: Session, name: str, as_json: bool) -> None:
                 result = f"won by {' and '.join(map(shown, t['winners']))}"
             elif t.get("reason") == "aborted":
                 result = "aborted before anyone moved (a loss for every seat)"
+            elif t.get("reason") == "adjudicated" and t["winners"] == []:
+                result = "adjudicated with no winner (a loss for every seat)"
             else:
                 result = t["status"]
             out.print(f"  {t['game']}: {', '.join(map(shown, t['seats']))} — {result}")

@@ -56,6 +56,7 @@ BATCH_RULES = 4
 BATCH_RULES_VERSIONS = (1, 2, 3, 4)
 RESIGNED = "resigned"  # a Forfeited's reason when the seat resigned (and GameOver's, if it ended the game)
 ABORTED = "aborted"  # GameOver's reason for a game aborted before anyone moved: no winners
+ADJUDICATED = "adjudicated"  # GameOver's reason for a game an operator ended (RULES.md, Adjudication)
 FOLD_TAKES_BACK = 4  # the first batch rules under which a fold takes its turn back
 
 # Entries of Game.journal that are not cards: a 3 played on an empty deck (it drew
@@ -676,6 +677,31 @@ class Game:
         n = self.variant.players
         start = len(self.log) if self.log is not None else 0
         self._end(Outcome((), tuple(self.score(s) for s in range(n)), tuple(self.round_wins), ABORTED))
+        return self.log[start:] if self.log is not None else []
+
+    def adjudicate(self, winners: Iterable[int]) -> list[Fact]:
+        """End the game now with ``winners`` as an operator decided (RULES.md, Adjudication).
+
+        ``GameOver`` with reason ``"adjudicated"``: the given winners (none, for a game
+        adjudicated with no winner), the scores and round wins as they stand, and the
+        seats out of the game as they are.  A seat out of the game cannot win, as in play.
+        Raises :class:`GameOverError` for a finished game and :class:`IllegalStep` for a
+        winner that is no seat, named twice, or out of the game.
+        """
+        if self.outcome is not None:
+            raise GameOverError("the game is over")
+        n = self.variant.players
+        chosen = tuple(winners)
+        for seat in chosen:
+            if not 0 <= seat < n:
+                raise IllegalStep(f"there is no seat {seat}")
+            if seat in self.forfeited:
+                raise IllegalStep(f"seat {seat} is out of the game: it cannot win")
+        if len(set(chosen)) != len(chosen):
+            raise IllegalStep("a winner is named twice")
+        start = len(self.log) if self.log is not None else 0
+        totals = tuple(self.score(s) for s in range(n))
+        self._end(Outcome(tuple(sorted(chosen)), totals, tuple(self.round_wins), ADJUDICATED, tuple(self.forfeited)))
         return self.log[start:] if self.log is not None else []
 
     def _step(self, code: int, check: bool) -> None:

@@ -19,7 +19,7 @@ from ..bots.base import BotError, decide, make_bot, thinks_long
 from ..cards import Card
 from ..cards import bits as _bits
 from ..deal import commitment
-from ..facts import FACT_TYPES, CardDrawn, GameOver, RoundDealt
+from ..facts import FACT_TYPES, CardDrawn, GameOver, Outcome, RoundDealt
 from ..game import BATCH_RULES, Game, IllegalStep
 from ..observation import Observation
 from ..rules import qualifying_mask
@@ -31,6 +31,7 @@ from .events import (
     BOT_ID_PREFIX,
     PERSON,
     REPEAT,
+    Adjudicated,
     ClockStarted,
     CommandApplied,
     CommandRejected,
@@ -119,6 +120,9 @@ class Table:
     # A timed game's clock (RULES.md, Time), as the last ClockStarted set it: None until
     # every seat is taken, and once the game is over.
     clock: ClockStarted | None = None
+    # Why an operator ended the game (RULES.md, Adjudication): Adjudicated's reason, shown
+    # in the views' outcome; None for every game that ended by play.
+    adjudication: str | None = None
 
     # ------------------------------------------------------------------ building
 
@@ -228,6 +232,9 @@ class Table:
             self.clock = event
         elif isinstance(event, TimedOut):
             self.clock = None  # a ClockStarted follows unless the game ended
+        elif isinstance(event, Adjudicated):
+            self.game.adjudicate(event.winners)  # its GameOver follows in the log
+            self.adjudication = event.reason
         elif isinstance(event, RoundDealt):
             self.game.load_deal(event)
         elif isinstance(event, FACT_TYPES):
@@ -312,6 +319,25 @@ class Table:
             self.seed_revealed = self.game.seed.hex()
             events.append(SeedRevealed(self.seed_revealed))
         events.extend(self._clock_after(at, timed_out=clock.seat))
+        return events
+
+    def adjudicate(self, winners: tuple[int, ...], reason: str) -> list[LogEvent]:
+        """An operator ends the game now (RULES.md, Adjudication): ``Adjudicated``, then its
+        ``GameOver`` (reason ``"adjudicated"``) and the ``SeedRevealed``.  The clocks stop.
+
+        Raises :class:`~red7es.game.IllegalStep` (a ValueError) for a finished game, a
+        winner that is no seat or is out of the game, or an empty reason; the table is then
+        unchanged.
+        """
+        if not reason.strip():
+            raise IllegalStep("an adjudication needs a reason")
+        facts = self.game.adjudicate(winners)
+        self.adjudication = reason
+        self.clock = None
+        events: list[LogEvent] = [Adjudicated(tuple(winners), reason), *facts]
+        if self.game.seed is not None:
+            self.seed_revealed = self.game.seed.hex()
+            events.append(SeedRevealed(self.seed_revealed))
         return events
 
     def _clock_after(self, at: int, timed_out: int | None = None) -> list[LogEvent]:
@@ -555,9 +581,16 @@ class Table:
             qualifying=[]
             if leader is None
             else [str(Card(c)) for c in _bits(qualifying_mask(obs.rule, self.game.pal[leader]))],
-            outcome=None if obs.outcome is None else outcome_data(obs.outcome),
+            outcome=None if obs.outcome is None else self._outcome(obs.outcome),
         )
         return view
+
+    def _outcome(self, outcome: Outcome) -> dict[str, Any]:
+        """A view's outcome: GameOver's data, and ``adjudication`` (why) when an operator ended it."""
+        data = outcome_data(outcome)
+        if self.adjudication is not None:
+            data["adjudication"] = self.adjudication
+        return data
 
     def _seat_time(self, seat: int) -> dict[str, Any]:
         """A timed game's seat in a view (docs/events.md, Views): whether it forfeited and,

@@ -139,7 +139,7 @@ def standings(
                     if other != e:
                         opponents[e].append(other)
                         met[(e, other)] += 1
-                        if not result.aborted:  # an aborted game is lost by both: 0 head-to-head
+                        if not result.void:  # a game with no result is lost by both: 0 head-to-head
                             duel[(e, other)] += 2 if p[seat] < p[other_seat] else 1 if p[seat] == p[other_seat] else 0
     swiss = spec.format == SWISS
     buchholz = [sum((points[o] for o in opponents[e]), Fraction(0)) for e in range(n)]

@@ -640,6 +640,8 @@ def test_the_page_says_what_the_cli_says(served: Gateway, browser: Browser) -> N
         {"type": "GameOver", "winners": [0]},
         {"type": "GameOver", "winners": [0, 2]},
         {"type": "GameOver", "winners": [], "reason": "aborted"},
+        {"type": "Adjudicated", "winners": [0, 2], "reason": "bob left"},
+        {"type": "Adjudicated", "winners": [], "reason": "a broken deck"},
         {"type": "TimedOut", "seat": 2},
         {"type": "Forfeited", "seat": 1, "reason": "resigned"},
         {"type": "Forfeited", "seat": 1, "reason": "time"},
@@ -661,6 +663,12 @@ def test_the_page_says_what_the_cli_says(served: Gateway, browser: Browser) -> N
          "outcome": {"winners": [1], "round_wins": [0, 0], "scores": [0, 0], "reason": "resigned"}},
         {"seats": [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}], "variant": {"scoring": False},
          "outcome": {"winners": [0], "round_wins": [0, 0], "scores": [0, 0], "reason": "time"}},
+        {"seats": [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}], "variant": {"scoring": True},
+         "outcome": {"winners": [0], "round_wins": [0, 0], "scores": [3, 9], "reason": "adjudicated",
+                     "adjudication": "bob left"}},
+        {"seats": [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}], "variant": {"scoring": False},
+         "outcome": {"winners": [], "round_wins": [0, 0], "scores": [0, 0], "reason": "adjudicated",
+                     "adjudication": "a broken deck"}},
     ]  # fmt: skip
     context = browser.new_context()
     try:

@@ -72,3 +72,14 @@ def test_a_people_tournament_game_aborted_is_recorded_shown_and_audited(inline: 
     assert table["winners"] == [] and table["reason"] == "aborted"
     assert "aborted before anyone moved (a loss for every seat)" in report_page(state)
     assert audit_tournament(inline.service, "ab").ok
+
+
+def test_an_adjudicated_game_with_no_winner_is_void_and_one_with_a_winner_counts() -> None:
+    void = GameFinished(1, "g", (), (0, 0), (0, 0), "adjudicated", 3, "00")
+    assert void.void and game_points(void) == [Fraction(0), Fraction(0)]
+    won = GameFinished(1, "g", (1,), (0, 0), (0, 0), "adjudicated", 3, "00")
+    assert not won.void and game_points(won) == [Fraction(0), Fraction(1)]
+    state = TournamentState(created=spec(2))
+    state._fold_round(RoundPaired(1, (Seating(1, "g", (0, 1)),), ()), "event 1")
+    state._fold_result(void, "event 2")
+    assert state.results["g"].void

@@ -86,7 +86,10 @@ const Red7 = (() => {
   }
 
   /* How a game over with no winner ended, by its reason (cli/render.py no_winner_text). */
-  const NO_WINNER = { aborted: "aborted before anyone moved, no winner" };
+  const NO_WINNER = {
+    aborted: "aborted before anyone moved, no winner",
+    adjudicated: "adjudicated by the operator, no winner",
+  };
 
   function noWinnerText(reason) {
     return NO_WINNER[reason] || `no winner (${reason})`;
@@ -94,9 +97,11 @@ const Red7 = (() => {
 
   function outcomeLine(view) {
     const o = view.outcome;
-    if (!o.winners.length) return `Game over: ${noWinnerText(o.reason)}.`;
+    const why = o.adjudication !== undefined && o.adjudication !== null ? `: ${o.adjudication}` : "";
+    if (!o.winners.length) return `Game over: ${noWinnerText(o.reason)}${why}.`;
     const names = o.winners.map((s) => view.seats[s].name);
     const head = names.length > 1 ? `Game over: shared win between ${names.join(" and ")}` : `Game over: ${names[0]} wins`;
+    if (o.reason === "adjudicated") return `${head} by the operator's adjudication, not by play${why}.`;
     if (view.variant.scoring) {
       return `${head} (${view.seats.map((s) => `${s.name} ${o.scores[s.seat]}`).join(", ")} points).`;
     }
@@ -151,6 +156,10 @@ const Red7 = (() => {
         return [`${who}'s time is up.`];
       case "Forfeited":
         return [`${who} is out of the game (${event.reason === "resigned" ? "resigned" : "out of time"}).`];
+      case "Adjudicated": {
+        const won = event.winners.map((s) => nameOf(names, s)).join(" and ") || "no winner";
+        return [`The operator adjudicated the game (${won}): ${event.reason}`];
+      }
       case "GameOver":
         if (!event.winners.length) return [`Game over: ${noWinnerText(event.reason)}.`];
         return [`Game over: ${event.winners.map((s) => nameOf(names, s)).join(" and ")} ${event.winners.length > 1 ? "win" : "wins"}.`];

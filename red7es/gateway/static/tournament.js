@@ -69,6 +69,9 @@
     switch (table.status) {
       case "recorded":
         if (table.reason === "aborted") return "finished · aborted before anyone moved (a loss for every seat)";
+        if (table.reason === "adjudicated" && table.winners && !table.winners.length) {
+          return "finished · adjudicated with no winner (a loss for every seat)";
+        }
         return table.winners && table.winners.length
           ? `finished · ${table.winners.length > 1 ? `shared win: ${table.winners.join(" and ")}` : `won by ${table.winners[0]}`}`
           : "finished";
