@@ -152,8 +152,9 @@ class Folder:
         The same compare-and-append as a worker's: from the log as stored, at its version and
         command cursor, so a worker folding a turn meanwhile makes one of the two appends
         fail, and the loser is redone from the new log (an adjudication then finds the game
-        over, or is appended after that turn).  Commands not yet answered are answered
-        afterwards, refused as the game is over.  Returns the events appended.  Raises
+        over, or is appended after that turn).  Commands stored but not yet answered are then
+        answered here, refused as the game is over (a finished game leaves the sweep's lists,
+        so no worker might come back for them).  Returns the adjudication's events.  Raises
         :class:`~red7es.game.IllegalStep` (a ValueError: the game is over, a winner is no
         seat or is out of the game, no reason), :class:`NotStarted` for a game no worker has
         created yet, and :class:`Contended` after 20 lost appends.
@@ -174,6 +175,7 @@ class Folder:
                 self._flush(table, events, table.cursor, [])
             except AppendConflict:
                 continue  # _flush dropped the table: the next try rebuilds it from the new log
+            self.advance(game_id, max_seconds=5.0)
             return events
         raise Contended(f"game {game_id}: gave up after 20 conflicting appends")
 

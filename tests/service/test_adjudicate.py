@@ -98,7 +98,7 @@ def test_a_turn_stored_before_the_adjudication_is_answered_after_it_as_the_game_
     svc.submit("adj-pending", name, tokens[name], svc.view("adj-pending", mover)["legal"][0], command_id="late-1")
     events = svc.adjudicate("adj-pending", ["ann"], "bob is gone")  # before any worker folded the turn
     assert isinstance(events[0], Adjudicated)
-    fold(folder, "adj-pending")
+    assert not folder.pending("adj-pending")  # answered by the adjudication's own folder
     log = events_of(decoded_log(svc.store, "adj-pending"))
     i = log.index(Adjudicated((0,), "bob is gone"))
     answer = next(e for e in log[i:] if getattr(e, "id", None) == "late-1")
