@@ -49,7 +49,9 @@ from .names import name_problem, shape_problem
 from .store import Keys
 from .tokens import verify_turn
 
-__all__ = ["Table", "CreateRejected", "validate_seats", "bot_seed", "public_event"]
+__all__ = ["MAX_REASON", "Table", "CreateRejected", "validate_seats", "bot_seed", "public_event"]
+
+MAX_REASON = 1000  # characters of an adjudication's reason: a line or a paragraph, never a file
 
 
 class CreateRejected(ValueError):
@@ -326,11 +328,13 @@ class Table:
         ``GameOver`` (reason ``"adjudicated"``) and the ``SeedRevealed``.  The clocks stop.
 
         Raises :class:`~red7es.game.IllegalStep` (a ValueError) for a finished game, a
-        winner that is no seat or is out of the game, or an empty reason; the table is then
-        unchanged.
+        winner that is no seat or is out of the game, or an empty reason or one longer than
+        :data:`MAX_REASON`; the table is then unchanged.
         """
         if not reason.strip():
             raise IllegalStep("an adjudication needs a reason")
+        if len(reason) > MAX_REASON:
+            raise IllegalStep(f"an adjudication's reason is at most {MAX_REASON} characters, not {len(reason):,}")
         facts = self.game.adjudicate(winners)
         self.adjudication = reason
         self.clock = None

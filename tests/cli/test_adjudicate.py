@@ -50,6 +50,8 @@ def test_adjudicate_usage_mistakes_exit_2_and_refusals_1(alice: Red7) -> None:
     unknown = alice("adjudicate", game, "--winner", "cy", "--reason", "x")
     assert unknown.exit_code == 1 and "no seat 'cy'" in unknown.stderr and "Traceback" not in unknown.output
     assert alice("adjudicate", "nosuch", "--winner", "bob", "--reason", "x").exit_code == 1
+    long = alice("adjudicate", game, "--winner", "bob", "--reason", "x" * 1001)
+    assert long.exit_code == 1 and "at most 1000 characters" in long.stderr
 
 
 def test_adjudicate_refuses_a_gateway_url_with_exit_2(alice: Red7) -> None:

@@ -43,7 +43,12 @@ def test_an_adjudication_ends_the_game_with_its_winners_and_reveals_the_seed() -
 
 @pytest.mark.parametrize(
     ("winners", "reason", "why"),
-    [((5,), "x", "there is no seat 5"), ((0,), "  ", "needs a reason"), ((0, 0), "x", "named twice")],
+    [
+        ((5,), "x", "there is no seat 5"),
+        ((0,), "  ", "needs a reason"),
+        ((0, 0), "x", "named twice"),
+        ((0,), "x" * 1001, "at most 1000 characters, not 1,001"),
+    ],
 )
 def test_an_adjudication_naming_no_seat_or_without_a_reason_is_refused(
     winners: tuple[int, ...], reason: str, why: str
