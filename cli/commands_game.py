@@ -7,7 +7,7 @@ import dataclasses
 import datetime
 import io
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any
 
@@ -29,7 +29,7 @@ from red7es.service.names import name_problem, shown
 from red7es.service.store import TOURNAMENT_GAMES, valid_game_id
 from red7es.service.tokens import TokenError, public_key
 from red7es.service.transport import GameClient
-from red7es.steps import RESIGN, StepError, Turn
+from red7es.steps import ABORT, RESIGN, StepError, Turn
 from red7es.variant import Variant, VariantError
 
 from .options import (
@@ -48,7 +48,7 @@ from .options import (
     web_option,
 )
 from .outage import riding_out
-from .render import SAID_BY_FINAL_VIEW, cards_text, describe_events, render_view, view_parts
+from .render import SAID_BY_FINAL_VIEW, cards_text, describe_events, no_winner_text, render_view, view_parts
 from .session import Session, live_workers
 
 __all__ = [
@@ -541,7 +541,9 @@ def games(session: Session, limit: int, as_json: bool) -> None:
         table.add_column(column)
     for s in summaries:
         names = [shown(x["name"]) for x in s.seats]
-        if s.status == "over" and s.winners is not None:
+        if s.status == "over" and s.winners == []:
+            status = no_winner_text(s.reason)
+        elif s.status == "over" and s.winners is not None:
             status = "won by " + " and ".join(names[w] for w in s.winners)
         elif s.status == "playing" and s.to_move is not None and s.to_move < len(names):
             status = f"{names[s.to_move]} to move"
@@ -800,14 +802,25 @@ def send_command(
 # ---------------------------------------------------------------------------- resign
 
 
-@click.command()
-@click.argument("game")
-@click.option("--as", "as_name", metavar="NAME", help="Your seat (default: the one you hold).")
-@token_option("The seat's token, if it is not in your credentials file")
-@click.option("--id", "command_id", metavar="ID", help="Command id: resubmitting the same id has its effect once.")
-@json_option
-@player_url_option
-@pass_session
+def seat_command(f: Callable[..., None]) -> click.Command:
+    """The command line of a word a seat signs in a turn's place (``resign``, ``abort``):
+    GAME, the seat (``--as``, ``--token``), ``--id``, ``--json`` and ``--url``."""
+    for option in (
+        pass_session,
+        player_url_option,
+        json_option,
+        click.option(
+            "--id", "command_id", metavar="ID", help="Command id: resubmitting the same id has its effect once."
+        ),
+        token_option("The seat's token, if it is not in your credentials file"),
+        click.option("--as", "as_name", metavar="NAME", help="Your seat (default: the one you hold)."),
+        click.argument("game"),
+    ):
+        f = option(f)
+    return click.command()(f)
+
+
+@seat_command
 def resign(
     session: Session, game: str, as_name: str | None, token: str | None, command_id: str | None, as_json: bool
 ) -> None:
@@ -824,6 +837,27 @@ def resign(
         red7 resign 3f9a2c1b
     """
     send_command(session, game, ("resign", game), RESIGN, as_name, token, command_id, as_json)
+
+
+# ---------------------------------------------------------------------------- abort
+
+
+@seat_command
+def abort(
+    session: Session, game: str, as_name: str | None, token: str | None, command_id: str | None, as_json: bool
+) -> None:
+    """End GAME, which nobody has moved in yet, with no winner.
+
+    Any seat that has joined may abort, its turn or not (say, when the other
+    player never comes), but only before anyone has moved: no play, discard or
+    fold yet. The command is signed with your seat's token like a turn. A refusal
+    (a turn has been played, the game is over) exits with code 1.
+
+    \b
+    Example:
+        red7 abort 3f9a2c1b
+    """
+    send_command(session, game, ("abort", game), ABORT, as_name, token, command_id, as_json)
 
 
 # ---------------------------------------------------------------------------- watch
@@ -977,4 +1011,4 @@ def emit_line(data: Any) -> None:
     click.echo(json.dumps(data, sort_keys=True))
 
 
-COMMANDS = [new, join, games, show, moves, move, resign, watch]
+COMMANDS = [new, join, games, show, moves, move, resign, abort, watch]

@@ -45,6 +45,7 @@ HELP = """Choose a number from the menu: a card to play or discard, then what fo
   7c:G2 7d:G2 1:O4     actions of 7 and 1 (actions variant)
   fold  give up this round   ...  at the end keeps the turn open (a 3's draw)
   resign  give up the whole game (you are out for good; the others play on)
+  abort   end the game with no winner, while nobody has moved yet
 Enter or l: the menu again    q: quit (the game stays open)"""
 
 Events = list[dict[str, Any]]

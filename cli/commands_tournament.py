@@ -566,7 +566,14 @@ def show(session: Session, name: str, as_json: bool) -> None:
     for r in rounds:
         out.print(Text(f"Round {r['round']}", style="bold"))
         for t in r["tables"]:
-            result = f"won by {' and '.join(map(shown, t['winners']))}" if t["winners"] else t["status"]
+            if t["winners"]:
+                result = f"won by {' and '.join(map(shown, t['winners']))}"
+            elif t.get("reason") == "aborted":
+                result = "aborted before anyone moved (a loss for every seat)"
+            elif t.get("reason") == "adjudicated" and t["winners"] == []:
+                result = "adjudicated with no winner (a loss for every seat)"
+            else:
+                result = t["status"]
             out.print(f"  {t['game']}: {', '.join(map(shown, t['seats']))} — {result}")
         if r["byes"]:
             out.print(f"  bye: {', '.join(map(shown, r['byes']))}")

@@ -54,6 +54,7 @@ def cli() -> None:
 
 def _register() -> None:
     from . import (
+        commands_adjudicate,
         commands_archive,
         commands_game,
         commands_gateway,
@@ -70,6 +71,7 @@ def _register() -> None:
         commands_service,
         commands_records,
         commands_archive,
+        commands_adjudicate,
         commands_tournament,
         commands_gateway,
         commands_help,

@@ -276,14 +276,31 @@ def _ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
+# How a game that ended with no winner ended, by its GameOver's reason (RULES.md, Aborting).
+NO_WINNER = {
+    "aborted": "aborted before anyone moved, no winner",
+    "adjudicated": "adjudicated by the operator, no winner",
+}
+
+
+def no_winner_text(reason: object) -> str:
+    """What ``show``, ``watch`` and ``games`` say of a game over with no winner."""
+    return NO_WINNER.get(str(reason), f"no winner ({shown(str(reason))})")
+
+
 def outcome_line(view: dict[str, Any]) -> str:
     outcome = view["outcome"]
+    why = f": {shown(str(outcome['adjudication']))}" if outcome.get("adjudication") is not None else ""
+    if not outcome["winners"]:
+        return f"Game over: {no_winner_text(outcome.get('reason'))}{why}."
     names = [shown(view["seats"][s]["name"]) for s in outcome["winners"]]
     scoring = view["variant"].get("scoring")
     if len(names) > 1:
         head = f"Game over: shared win between {' and '.join(names)}"
     else:
         head = f"Game over: {names[0]} wins"
+    if outcome.get("reason") == "adjudicated":
+        return f"{head} by the operator's adjudication, not by play{why}."
     if scoring:
         scores = ", ".join(f"{shown(s['name'])} {outcome['scores'][s['seat']]}" for s in view["seats"])
         return f"{head} ({scores} points)."
@@ -352,7 +369,12 @@ def describe_event(event: dict[str, Any], names: Sequence[str]) -> Text | None:
             text.append(f" ({points} points)")
         text.append(".")
         return text
+    if kind == "Adjudicated":
+        won = " and ".join(_name(names, s) for s in event["winners"]) or "no winner"
+        return Text(f"The operator adjudicated the game ({won}): {shown(str(event['reason']))}", style="bold")
     if kind == "GameOver":
+        if not event["winners"]:
+            return Text(f"Game over: {no_winner_text(event.get('reason'))}.", style="bold")
         winners = " and ".join(_name(names, s) for s in event["winners"])
         return Text(f"Game over: {winners} {'win' if len(event['winners']) > 1 else 'wins'}.", style="bold")
     if kind == "SeedRevealed":

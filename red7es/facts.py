@@ -106,13 +106,15 @@ class RoundWon:
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a finished game ended.  ``winners`` has more than one seat for a shared win."""
+    """How a finished game ended.  ``winners`` has more than one seat for a shared win,
+    and none in a game aborted before anyone moved (reason ``"aborted"``)."""
 
     winners: tuple[int, ...]
     scores: tuple[int, ...]
     round_wins: tuple[int, ...]
     # "rounds", "target", "deck"; or, when all but one seat forfeited, the last forfeit's
-    # reason: "time" or "resigned"
+    # reason: "time" or "resigned"; "aborted" (RULES.md, Aborting: no winners);
+    # "adjudicated" (RULES.md, Adjudication: the winners an operator decided, maybe none)
     reason: str
     # Seats out of the game (Forfeited), in the order they went out: they rank last, the
     # first out lowest.  Empty in every game where nobody forfeited.

@@ -55,6 +55,8 @@ __all__ = ["BATCH_RULES", "BATCH_RULES_VERSIONS", "Game", "GameOverError", "Ille
 BATCH_RULES = 4
 BATCH_RULES_VERSIONS = (1, 2, 3, 4)
 RESIGNED = "resigned"  # a Forfeited's reason when the seat resigned (and GameOver's, if it ended the game)
+ABORTED = "aborted"  # GameOver's reason for a game aborted before anyone moved: no winners
+ADJUDICATED = "adjudicated"  # GameOver's reason for a game an operator ended (RULES.md, Adjudication)
 FOLD_TAKES_BACK = 4  # the first batch rules under which a fold takes its turn back
 
 # Entries of Game.journal that are not cards: a 3 played on an empty deck (it drew
@@ -641,6 +643,66 @@ class Game:
         """``seat`` gives up the whole game (RULES.md, Resigning): a forfeit with reason
         ``"resigned"``, at any time the seat is still in the game, its turn or not."""
         return self.forfeit(seat, RESIGNED)
+
+    @property
+    def untouched(self) -> bool:
+        """Whether nobody has moved in this game yet (RULES.md, Aborting).
+
+        True while its recorded facts are round 1's deal and nothing else: no step
+        (a play, a discard, a fold, the first step of an open turn, a turn-time
+        time-out's fold) and no forfeit (a resign, a game-clock time-out).  A game
+        kept without its fact log (``record=False``) or rebuilt from a position text
+        cannot tell, and is never untouched.
+        """
+        log = self.log
+        return (
+            self.outcome is None
+            and log is not None
+            and len(log) == 1
+            and isinstance(log[0], RoundDealt)
+            and log[0].round == 1
+        )
+
+    def abort(self) -> list[Fact]:
+        """End a game nobody has moved in yet with no winner (RULES.md, Aborting).
+
+        ``GameOver`` with reason ``"aborted"``, no winners, every score and round win 0.
+        Raises :class:`IllegalStep` once anyone has moved (:attr:`untouched`), and
+        :class:`GameOverError` for a finished game.
+        """
+        if self.outcome is not None:
+            raise GameOverError("the game is over")
+        if not self.untouched:
+            raise IllegalStep("a turn has been played: only a game nobody has moved in can be aborted")
+        n = self.variant.players
+        start = len(self.log) if self.log is not None else 0
+        self._end(Outcome((), tuple(self.score(s) for s in range(n)), tuple(self.round_wins), ABORTED))
+        return self.log[start:] if self.log is not None else []
+
+    def adjudicate(self, winners: Iterable[int]) -> list[Fact]:
+        """End the game now with ``winners`` as an operator decided (RULES.md, Adjudication).
+
+        ``GameOver`` with reason ``"adjudicated"``: the given winners (none, for a game
+        adjudicated with no winner), the scores and round wins as they stand, and the
+        seats out of the game as they are.  A seat out of the game cannot win, as in play.
+        Raises :class:`GameOverError` for a finished game and :class:`IllegalStep` for a
+        winner that is no seat, named twice, or out of the game.
+        """
+        if self.outcome is not None:
+            raise GameOverError("the game is over")
+        n = self.variant.players
+        chosen = tuple(winners)
+        for seat in chosen:
+            if not 0 <= seat < n:
+                raise IllegalStep(f"there is no seat {seat}")
+            if seat in self.forfeited:
+                raise IllegalStep(f"seat {seat} is out of the game: it cannot win")
+        if len(set(chosen)) != len(chosen):
+            raise IllegalStep("a winner is named twice")
+        start = len(self.log) if self.log is not None else 0
+        totals = tuple(self.score(s) for s in range(n))
+        self._end(Outcome(tuple(sorted(chosen)), totals, tuple(self.round_wins), ADJUDICATED, tuple(self.forfeited)))
+        return self.log[start:] if self.log is not None else []
 
     def _step(self, code: int, check: bool) -> None:
         if self.outcome is not None:

@@ -19,7 +19,18 @@ from enum import IntEnum
 
 from .cards import ALL_CARDS, Card, CardError
 
-__all__ = ["NO_CARD", "RESIGN", "Step", "StepError", "StepKind", "Turn", "command_text", "is_resign"]
+__all__ = [
+    "ABORT",
+    "NO_CARD",
+    "RESIGN",
+    "Step",
+    "StepError",
+    "StepKind",
+    "Turn",
+    "command_text",
+    "is_abort",
+    "is_resign",
+]
 
 NO_CARD = 63
 
@@ -225,6 +236,7 @@ class Turn:
 
 
 RESIGN = "resign"
+ABORT = "abort"
 
 
 def is_resign(text: str | Turn | Step) -> bool:
@@ -237,9 +249,23 @@ def is_resign(text: str | Turn | Step) -> bool:
     return isinstance(text, str) and text.strip().lower() == RESIGN
 
 
-def command_text(text: str | Turn | Step) -> str:
-    """A seat's command text, canonical: :data:`RESIGN` or the turn's text (what is signed).
+def is_abort(text: str | Turn | Step) -> bool:
+    """Whether a seat's command text is ``abort`` (any case, spaces around).
 
-    Raises :class:`StepError` for text that is neither.
+    Aborting ends a game nobody has moved in yet, with no winner (RULES.md, Aborting).
+    Like :data:`RESIGN` it is no :class:`Turn` but a word sent, signed, in a turn's place.
     """
-    return RESIGN if is_resign(text) else str(Turn.parse(text))
+    return isinstance(text, str) and text.strip().lower() == ABORT
+
+
+def command_text(text: str | Turn | Step) -> str:
+    """A seat's command text, canonical: :data:`RESIGN`, :data:`ABORT` or the turn's text
+    (what is signed).
+
+    Raises :class:`StepError` for text that is none of them.
+    """
+    if is_resign(text):
+        return RESIGN
+    if is_abort(text):
+        return ABORT
+    return str(Turn.parse(text))

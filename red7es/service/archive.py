@@ -7,7 +7,7 @@ commands and events), then deletes the game's keys, keeping in Redis only a stub
 * ``red7:games`` (the games index) keeps the game, so ``red7 games`` lists it in order;
 * ``red7:archived``, a hash, maps the game id to its stub: a msgpack map with the
   record file's absolute path (``file``) and what ``red7 games`` shows of a finished
-  game (``version``, ``created``, ``seats``, ``variant``, ``winners``).
+  game (``version``, ``created``, ``seats``, ``variant``, ``winners``, ``reason``).
 
 Readers that find no keys for a game look for its stub (:func:`archived_record`):
 ``export``, ``replay``, ``audit``, ``show`` and ``games`` then read the record file, so
@@ -207,6 +207,7 @@ def _stub(record: Record, path: Path, view: dict[str, Any]) -> dict[str, Any]:
         "seats": [{k: seat.get(k) for k in _SEAT_FIELDS if k in seat} for seat in view.get("seats", [])],
         "variant": view.get("variant", {}),
         "winners": outcome.get("winners") if isinstance(outcome, dict) else None,
+        "reason": outcome.get("reason") if isinstance(outcome, dict) else None,
     }
 
 
@@ -295,6 +296,7 @@ def archived_summaries(connection: redis.Redis, game_ids: Sequence[str]) -> dict
                 list(found.get("seats") or []),
                 dict(found.get("variant") or {}),
                 found.get("winners"),
+                reason=found.get("reason"),
             )
     return out
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from ..deal import commitment
 from ..facts import CardDrawn, Forfeited, GameOver, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
 from ..game import BATCH_RULES, RESIGNED, IllegalStep
-from ..steps import StepError, is_resign
+from ..steps import StepError, is_abort, is_resign
 from ..steps import Turn as TurnText
 from ..wording import counted
 from .client import UnreadableKey
@@ -53,6 +53,7 @@ from .events import (
     BOT,
     PERSON,
     REPEAT,
+    Adjudicated,
     ClockStarted,
     CommandApplied,
     CommandRejected,
@@ -65,6 +66,7 @@ from .events import (
     TurnCommand,
 )
 from .folding import decide, decide_command, stream_ms
+from .names import shown as printable
 from .record_files import Unreadable, readable_event
 from .records import Entry, Record, export, stream_order
 from .table import CreateRejected, Table
@@ -131,6 +133,8 @@ CHECKS: dict[str, str] = {
     "player-out": "a player left the round differently than the rules say",
     "take-back": "a fold took back other steps than the rules say (batch rules 4)",
     "forfeit": "a seat was put out of the game other than by its own resign command or its time-out",
+    "abort": "a game was aborted although a turn had been played in it (RULES.md, Aborting)",
+    "adjudication": "an adjudication ends a game that was over, or names a winner that is no seat or out of the game",
     "score": "a round's winner or scored cards are not what the rules give",
     "outcome": "the final outcome (winners, scores, round wins) is not what the rules give",
     "seed": "the revealed seed is not the game's seed",
@@ -211,6 +215,9 @@ class AuditReport:
     checked: dict[str, int] = field(default_factory=dict)
     divergence: Divergence | None = None
     witness: str | None = None  # audit --as: what matched what the seat holder was shown
+    # How an operator ended the game, when one did (RULES.md, Adjudication): the audit
+    # checks everything before it, but the result is the operator's, not the play's.
+    adjudicated: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -223,6 +230,8 @@ class AuditReport:
             game = "(game unknown)" if self.game is None else self.game
             return f"FAIL {game}: {self.divergence.line()}"
         witnessed = "" if self.witness is None else f"; {self.witness}"
+        if self.adjudicated is not None:
+            witnessed = f"; {self.adjudicated}{witnessed}"
         if self.result == INCOMPLETE:
             return (
                 f"INCOMPLETE {self.game}: the game is not over, so its seed is still secret and its deals and "
@@ -246,8 +255,10 @@ class AuditReport:
 
     def to_dict(self) -> dict[str, Any]:
         witness = {} if self.witness is None else {"witness": self.witness}
+        adjudicated = {} if self.adjudicated is None else {"adjudicated": self.adjudicated}
         return {
             **witness,
+            **adjudicated,
             "game": self.game,
             "result": self.result,
             "passed": self.passed,
@@ -363,6 +374,7 @@ class _Audit:
         self._decoded: dict[int, LogEvent | None] = {}
         self.counts: Counter[str] = Counter()
         self.stop = self.n
+        self.adjudicated: str | None = None  # the report's line on an operator's adjudication
 
     def run(self) -> AuditReport:
         found = self._structure()
@@ -395,7 +407,9 @@ class _Audit:
         else:
             result = PASS if seed is not None else INCOMPLETE
         checked = {k: v for k, v in sorted(self.counts.items())}
-        return AuditReport(self.record.game_id, result, self.n, len(self.record.commands), checked, first)
+        report = AuditReport(self.record.game_id, result, self.n, len(self.record.commands), checked, first)
+        report.adjudicated = self.adjudicated
+        return report
 
     def _rank(self, d: Divergence) -> tuple[int, int]:
         return (self.n + 1 if d.event is None else d.event, _PRECEDENCE.get(d.check, len(_PRECEDENCE)))
@@ -670,6 +684,12 @@ class _Audit:
         while True:
             due = table.deadline
             found = self.maps[pos] if pos < self.n else None
+            if found is not None and found["type"] == "Adjudicated":
+                # the operator's act ends the game whatever the clocks say: none is due after it
+                problem, pos = self._adjudication(k, pos, table)
+                if problem is not None:
+                    return problem, pos
+                continue
             timed_out = found is not None and found["type"] == "TimedOut"
             if not timed_out:
                 if due is not None and at is not None and at > due:
@@ -689,6 +709,27 @@ class _Audit:
             if problem is not None:
                 return problem, pos
             pos += len(expected)
+
+    def _adjudication(self, k: int | None, pos: int, table: Table) -> tuple[Divergence | None, int]:
+        """The operator's adjudication at ``pos`` (RULES.md, Adjudication), before command ``k``:
+        trusted as the operator's act (nothing signs it), but it must end a game not over with
+        winners still in it, and the GameOver and SeedRevealed after it must be what it gives.
+        The report says the game ended by it."""
+        event = self._event(pos)
+        if not isinstance(event, Adjudicated):
+            return self._undecodable(k, None, pos), pos
+        try:
+            expected = table.adjudicate(event.winners, event.reason)
+        except ValueError as exc:  # IllegalStep: over, no such seat, out of the game, no reason
+            return _div("adjudication", pos, k, "a game not over, winners in it", show_event(event), str(exc)), pos
+        problem = self._compare(k, expected, pos)
+        if problem is not None:
+            return problem, pos
+        names = [printable(table.seats[s].name) for s in event.winners]
+        won = f"{' and '.join(names)} {'win' if len(names) > 1 else 'wins'}" if names else "no winner"
+        why = printable(_cut(event.reason))
+        self.adjudicated = f"NOT ENDED BY PLAY: the operator adjudicated it at event {pos}: {won}; reason: {why}"
+        return None, pos + len(expected)
 
     def _time_out_problem(
         self, k: int | None, at: int | None, due: int | None, pos: int, event: TimedOut
@@ -917,6 +958,8 @@ class _Audit:
                 check = "repeat"
             elif exp.reason.startswith("wrong token"):
                 check = "signature"
+            elif is_abort(found.turn):
+                check = "abort"
             else:
                 check = "illegal-turn"
             return _div(
@@ -1083,6 +1126,8 @@ class _Audit:
                 problem = self._seedless_forfeit(j, event)
                 if problem is not None:
                     return problem
+            if isinstance(event, CommandApplied) and is_abort(event.turn) and not table.game.untouched:
+                return _div("abort", j, None, "an abort before anyone moved", show_event(event), CHECKS["abort"])
             try:
                 table.fold(event)
             except (ValueError, IndexError) as exc:

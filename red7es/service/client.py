@@ -23,7 +23,8 @@ from ..variant import Variant
 from ..wording import with_article
 from .codec import GENESIS, Recorded, decode_command, decode_log, encode_command
 from .envelope import MAX_COMMAND_SIZE
-from .events import CommandRejected, CreateCommand, JoinCommand, SeatJoined, SeatSpec, TurnCommand
+from .events import CommandRejected, CreateCommand, JoinCommand, LogEvent, SeatJoined, SeatSpec, TurnCommand
+from .folding import Contended, Folder, GameBroken, NotStarted
 from .inbox import Inbox
 from .store import (
     CommandTooLarge,
@@ -190,6 +191,7 @@ class GameSummary:
     variant: dict[str, Any]
     winners: list[int] | None
     unreadable: str | None = None  # why a key of the game cannot be read (UnreadableKey's line)
+    reason: str | None = None  # how it ended (GameOver's reason: "aborted" has no winners), once over
 
     def as_json(self) -> dict[str, Any]:
         """The game as `red7 games --json` and the gateway's game list show it (docs/cli.md)."""
@@ -204,6 +206,7 @@ class GameSummary:
                 for x in self.seats
             ],
             "winners": self.winners,
+            "reason": self.reason,
             "variant": self.variant,
             "unreadable": self.unreadable,
         }
@@ -509,6 +512,23 @@ class GameService:
             return seat
         return seats.index(name)
 
+    def adjudicate(self, game_id: str, winners: Sequence[str], reason: str) -> list[LogEvent]:
+        """An operator ends a game not over with these winners (seat names, maybe none) and
+        reason (RULES.md, Adjudication); returns the events appended (Adjudicated, GameOver,
+        SeedRevealed).  Appended as a worker appends (:meth:`Folder.adjudicate`), on this
+        connection, which must be an operator's: it reads the seed and writes the log.
+
+        Raises :class:`Rejected` (the game is over, a name is no seat or out of the game)
+        and :class:`ServiceError` (no worker has created it yet, or it is broken).
+        """
+        seats = tuple(self.seat_of(game_id, name) for name in winners)
+        try:
+            return Folder(self.store).adjudicate(game_id, seats, reason)
+        except ValueError as exc:  # IllegalStep
+            raise Rejected(str(exc)) from None
+        except (NotStarted, GameBroken, Contended) as exc:
+            raise ServiceError(str(exc)) from None
+
     def seat_key(self, game_id: str, seat: int, view: dict[str, Any] | None = None) -> str | None:
         """The public key seat ``seat`` joined with (None while it is open).
 
@@ -734,6 +754,7 @@ def _summary(game_id: str, meta: dict[str, str], raw: bytes | None, problem: str
             problems.append(str(exc))
     outcome = view.get("outcome")
     winners = outcome.get("winners") if isinstance(outcome, dict) else None
+    reason = outcome.get("reason") if isinstance(outcome, dict) else None
     status = "broken" if meta.get("broken") else "unreadable" if problems else meta.get("status", "?")
     return GameSummary(
         game_id,
@@ -745,6 +766,7 @@ def _summary(game_id: str, meta: dict[str, str], raw: bytes | None, problem: str
         view.get("variant", {}),
         winners,
         problems[0] if problems else None,
+        reason,
     )
 
 

@@ -55,6 +55,7 @@ from .envelope import (
     too_large,
 )
 from .events import (
+    Adjudicated,
     ClockStarted,
     CommandApplied,
     CommandRejected,
@@ -134,6 +135,13 @@ def outcome_data(o: Outcome) -> dict[str, Any]:
     if o.forfeited:
         data["forfeited"] = list(o.forfeited)
     return data
+
+
+def _seats(value: Any) -> tuple[int, ...]:
+    """A list of seat numbers as written (ValueError for anything else: the event is malformed)."""
+    if not isinstance(value, list | tuple) or any(type(s) is not int for s in value):
+        raise ValueError(f"seats must be a list of whole numbers, not {value!r}")
+    return tuple(value)
 
 
 def parse_outcome(d: dict[str, Any]) -> Outcome:
@@ -310,6 +318,13 @@ EVENT_TYPES: dict[str, EventType] = {
         checks=(Field("seat", int), Field("at", int), Field("deadline", int)),
     ),
     "TimedOut": flat(TimedOut, Field("seat", int), Field("deadline", int), Field("at", int)),
+    "Adjudicated": EventType(
+        Adjudicated,
+        1,
+        lambda e: {"winners": list(e.winners), "reason": e.reason},
+        lambda d: Adjudicated(_seats(d["winners"]), d["reason"]),
+        checks=(Field("reason", str),),
+    ),
     "RoundWon": EventType(
         RoundWon,
         1,

@@ -22,6 +22,7 @@ __all__ = [
     "SeedRevealed",
     "ClockStarted",
     "TimedOut",
+    "Adjudicated",
     "CreateCommand",
     "JoinCommand",
     "TurnCommand",
@@ -141,6 +142,20 @@ class TimedOut:
 
 
 @dataclass(frozen=True)
+class Adjudicated:
+    """An operator ended the game with these winners, for this reason (RULES.md, Adjudication).
+
+    Not a seat's command: the operator appends it to the log directly (``red7 adjudicate``),
+    compare-and-append like a worker, so it comes between command answers.  The
+    ``GameOver`` (reason ``"adjudicated"``) and ``SeedRevealed`` it causes follow it.  The
+    audit trusts it as the operator's act and reports it; it cannot check it is fair.
+    """
+
+    winners: tuple[int, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
 class CreateCommand:
     """Create a game (the first command of its stream); ``joins`` seat people at once."""
 
@@ -172,4 +187,14 @@ class TurnCommand:
 
 
 Command = CreateCommand | JoinCommand | TurnCommand
-LogEvent = GameCreated | SeatJoined | CommandApplied | CommandRejected | SeedRevealed | ClockStarted | TimedOut | Fact
+LogEvent = (
+    GameCreated
+    | SeatJoined
+    | CommandApplied
+    | CommandRejected
+    | SeedRevealed
+    | ClockStarted
+    | TimedOut
+    | Adjudicated
+    | Fact
+)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..bots.base import QUICK_TIME, DecisionInterrupted
 from ..facts import GameOver
-from ..game import BATCH_RULES
+from ..game import BATCH_RULES, GameOverError
 from .codec import (
     GENESIS,
     CorruptEvent,
@@ -57,6 +57,10 @@ log = logging.getLogger(__name__)
 
 class GameBroken(RuntimeError):
     """A game whose stored log cannot be read; it is left alone and reported."""
+
+
+class NotStarted(RuntimeError):
+    """A game whose create command no worker has folded yet: it has no log to extend."""
 
 
 class Contended(RuntimeError):
@@ -140,6 +144,39 @@ class Folder:
                 # The table may have run ahead of what was stored: never reuse it.
                 self.tables.pop(game_id, None)
                 raise
+        raise Contended(f"game {game_id}: gave up after 20 conflicting appends")
+
+    def adjudicate(self, game_id: str, winners: tuple[int, ...], reason: str) -> list[LogEvent]:
+        """Append an operator's adjudication (RULES.md, Adjudication) to a game not over.
+
+        The same compare-and-append as a worker's: from the log as stored, at its version and
+        command cursor, so a worker folding a turn meanwhile makes one of the two appends
+        fail, and the loser is redone from the new log (an adjudication then finds the game
+        over, or is appended after that turn).  Commands stored but not yet answered are then
+        answered here, refused as the game is over (a finished game leaves the sweep's lists,
+        so no worker might come back for them).  Returns the adjudication's events.  Raises
+        :class:`~red7es.game.IllegalStep` (a ValueError: the game is over, a winner is no
+        seat or is out of the game, no reason), :class:`NotStarted` for a game no worker has
+        created yet, and :class:`Contended` after 20 lost appends.
+        """
+        for _attempt in range(20):
+            try:
+                table, _rows = self._table(game_id)
+            except AppendConflict:
+                continue  # a worker appended while the log was read
+            if table is None:
+                raise NotStarted(f"game {game_id} has not been created by a worker yet: nothing to adjudicate")
+            if table.over:
+                raise GameOverError("the game is over")
+            if table.game.seed is None:
+                raise GameBroken(f"game {game_id}: its seed is missing, so it cannot end")
+            events = table.adjudicate(winners, reason)
+            try:
+                self._flush(table, events, table.cursor, [])
+            except AppendConflict:
+                continue  # _flush dropped the table: the next try rebuilds it from the new log
+            self.advance(game_id, max_seconds=5.0)
+            return events
         raise Contended(f"game {game_id}: gave up after 20 conflicting appends")
 
     def pending(self, game_id: str) -> bool:

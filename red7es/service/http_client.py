@@ -477,4 +477,5 @@ def _summary(row: dict[str, Any]) -> GameSummary:
         variant=dict(row.get("variant") or {}),
         winners=row.get("winners"),
         unreadable=row.get("unreadable"),
+        reason=row.get("reason"),
     )

@@ -19,11 +19,11 @@ from ..bots.base import BotError, decide, make_bot, thinks_long
 from ..cards import Card
 from ..cards import bits as _bits
 from ..deal import commitment
-from ..facts import FACT_TYPES, CardDrawn, GameOver, RoundDealt
+from ..facts import FACT_TYPES, CardDrawn, GameOver, Outcome, RoundDealt
 from ..game import BATCH_RULES, Game, IllegalStep
 from ..observation import Observation
 from ..rules import qualifying_mask
-from ..steps import RESIGN, StepError, Turn, is_resign
+from ..steps import ABORT, RESIGN, StepError, Turn, is_abort, is_resign
 from ..variant import Variant
 from .codec import GENESIS, STRICT_COMMAND_RULES, outcome_data, pack_map
 from .events import (
@@ -31,6 +31,7 @@ from .events import (
     BOT_ID_PREFIX,
     PERSON,
     REPEAT,
+    Adjudicated,
     ClockStarted,
     CommandApplied,
     CommandRejected,
@@ -48,7 +49,9 @@ from .names import name_problem, shape_problem
 from .store import Keys
 from .tokens import verify_turn
 
-__all__ = ["Table", "CreateRejected", "validate_seats", "bot_seed", "public_event"]
+__all__ = ["MAX_REASON", "Table", "CreateRejected", "validate_seats", "bot_seed", "public_event"]
+
+MAX_REASON = 1000  # characters of an adjudication's reason: a line or a paragraph, never a file
 
 
 class CreateRejected(ValueError):
@@ -119,6 +122,9 @@ class Table:
     # A timed game's clock (RULES.md, Time), as the last ClockStarted set it: None until
     # every seat is taken, and once the game is over.
     clock: ClockStarted | None = None
+    # Why an operator ended the game (RULES.md, Adjudication): Adjudicated's reason, shown
+    # in the views' outcome; None for every game that ended by play.
+    adjudication: str | None = None
 
     # ------------------------------------------------------------------ building
 
@@ -218,6 +224,8 @@ class Table:
                 self._answered(event.id)
         elif isinstance(event, CommandApplied):
             self._answered(event.id)
+            if is_abort(event.turn):
+                self.game.abort()  # its GameOver follows in the log (RULES.md, Aborting)
         elif isinstance(event, SeatJoined):
             self.keys[event.seat] = event.key
         elif isinstance(event, SeedRevealed):
@@ -226,6 +234,9 @@ class Table:
             self.clock = event
         elif isinstance(event, TimedOut):
             self.clock = None  # a ClockStarted follows unless the game ended
+        elif isinstance(event, Adjudicated):
+            self.game.adjudicate(event.winners)  # its GameOver follows in the log
+            self.adjudication = event.reason
         elif isinstance(event, RoundDealt):
             self.game.load_deal(event)
         elif isinstance(event, FACT_TYPES):
@@ -277,7 +288,9 @@ class Table:
             mover, round_number = self.to_move, self.game.round
             events = self._turn(command, from_client)
             applied = isinstance(events[0], CommandApplied)
-            if applied and is_resign(command.turn):
+            if applied and is_abort(command.turn):
+                passes = True  # it ended the game: _clock_after starts no clock, stops the last
+            elif applied and is_resign(command.turn):
                 # a resign passes the turn on when it was the mover's, or when it ended
                 # the round or the game (RULES.md, Resigning); else the mover's clock runs on
                 passes = self.to_move != mover or self.game.round != round_number or self.over
@@ -308,6 +321,27 @@ class Table:
             self.seed_revealed = self.game.seed.hex()
             events.append(SeedRevealed(self.seed_revealed))
         events.extend(self._clock_after(at, timed_out=clock.seat))
+        return events
+
+    def adjudicate(self, winners: tuple[int, ...], reason: str) -> list[LogEvent]:
+        """An operator ends the game now (RULES.md, Adjudication): ``Adjudicated``, then its
+        ``GameOver`` (reason ``"adjudicated"``) and the ``SeedRevealed``.  The clocks stop.
+
+        Raises :class:`~red7es.game.IllegalStep` (a ValueError) for a finished game, a
+        winner that is no seat or is out of the game, or an empty reason or one longer than
+        :data:`MAX_REASON`; the table is then unchanged.
+        """
+        if not reason.strip():
+            raise IllegalStep("an adjudication needs a reason")
+        if len(reason) > MAX_REASON:
+            raise IllegalStep(f"an adjudication's reason is at most {MAX_REASON} characters, not {len(reason):,}")
+        facts = self.game.adjudicate(winners)
+        self.adjudication = reason
+        self.clock = None
+        events: list[LogEvent] = [Adjudicated(tuple(winners), reason), *facts]
+        if self.game.seed is not None:
+            self.seed_revealed = self.game.seed.hex()
+            events.append(SeedRevealed(self.seed_revealed))
         return events
 
     def _clock_after(self, at: int, timed_out: int | None = None) -> list[LogEvent]:
@@ -383,18 +417,20 @@ class Table:
         return [SeatJoined(seat, name, key)]
 
     def _turn(self, command: TurnCommand, from_client: bool) -> list[LogEvent]:
-        resign = is_resign(command.turn)
-        reason = self._turn_refusal(command, from_client, resign)
+        resign, abort = is_resign(command.turn), is_abort(command.turn)
+        reason = self._turn_refusal(command, from_client, RESIGN if resign else ABORT if abort else None)
         # Only a copy that would take effect is a repeat: one refused anyway gets the
         # refusal it always got, so older records re-execute as they were written.
         if reason is None and (repeat := self._repeat(command)) is not None:
             return [repeat]
         self._answered(command.id)
-        text = RESIGN
+        text = RESIGN if resign else ABORT
         if reason is None:
             try:
                 if resign:
                     facts = self.game.resign(command.seat)
+                elif abort:
+                    facts = self.game.abort()
                 else:
                     turn = _parsed_turn(command.turn)
                     facts = self.game.apply(turn)  # under the game's batch rules (Table.batch_rules)
@@ -428,7 +464,8 @@ class Table:
         reason = f"turn {command.id} was answered before: a turn takes effect once"
         return CommandRejected(command.id, command.seat, REPEAT, command.turn, reason)
 
-    def _turn_refusal(self, command: TurnCommand, from_client: bool, resign: bool = False) -> str | None:
+    def _turn_refusal(self, command: TurnCommand, from_client: bool, word: str | None = None) -> str | None:
+        """Why a seat's command (a turn, or the ``word`` resign or abort) is refused, or None."""
         if from_client and command.by != PERSON:
             return "only workers play for bots"
         if from_client and command.id.startswith(BOT_ID_PREFIX):
@@ -450,7 +487,9 @@ class Table:
                 return f"seat {spec.name} has not been joined yet"
             if not verify_turn(key, command.signature, self.game_id, command.id, seat, command.turn):
                 return f"wrong token for seat {spec.name}"
-        if resign:  # at any time the seat is still in the game (RULES.md, Resigning)
+        if word == ABORT:  # any seat, before anyone moved (RULES.md, Aborting): Game.abort judges that
+            return "bots do not abort" if command.by == BOT else None
+        if word == RESIGN:  # at any time the seat is still in the game (RULES.md, Resigning)
             if command.by == BOT:
                 return "bots do not resign"
             if seat in self.game.forfeited:
@@ -546,9 +585,16 @@ class Table:
             qualifying=[]
             if leader is None
             else [str(Card(c)) for c in _bits(qualifying_mask(obs.rule, self.game.pal[leader]))],
-            outcome=None if obs.outcome is None else outcome_data(obs.outcome),
+            outcome=None if obs.outcome is None else self._outcome(obs.outcome),
         )
         return view
+
+    def _outcome(self, outcome: Outcome) -> dict[str, Any]:
+        """A view's outcome: GameOver's data, and ``adjudication`` (why) when an operator ended it."""
+        data = outcome_data(outcome)
+        if self.adjudication is not None:
+            data["adjudication"] = self.adjudication
+        return data
 
     def _seat_time(self, seat: int) -> dict[str, Any]:
         """A timed game's seat in a view (docs/events.md, Views): whether it forfeited and,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..facts import Outcome
+from ..game import ABORTED, ADJUDICATED
 from ..service.events import SeatSpec
 from ..variant import Variant
 
@@ -100,6 +101,18 @@ class GameFinished:
     reason: str
     version: int
     head: str  # hex SHA-256
+
+    @property
+    def aborted(self) -> bool:
+        """Whether the game was aborted before anyone moved (RULES.md, Aborting)."""
+        return self.reason == ABORTED
+
+    @property
+    def void(self) -> bool:
+        """A game with no result: aborted, or adjudicated with no winner (RULES.md, Aborting
+        and Adjudication).  Every seat scores it as a loss and it is not rated
+        (docs/tournaments.md, Aborted and adjudicated games)."""
+        return not self.winners and self.reason in (ABORTED, ADJUDICATED)
 
     @classmethod
     def of(cls, round_number: int, game: str, outcome: Outcome, version: int, head: str) -> GameFinished:

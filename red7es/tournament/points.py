@@ -9,7 +9,9 @@ the share of its head-to-head comparisons it won at the table::
 so a game is worth 0 to 1 point whatever the table size, a two-player game scores 1 / ½
 / 0 like chess, and a four-player basic game (one winner, three tied) scores 1, ⅓, ⅓, ⅓.
 Points are exact fractions, so ties are exact.  A Swiss bye scores 1 (as a win, the
-FIDE convention); a round-robin bye is a rest and scores nothing.
+FIDE convention); a round-robin bye is a rest and scores nothing.  A game aborted before
+anyone moved (RULES.md, Aborting), or adjudicated with no winner, is a loss for every
+seat: 0 points each, so a seat gains nothing by aborting a game it expects to lose.
 """
 
 from __future__ import annotations
@@ -31,9 +33,12 @@ def places(result: GameFinished) -> list[int]:
 
 
 def game_points(result: GameFinished) -> list[Fraction]:
-    """Points of each seat: the share of the other seats it finished ahead of (ties ½)."""
+    """Points of each seat: the share of the other seats it finished ahead of (ties ½);
+    0 for every seat of a game with no result (aborted, or adjudicated with no winner)."""
     p = places(result)
     k = len(p)
+    if result.void:
+        return [Fraction(0)] * k
     return [
         Fraction(sum(2 if p[o] > p[s] else 1 if p[o] == p[s] else 0 for o in range(k) if o != s), 2 * (k - 1))
         for s in range(k)

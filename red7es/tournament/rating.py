@@ -3,7 +3,8 @@
 Each game is one free-for-all match of 2 to 4 one-player teams, ranked by finishing
 place (ties share a rank).  Games are rated in a fixed order — by round, then by table —
 never in the order they happened to finish, so the ratings are a function of the
-results alone and the audit can recompute them exactly.
+results alone and the audit can recompute them exactly.  A game aborted before anyone
+moved, or adjudicated with no winner, is not rated: it has no result.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def rating_history(
     for paired in sorted(rounds, key=lambda r: r.round):
         for t in sorted(paired.tables, key=lambda t: t.table):
             result = results.get(t.game)
-            if result is None:
+            if result is None or result.void:  # no result: it says nothing of skill
                 continue
             teams = [[current[e]] for e in t.seats]
             rated = model.rate(teams, ranks=[float(p) for p in places(result)])

@@ -188,7 +188,14 @@ def _games_table(names: Sequence[str], rounds: Sequence[RoundPaired], results: M
                 outcome = '<span class="muted">not finished</span>'
             else:
                 points = game_points(result)
-                outcome = "won by " + " and ".join(escape(names[t.seats[w]]) for w in result.winners)
+                if result.aborted:
+                    outcome = "aborted before anyone moved (a loss for every seat)"
+                elif result.void:
+                    outcome = "adjudicated with no winner (a loss for every seat)"
+                else:
+                    outcome = "won by " + " and ".join(escape(names[t.seats[w]]) for w in result.winners)
+                    if result.reason == "adjudicated":
+                        outcome += " (adjudicated)"
                 outcome += " · points " + " / ".join(two_decimals(p) for p in points)
             rows.append(
                 f"<tr><td>{paired.round}</td><td>{t.table}</td><td class='l'><code>{escape(t.game)}</code></td>"

@@ -139,7 +139,8 @@ def standings(
                     if other != e:
                         opponents[e].append(other)
                         met[(e, other)] += 1
-                        duel[(e, other)] += 2 if p[seat] < p[other_seat] else 1 if p[seat] == p[other_seat] else 0
+                        if not result.void:  # a game with no result is lost by both: 0 head-to-head
+                            duel[(e, other)] += 2 if p[seat] < p[other_seat] else 1 if p[seat] == p[other_seat] else 0
     swiss = spec.format == SWISS
     buchholz = [sum((points[o] for o in opponents[e]), Fraction(0)) for e in range(n)]
     final = (history if history is not None else rating_history(spec, rounds, results))[-1]

@@ -95,7 +95,8 @@ class TournamentState:
         if e.game in self.results:
             raise TournamentCorrupt(f"{where}: game {e.game} recorded twice")
         k = self.spec.table_size
-        if len(e.scores) != k or len(e.round_wins) != k or not e.winners or any(not 0 <= w < k for w in e.winners):
+        no_winner = not e.winners and not e.void  # only a void game has none (aborted, or adjudicated so)
+        if len(e.scores) != k or len(e.round_wins) != k or no_winner or any(not 0 <= w < k for w in e.winners):
             raise TournamentCorrupt(f"{where}: game {e.game} has a malformed outcome")
         self.results[e.game] = e
 

@@ -101,6 +101,7 @@ def show_data(state: TournamentState, statuses: Mapping[str, str | None]) -> dic
                     "winners": (
                         [names[t.seats[w]] for w in state.results[t.game].winners] if t.game in state.results else None
                     ),
+                    "reason": state.results[t.game].reason if t.game in state.results else None,
                 }
                 for t in p.tables
             ],

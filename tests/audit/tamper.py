@@ -13,6 +13,7 @@ from typing import Any
 
 import msgpack
 
+from red7es.service.audit import Divergence, audit_record
 from red7es.service.codec import (
     GENESIS,
     decode_command,
@@ -23,6 +24,7 @@ from red7es.service.codec import (
     pack_map,
 )
 from red7es.service.events import LogEvent
+from red7es.service.folding import Folder
 from red7es.service.records import Entry, Record
 
 
@@ -119,3 +121,20 @@ def rewrite_envelope(record: Record, index: int, change: Callable[[dict[str, Any
         raws.append(raw)
         head = event_hash(raw)
     return dataclasses.replace(with_raws(record, raws), head=head.hex())
+
+
+def settle(folder: Folder, game_id: str) -> None:
+    """Fold a game with the worker's code until nothing is pending (no worker process)."""
+    for _ in range(100):
+        progress = folder.advance(game_id, max_seconds=5.0)
+        if not progress.more and not folder.pending(game_id):
+            return
+    raise AssertionError("never settled")
+
+
+def first_divergence(record: Record) -> Divergence:
+    """The first divergence of a record that must fail its audit."""
+    report = audit_record(record)
+    assert not report.passed, "the tampered record should fail"
+    assert report.divergence is not None
+    return report.divergence

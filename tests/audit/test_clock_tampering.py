@@ -16,7 +16,7 @@ import pytest
 import redis
 from support import wait_for
 
-from red7es.service.audit import Divergence, audit_record
+from red7es.service.audit import audit_record
 from red7es.service.client import GameService
 from red7es.service.deadlines import redis_now
 from red7es.service.events import ClockStarted, CommandApplied, SeatSpec, TimedOut
@@ -25,17 +25,9 @@ from red7es.service.records import Entry, Record, export
 from red7es.service.redis_server import RedisServer
 from red7es.variant import Variant
 
-from .tamper import edit_event, events_of, rechain
+from .tamper import edit_event, events_of, first_divergence, rechain, settle
 
 NAMES = ("ann", "bob", "cy")
-
-
-def _settle(folder: Folder, game_id: str) -> None:
-    for _ in range(100):
-        progress = folder.advance(game_id, max_seconds=5.0)
-        if not progress.more and not folder.pending(game_id):
-            return
-    raise AssertionError("never settled")
 
 
 def _play(connection: redis.Redis, game_id: str, *, finish: bool) -> Record:
@@ -57,14 +49,14 @@ def _play(connection: redis.Redis, game_id: str, *, finish: bool) -> Record:
         deadline = table.deadline
         assert deadline is not None
         wait_for(lambda: redis_now(connection) > deadline, "the deadline to pass", timeout=10, every=0.01)
-        _settle(folder, game_id)
+        settle(folder, game_id)
 
-    _settle(folder, game_id)
+    settle(folder, game_id)
     time_out()
     view: dict[str, Any] = svc.view(game_id, folder.tables[game_id].to_move)
     name = view["seats"][view["seat"]]["name"]
     svc.submit(game_id, name, made.tokens[name], view["legal"][0])
-    _settle(folder, game_id)
+    settle(folder, game_id)
     if finish:
         time_out()
         assert svc.store.meta(game_id)["status"] == "over"
@@ -90,13 +82,6 @@ def running(records: tuple[Record, Record]) -> Record:
     return records[1]
 
 
-def _first(record: Record) -> Divergence:
-    report = audit_record(record)
-    assert not report.passed, "the tampered record should fail"
-    assert report.divergence is not None
-    return report.divergence
-
-
 def _positions(record: Record, kind: type) -> list[int]:
     return [i for i, e in enumerate(events_of(record)) if isinstance(e, kind)]
 
@@ -110,7 +95,7 @@ def test_the_genuine_record_passes(record: Record) -> None:
 def test_an_early_time_out(record: Record) -> None:
     i = _positions(record, TimedOut)[0]
     tampered = edit_event(record, i, lambda e: dataclasses.replace(e, at=e.deadline))
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert (problem.check, problem.event) == ("early-timeout", i)
 
 
@@ -122,7 +107,7 @@ def test_a_time_out_before_a_turn_that_came_in_time(record: Record) -> None:
     turn = next(k for k, c in enumerate(commands) if k > 0)
     commands[turn] = Entry(f"{deadline}-0", commands[turn].raw)
     tampered = dataclasses.replace(record, commands=tuple(commands), cursor=commands[-1].stream_id)
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert (problem.check, problem.event) == ("early-timeout", i)
 
 
@@ -134,7 +119,7 @@ def test_a_turn_accepted_after_its_seats_time_was_up(record: Record) -> None:
     turn = len(commands) - 1
     commands[turn] = Entry(f"{clock.deadline + 1}-0", commands[turn].raw)
     tampered = dataclasses.replace(record, commands=tuple(commands), cursor=commands[-1].stream_id)
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert (problem.check, problem.event) == ("late-turn", applied)
 
 
@@ -143,7 +128,7 @@ def test_a_missing_time_out_before_a_command(record: Record) -> None:
     i = _positions(record, TimedOut)[0]
     after = next(j for j in range(i, len(events)) if isinstance(events[j], ClockStarted))
     tampered = rechain(record, events[:i] + events[after + 1 :])
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert (problem.check, problem.event) == ("missing-timeout", i)
 
 
@@ -151,21 +136,21 @@ def test_a_missing_time_out_at_the_end(record: Record) -> None:
     events = events_of(record)
     i = _positions(record, TimedOut)[-1]
     tampered = rechain(record, events[:i] + events[i + 1 :])
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert (problem.check, problem.event) == ("missing-timeout", i)
 
 
 def test_a_shifted_deadline(record: Record) -> None:
     i = _positions(record, TimedOut)[0]
     tampered = edit_event(record, i, lambda e: dataclasses.replace(e, deadline=e.deadline - 100))
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert (problem.check, problem.event) == ("timeout", i)
 
 
 def test_a_shifted_clock_start(record: Record) -> None:
     i = _positions(record, ClockStarted)[1]
     tampered = edit_event(record, i, lambda e: dataclasses.replace(e, at=e.at + 1, deadline=e.deadline + 1))
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert (problem.check, problem.event) == ("clock", i)
 
 
@@ -173,7 +158,7 @@ def test_a_time_out_later_than_redis_wrote_it(record: Record) -> None:
     i = _positions(record, TimedOut)[-1]
     written = int(record.events[i].stream_id.split("-")[0])
     tampered = edit_event(record, i, lambda e: dataclasses.replace(e, at=written + 1))
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert (problem.check, problem.event) == ("timeout", i)
 
 
@@ -185,7 +170,7 @@ def test_a_running_game_audits_incomplete(running: Record) -> None:
 def test_an_early_time_out_in_a_running_game(running: Record) -> None:
     i = _positions(running, TimedOut)[0]
     tampered = edit_event(running, i, lambda e: dataclasses.replace(e, at=e.deadline))
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert (problem.check, problem.event) == ("early-timeout", i)
 
 
@@ -196,5 +181,5 @@ def test_a_late_turn_in_a_running_game(running: Record) -> None:
     commands = list(running.commands)
     commands[-1] = Entry(f"{clock.deadline + 1}-0", commands[-1].raw)
     tampered = dataclasses.replace(running, commands=tuple(commands), cursor=commands[-1].stream_id)
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert (problem.check, problem.event) == ("late-turn", applied)

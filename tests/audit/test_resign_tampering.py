@@ -17,7 +17,7 @@ import pytest
 import redis
 
 from red7es.facts import Forfeited, GameOver
-from red7es.service.audit import Divergence, audit_record
+from red7es.service.audit import audit_record
 from red7es.service.client import GameService
 from red7es.service.events import CommandApplied, SeatSpec
 from red7es.service.folding import Folder
@@ -25,17 +25,9 @@ from red7es.service.records import Record, export
 from red7es.service.redis_server import RedisServer
 from red7es.variant import Variant
 
-from .tamper import command_index, edit_command, events_of, rechain
+from .tamper import command_index, edit_command, events_of, first_divergence, rechain, settle
 
 NAMES = ("ann", "bob", "cy")
-
-
-def _settle(folder: Folder, game_id: str) -> None:
-    for _ in range(100):
-        progress = folder.advance(game_id, max_seconds=5.0)
-        if not progress.more and not folder.pending(game_id):
-            return
-    raise AssertionError("never settled")
 
 
 def _play(connection: redis.Redis, game_id: str, *, finish: bool = True) -> Record:
@@ -46,7 +38,7 @@ def _play(connection: redis.Redis, game_id: str, *, finish: bool = True) -> Reco
         Variant(3), [SeatSpec(n) for n in NAMES], join=NAMES, seed="tamper-resign", game_id=game_id, wait=None
     )
     folder = Folder(svc.store)
-    _settle(folder, game_id)
+    settle(folder, game_id)
 
     def to_move() -> str:
         view: dict[str, Any] = svc.view(game_id)
@@ -55,16 +47,16 @@ def _play(connection: redis.Redis, game_id: str, *, finish: bool = True) -> Reco
     mover = to_move()
     quitter = next(n for n in NAMES if n != mover)
     svc.submit(game_id, quitter, made.tokens[quitter], "resign", command_id="resign-first-seat")
-    _settle(folder, game_id)
+    settle(folder, game_id)
     assert to_move() == mover  # a resign out of turn leaves the turn where it was
     view: dict[str, Any] = svc.view(game_id, NAMES.index(mover))
     svc.submit(game_id, mover, made.tokens[mover], view["legal"][0])
-    _settle(folder, game_id)
+    settle(folder, game_id)
     if not finish:
         return export(svc, game_id)
     last = next(n for n in NAMES if n not in (quitter, to_move()))
     svc.submit(game_id, last, made.tokens[last], "resign", command_id="resign-second-seat")
-    _settle(folder, game_id)
+    settle(folder, game_id)
     assert svc.store.meta(game_id)["status"] == "over"
     return export(svc, game_id)
 
@@ -82,13 +74,6 @@ def running(redis_server: RedisServer, record: Record) -> Iterator[Record]:
     connection = redis.Redis.from_url(redis_server.url)
     yield _play(connection, "rr", finish=False)
     connection.close()
-
-
-def _first(record: Record) -> Divergence:
-    report = audit_record(record)
-    assert not report.passed, "the tampered record should fail"
-    assert report.divergence is not None
-    return report.divergence
 
 
 def _resigns(record: Record) -> list[int]:
@@ -109,7 +94,7 @@ def test_the_genuine_record_passes_and_ends_resigned(record: Record) -> None:
 def test_a_forfeit_with_no_resign_command_fails_at_that_event(record: Record) -> None:
     # the operator writes a seat's forfeit without its command: the answer and the command go
     tampered, i = _without_first_resign(record)
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert problem.event == i, problem
     assert "Forfeited" in problem.found
 
@@ -118,7 +103,7 @@ def test_a_resign_not_signed_by_the_seat_fails_at_its_answer(record: Record) -> 
     # the operator signs cy's resign with a made-up signature
     k = command_index(record, "resign-first-seat")
     tampered = edit_command(record, k, lambda c: dataclasses.replace(c, signature="0" * 128))
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert problem.event == _resigns(record)[0], problem
 
 
@@ -129,7 +114,7 @@ def test_a_resign_by_another_seat_than_the_forfeit_fails(record: Record) -> None
     assert isinstance(forfeit, Forfeited)
     other = next(s for s in range(3) if s != forfeit.seat and s != events[i].seat)  # type: ignore[union-attr]
     tampered = rechain(record, events[: i + 1] + [Forfeited(other, "resigned")] + events[i + 2 :])
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert problem.event == i + 1, problem
 
 
@@ -146,7 +131,7 @@ def test_a_running_games_forged_forfeit_fails_without_the_seed(running: Record) 
     report = audit_record(running)
     assert report.result == "incomplete" and report.divergence is None, report.line()
     tampered, i = _without_first_resign(running)
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert (problem.check, problem.event) == ("forfeit", i), problem
 
 
@@ -155,5 +140,5 @@ def test_a_running_games_resign_forfeit_given_to_another_seat_fails_without_the_
     events = events_of(running)
     seat = events[i].seat  # type: ignore[union-attr]
     tampered = rechain(running, events[: i + 1] + [Forfeited((seat + 1) % 3, "resigned")] + events[i + 2 :])
-    problem = _first(tampered)
+    problem = first_divergence(tampered)
     assert (problem.check, problem.event) == ("forfeit", i + 1), problem

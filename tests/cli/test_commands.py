@@ -755,6 +755,7 @@ def test_games_json_and_table(alice: Red7) -> None:
         "created",
         "seats",
         "winners",
+        "reason",
         "variant",
         "unreadable",
     }

@@ -45,11 +45,12 @@ def test_resign_out_of_turn_in_three_player_game_prints_it_and_the_game_goes_on(
     assert refused.exit_code == 1
 
 
-def test_resign_usage_mistakes_exit_2(alice: Red7) -> None:
-    assert alice("resign").exit_code == 2  # no GAME
+@pytest.mark.parametrize("word", ["resign", "abort"])
+def test_resign_and_abort_usage_mistakes_exit_2(alice: Red7, word: str) -> None:
+    assert alice(word).exit_code == 2  # no GAME
     game = new_id()
     alice.ok("new", "--id", game, "-p", "alice", "-p", "bob")
-    assert alice("resign", game, "extra").exit_code == 2
-    assert alice("resign", game, "--nosuch").exit_code == 2
-    not_yours = alice("resign", game, "--as", "nobody")
+    assert alice(word, game, "extra").exit_code == 2
+    assert alice(word, game, "--nosuch").exit_code == 2
+    not_yours = alice(word, game, "--as", "nobody")
     assert not_yours.exit_code == 1 and "Traceback" not in not_yours.output

@@ -438,10 +438,14 @@ def test_the_lobby_lists_open_live_and_finished_games(
     ).game_id  # taken at creation: the open seat is not left open
     over = new_game(service, [], {"one": "random", "two": "greedy"})
     wait_for(lambda: service.view(over)["status"] == "over", "the bots' game to end")
+    made = service.create(Variant(2), [SeatSpec("eve"), SeatSpec("fay")], join=["eve"], seed="web-aborted", wait=30)
+    assert service.play(made.game_id, "eve", made.tokens["eve"], "abort", wait=30).applied  # RULES.md, Aborting
     page.goto(f"{served.base}/")
     page.wait_for_selector(f"#open li[data-game='{open_game}']", timeout=WAIT_MS)
     page.wait_for_selector(f"#live li[data-game='{live}']", timeout=WAIT_MS)
     page.wait_for_selector(f"#over li[data-game='{over}']", timeout=WAIT_MS)
+    page.wait_for_selector(f"#over li[data-game='{made.game_id}']", timeout=WAIT_MS)
+    assert "· aborted" in (page.text_content(f"#over li[data-game='{made.game_id}']") or "")
     assert "ann (open)" in (page.text_content(f"#open li[data-game='{open_game}']") or "")
     assert page.get_attribute(f"#live li[data-game='{live}'] a", "href") == f"/g/{live}"
     page.wait_for_function("() => document.getElementById('tournaments').textContent.trim() !== ''")
@@ -635,6 +639,12 @@ def test_the_page_says_what_the_cli_says(served: Gateway, browser: Browser) -> N
         {"type": "RoundWon", "seat": 0, "round": 1, "rule": "Indigo"},
         {"type": "GameOver", "winners": [0]},
         {"type": "GameOver", "winners": [0, 2]},
+        {"type": "GameOver", "winners": [], "reason": "aborted"},
+        {"type": "Adjudicated", "winners": [0, 2], "reason": "bob left"},
+        {"type": "Adjudicated", "winners": [], "reason": "a broken deck"},
+        {"type": "TimedOut", "seat": 2},
+        {"type": "Forfeited", "seat": 1, "reason": "resigned"},
+        {"type": "Forfeited", "seat": 1, "reason": "time"},
         {"type": "SeedRevealed", "seed": "ab" * 16},
         {"type": "CommandRejected", "seat": 1, "kind": "turn", "text": "p:R9", "reason": "not in your hand"},
         {"type": "CommandRejected", "kind": "corrupt"},
@@ -647,6 +657,18 @@ def test_the_page_says_what_the_cli_says(served: Gateway, browser: Browser) -> N
          "outcome": {"winners": [1], "round_wins": [0, 1], "scores": [0, 0]}},
         {"seats": [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}], "variant": {"scoring": True},
          "outcome": {"winners": [0, 1], "round_wins": [2, 2], "scores": [41, 41]}},
+        {"seats": [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}], "variant": {"scoring": False},
+         "outcome": {"winners": [], "round_wins": [0, 0], "scores": [0, 0], "reason": "aborted"}},
+        {"seats": [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}], "variant": {"scoring": False},
+         "outcome": {"winners": [1], "round_wins": [0, 0], "scores": [0, 0], "reason": "resigned"}},
+        {"seats": [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}], "variant": {"scoring": False},
+         "outcome": {"winners": [0], "round_wins": [0, 0], "scores": [0, 0], "reason": "time"}},
+        {"seats": [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}], "variant": {"scoring": True},
+         "outcome": {"winners": [0], "round_wins": [0, 0], "scores": [3, 9], "reason": "adjudicated",
+                     "adjudication": "bob left"}},
+        {"seats": [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}], "variant": {"scoring": False},
+         "outcome": {"winners": [], "round_wins": [0, 0], "scores": [0, 0], "reason": "adjudicated",
+                     "adjudication": "a broken deck"}},
     ]  # fmt: skip
     context = browser.new_context()
     try:

@@ -8,6 +8,7 @@ from typing import Any
 
 import msgpack
 
+from red7es.deal import commitment
 from red7es.service.client import GameService
 from red7es.service.codec import GENESIS, CorruptEvent, Recorded, decode_command, decode_log, event_hash
 from red7es.service.events import (
@@ -22,6 +23,8 @@ from red7es.service.events import (
 )
 from red7es.service.folding import Folder, Progress
 from red7es.service.store import GameStore
+from red7es.service.table import Table
+from red7es.service.tokens import new_token, public_key, sign_turn
 from red7es.variant import Variant
 
 
@@ -138,3 +141,22 @@ def all_bot_game(
 ) -> None:
     seats = [bot(f"b{i}", bots[i % len(bots)]) for i in range(players)]
     service.create(Variant(players, **variant), seats, seed=f"seed-{game_id}", game_id=game_id, wait=None)
+
+
+def seated_table(variant: Variant, seed: bytes, at: int = 10_000, joined: int | None = None) -> tuple[Table, list[str]]:
+    """A referee for game ``g`` with person seats p0, p1, ...; the first ``joined`` of them
+    (all by default) joined at creation, whose clocks start at stream time ``at``.  Returns
+    the table and every seat's token."""
+    tokens = [new_token() for _ in range(variant.players)]
+    seats = tuple(SeatSpec(f"p{i}") for i in range(variant.players))
+    joins = tuple((i, public_key(t)) for i, t in enumerate(tokens))[:joined]
+    command = CreateCommand("create-g", variant, seats, commitment(seed), joins)
+    table, _events = Table.start("g", command, seed, 0, stream_at=at)
+    return table, tokens
+
+
+def signed(tokens: list[str], seat: int, text: str, command_id: str, token: str | None = None) -> TurnCommand:
+    """A person's command in game ``g`` (a turn, ``resign``, ``abort``), signed with the
+    seat's token, or with ``token`` to forge it."""
+    signature = sign_turn(token or tokens[seat], "g", command_id, seat, text)
+    return TurnCommand(command_id, seat, text, "person", signature)

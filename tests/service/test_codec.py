@@ -36,6 +36,7 @@ from red7es.service.codec import (
 )
 from red7es.service.envelope import UPCASTERS
 from red7es.service.events import (
+    Adjudicated,
     ClockStarted,
     CommandApplied,
     CommandRejected,
@@ -83,6 +84,9 @@ EVENTS: list[Any] = [
     ClockStarted(1, 1_700_000_000_500, 1_700_000_300_000, (120_000, 299_500, 0)),
     ClockStarted(0, 1_700_000_000_500, 1_700_000_030_500),
     TimedOut(2, 1_700_000_000_400, 1_700_000_000_500),
+    Adjudicated((0, 2), "bob left the club"),
+    Adjudicated((), "a broken deck"),
+    GameOver(Outcome((), (0, 0), (0, 0), "aborted")),
 ]
 
 COMMANDS: list[Any] = [
@@ -440,3 +444,12 @@ def test_batch_rules_this_red7es_does_not_referee_are_corrupt(value: Any) -> Non
     wire["data"]["batch_rules"] = value
     with pytest.raises(CorruptEvent, match=r"^event 0 \(GameCreated\) is malformed: batch_rules"):
         decode_event(msgpack.packb(wire, use_bin_type=True), "event 0")
+
+
+@pytest.mark.parametrize("winners", ["0", [0, "1"], [True], None])
+def test_an_adjudication_whose_winners_are_not_seat_numbers_is_corrupt(winners: Any) -> None:
+    raw = encode_event(Adjudicated((0,), "x"), 5, b"\x07" * 32, 1234)
+    obj = msgpack.unpackb(raw, raw=False)
+    obj["data"]["winners"] = winners
+    with pytest.raises(CorruptEvent, match="Adjudicated"):
+        decode_event(codec.pack_map(obj))

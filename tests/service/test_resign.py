@@ -11,7 +11,6 @@ import pytest
 import redis
 from support import WorkerPool, wait_for
 
-from red7es.deal import commitment
 from red7es.facts import Forfeited, GameOver
 from red7es.service.audit import audit_game
 from red7es.service.client import GameService
@@ -20,32 +19,23 @@ from red7es.service.events import (
     ClockStarted,
     CommandApplied,
     CommandRejected,
-    CreateCommand,
-    SeatSpec,
     SeedRevealed,
     TurnCommand,
 )
 from red7es.service.table import Table
-from red7es.service.tokens import new_token, public_key, sign_turn
 from red7es.variant import Variant
 
-from .helpers import bot, decoded_log, events_of, person
+from .helpers import bot, decoded_log, events_of, person, seated_table, signed
 
 SEED = b"\x05" * 32
 
 
 def _table(variant: Variant, at: int = 10_000) -> tuple[Table, list[str]]:
-    tokens = [new_token() for _ in range(variant.players)]
-    seats = tuple(SeatSpec(f"p{i}") for i in range(variant.players))
-    joins = tuple((i, public_key(t)) for i, t in enumerate(tokens))
-    command = CreateCommand("create-g", variant, seats, commitment(SEED), joins)
-    table, _events = Table.start("g", command, SEED, 0, stream_at=at)
-    return table, tokens
+    return seated_table(variant, SEED, at)
 
 
 def _resign(tokens: list[str], seat: int, name: str = "r1", token: str | None = None) -> TurnCommand:
-    signature = sign_turn(token or tokens[seat], "g", name, seat, "resign")
-    return TurnCommand(name, seat, "resign", "person", signature)
+    return signed(tokens, seat, "resign", name, token)
 
 
 def test_a_signed_resign_out_of_turn_ends_a_two_player_game() -> None:

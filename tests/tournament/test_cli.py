@@ -399,3 +399,26 @@ def test_a_timed_tournament_of_an_entrant_with_a_key_who_never_shows_finishes_by
             view = GameService(connection).view(game)
             assert view["status"] == "over" and view["outcome"]["reason"] == "time", view["outcome"]
     assert "PASS" in red7.ok("audit", t).stdout
+
+
+def test_an_aborted_game_is_shown_as_a_loss_for_both(red7: TournamentRed7, pool_url: str, tmp_path: Path) -> None:
+    """docs/tournaments.md, Aborted games: alice aborts her game before anyone moved."""
+    t = new_id("abort")
+    red7.ok("create", t, "-p", "alice", "-p", "bob")
+    red7.ok("run", t, "--no-wait")
+    game = red7.json("show", t)["paired"][0]["tables"][0]["game"]
+    alice = Red7(pool_url, tmp_path / "alice")
+    alice.ok("join", game, "alice")
+    alice.ok("abort", game)
+
+    def recorded() -> Any:
+        data = red7.json("run", t, "--no-wait")
+        return data if data["finished"] else None
+
+    wait_for(recorded, "the aborted game to be recorded", timeout=30)
+    table = red7.json("show", t)["paired"][0]["tables"][0]
+    assert table["status"] == "recorded" and table["winners"] == [] and table["reason"] == "aborted"
+    seats = ", ".join(table["seats"])  # in seat order, which the pairing draws
+    assert f"{game}: {seats} — aborted before anyone moved (a loss for every seat)" in red7.ok("show", t).stdout
+    assert [r["points"] for r in red7.json("standings", t)["standings"]] == [0, 0]
+    assert red7("audit", t).exit_code == 0

@@ -21,7 +21,8 @@
 
   function gameItem(g) {
     let what = g.seats.map(seatText).join(", ");
-    if (g.status === "over" && g.winners) what += ` · won by ${g.winners.map((s) => g.seats[s].name).join(" and ")}`;
+    if (g.status === "over" && g.winners && !g.winners.length) what += ` · ${g.reason === "aborted" ? "aborted" : "no winner"}`;
+    else if (g.status === "over" && g.winners) what += ` · won by ${g.winners.map((s) => g.seats[s].name).join(" and ")}`;
     if (g.status === "broken" || g.status === "unreadable") what += ` · ${g.status}`;
     return R.el(
       "li",

@@ -85,13 +85,28 @@ const Red7 = (() => {
     return [`${view.seats[view.leader].name} leads under ${title} with `, ...cards(q), ` (${why(rule, q)}).`];
   }
 
+  /* How a game over with no winner ended, by its reason (cli/render.py no_winner_text). */
+  const NO_WINNER = {
+    aborted: "aborted before anyone moved, no winner",
+    adjudicated: "adjudicated by the operator, no winner",
+  };
+
+  function noWinnerText(reason) {
+    return NO_WINNER[reason] || `no winner (${reason})`;
+  }
+
   function outcomeLine(view) {
     const o = view.outcome;
+    const why = o.adjudication !== undefined && o.adjudication !== null ? `: ${o.adjudication}` : "";
+    if (!o.winners.length) return `Game over: ${noWinnerText(o.reason)}${why}.`;
     const names = o.winners.map((s) => view.seats[s].name);
     const head = names.length > 1 ? `Game over: shared win between ${names.join(" and ")}` : `Game over: ${names[0]} wins`;
+    if (o.reason === "adjudicated") return `${head} by the operator's adjudication, not by play${why}.`;
     if (view.variant.scoring) {
       return `${head} (${view.seats.map((s) => `${s.name} ${o.scores[s.seat]}`).join(", ")} points).`;
     }
+    if (o.reason === "time") return `${head} on time: every other player ran out of time.`;
+    if (o.reason === "resigned") return `${head}: every other player is out of the game, the last one resigned.`;
     const won = o.round_wins[o.winners[0]];
     return `${head} (${won} round${won === 1 ? "" : "s"} won).`;
   }
@@ -137,7 +152,16 @@ const Red7 = (() => {
         out.push(".");
         return out;
       }
+      case "TimedOut":
+        return [`${who}'s time is up.`];
+      case "Forfeited":
+        return [`${who} is out of the game (${event.reason === "resigned" ? "resigned" : "out of time"}).`];
+      case "Adjudicated": {
+        const won = event.winners.map((s) => nameOf(names, s)).join(" and ") || "no winner";
+        return [`The operator adjudicated the game (${won}): ${event.reason}`];
+      }
       case "GameOver":
+        if (!event.winners.length) return [`Game over: ${noWinnerText(event.reason)}.`];
         return [`Game over: ${event.winners.map((s) => nameOf(names, s)).join(" and ")} ${event.winners.length > 1 ? "win" : "wins"}.`];
       case "SeedRevealed":
         return [`Seed revealed: ${event.seed}`];

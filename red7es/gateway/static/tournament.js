@@ -68,6 +68,10 @@
   function statusText(table) {
     switch (table.status) {
       case "recorded":
+        if (table.reason === "aborted") return "finished · aborted before anyone moved (a loss for every seat)";
+        if (table.reason === "adjudicated" && table.winners && !table.winners.length) {
+          return "finished · adjudicated with no winner (a loss for every seat)";
+        }
         return table.winners && table.winners.length
           ? `finished · ${table.winners.length > 1 ? `shared win: ${table.winners.join(" and ")}` : `won by ${table.winners[0]}`}`
           : "finished";
@@ -194,7 +198,7 @@
     state.show.paired.push({
       round: line.round,
       byes: line.byes,
-      tables: line.tables.map((t) => ({ table: t.table, game: t.game, seats: t.seats, status: "not created", winners: null })),
+      tables: line.tables.map((t) => ({ table: t.table, game: t.game, seats: t.seats, status: "not created", winners: null, reason: null })),
     });
     state.show.paired.sort((a, b) => a.round - b.round);
     renderShow();
@@ -212,6 +216,7 @@
     if (table && table.status !== "recorded") {
       table.status = "recorded";
       table.winners = line.winners;
+      table.reason = line.reason;
       state.show.games_played += 1;
       renderShow();
     }
