@@ -42,7 +42,7 @@ def test_play_shows_the_deadline_and_a_turn_after_it_shows_what_happened(tmp_pat
         wait_for(lambda: _public(connection, game)["status"] == "over", "the time-out to end the game", timeout=30)
         child.sendline("fold")
         t.expect(r"Not allowed: ")
-        t.expect(rf"{first}'s time is up\.")
+        t.expect(rf"{first}'s turn timed out: folded\.")
         t.expect(r"Game over: ")
     finally:
         child.close(force=True)
