@@ -162,4 +162,9 @@ def test_a_turn_out_of_time_is_said_folded_as_the_cli_says_it(
         "#log li", "lis => lis.map(li => [...li.querySelectorAll('p')].map(p => p.textContent))"
     )
     assert [line for change in reversed(shown) for line in change] == lines  # (the log shows the newest change first)
+    folded = timed_out[0].split("'s turn", 1)[0]
+    seat = names.index(folded)
+    assert service.view(game)["seats"][seat]["palette"] is None  # out of the round as the game ended
+    panel = spectator.text_content(f".seat[data-seat='{seat}']") or ""
+    assert f"{folded}'s turn timed out: folded. out of the round" in panel
     never_a_hidden_card(spectator, service, game)
