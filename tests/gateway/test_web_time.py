@@ -111,10 +111,11 @@ def test_resigning_from_the_page_ends_the_game_and_the_spectator_is_told_why(
 def test_a_seat_out_of_time_is_warned_then_shown_forfeited(
     served: Gateway, service: GameService, player: Page, spectator: Page, tmp_path: Path
 ) -> None:
-    """A game clock of 11 s that ann never uses: her page warns (the countdown, the title)
-    once 10 s or less are left, a spectator's countdown warns but its title does not; then
-    she is out of time, and both pages say she forfeited and why the game ended."""
-    game = new_game(service, ["ann"], {"greedy": "greedy"}, Variant(2, clock=(11_000, 0)), seed="web-clock-out")
+    """A game clock of 20 s that ann never uses (her page has 10 s to be ready before the
+    warning, which then lasts 10 s): her page warns (the countdown, the title) once 10 s or
+    less are left, a spectator's countdown warns but its title does not; then she is out of
+    time, and both pages say she forfeited and why the game ended."""
+    game = new_game(service, ["ann"], {"greedy": "greedy"}, Variant(2, clock=(20_000, 0)), seed="web-clock-out")
     spectator.goto(f"{served.base}/g/{game}")
     take_seat(player, served.base, game, 0)  # the clocks start once ann's seat is taken
     player.wait_for_function(
