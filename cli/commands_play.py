@@ -21,6 +21,7 @@ from red7es.service.names import MAX_NAME, shown, unshowable
 from red7es.service.store import new_game_id, whole_number
 from red7es.service.transport import GameClient
 
+from .clocked_input import ClockedInput
 from .commands_game import (
     given_name,
     refuse_seed_over_http,
@@ -425,18 +426,54 @@ class TurnMenu:
     def ask(self) -> str | None:
         """The player's turn (a legal turn, or any text for the worker to judge); None to leave."""
         while True:
-            left = "" if self.deadline is None else f" ({clock_text(self.deadline - int(time.time() * 1000))} left)"
-            prompt = f"Your turn{left}: {' '.join(self.prefix)} > " if self.prefix else f"Your turn{left} > "
-            # Not click.prompt: it turns both Ctrl-C and Ctrl-D into click.Abort, and
-            # they end differently (Ctrl-C is an interruption, exit 130; Ctrl-D is q).
-            try:
-                reply = input(prompt).strip()
-            except EOFError:
+            if self.terminal and self.deadline is not None:
+                reply = self._read_clocked(self.deadline)
+            else:
+                reply = self._read_line()
+            if reply is None:
                 return None
-            self.drawn += max(1, -(-(len(prompt) + len(reply)) // max(self.out.width, 1)))
-            turn = self._reply(reply)
+            turn = self._reply(reply.strip())
             if turn is not None:
                 return None if turn == "q" else turn
+
+    def _prompt(self, left: int | None) -> str:
+        """``Your turn > ``, with the steps chosen so far and, in a timed game, the time left."""
+        time_left = "" if left is None else f" ({clock_text(left)} left)"
+        return f"Your turn{time_left}: {' '.join(self.prefix)} > " if self.prefix else f"Your turn{time_left} > "
+
+    def _read_line(self) -> str | None:
+        """A line with ``input()`` (the time left, if any, as the prompt is shown); None at end of input."""
+        prompt = self._prompt(None if self.deadline is None else self.deadline - int(time.time() * 1000))
+        # Not click.prompt: it turns both Ctrl-C and Ctrl-D into click.Abort, and
+        # they end differently (Ctrl-C is an interruption, exit 130; Ctrl-D is q).
+        try:
+            reply = input(prompt)
+        except EOFError:
+            return None
+        self.drawn += max(1, -(-(len(prompt) + len(reply)) // max(self.out.width, 1)))
+        return reply
+
+    def _read_clocked(self, deadline: int) -> str | None:
+        """A line on a terminal while the player's clock runs: the prompt counts down in place,
+        and at 10 s or less a warning is printed once above it, the line typed kept (issue #18)."""
+        reader = ClockedInput(
+            self.out.file,
+            self.out.width,
+            deadline,
+            self._prompt,
+            lambda left: f"Hurry: {clock_text(left)} left for your turn.",
+            self._paint,
+            sys.stdin.fileno(),
+        )
+        reply = reader.read()
+        self.drawn += reader.rows
+        return reply
+
+    def _paint(self, text: str) -> str:
+        """``text`` in bold red, as this console would print it (plain under NO_COLOR)."""
+        with self.out.capture() as captured:
+            self.out.print(Text(text, style="bold red"), end="")
+        return captured.get()
 
     def _reply(self, reply: str) -> str | None:
         """What a reply does: a turn to send, "q" to leave, or None after redrawing the menu."""

@@ -30,6 +30,7 @@ __all__ = [
     "cards_text",
     "describe_event",
     "describe_events",
+    "forfeit_words",
     "render_view",
     "rule_line",
     "view_parts",
@@ -252,8 +253,8 @@ def _seats_table(view: dict[str, Any], you: int | None) -> Table:
             palette = cards_text(seat["palette"], qualifying if seat["seat"] == leader else ())
             if seat["seat"] == leader:
                 palette.append("  ← leads", style="bold")
-        if seat.get("forfeited"):
-            palette = Text("out of the game (time)", style="dim")
+        if seat.get("forfeited") or seat["seat"] in ((view.get("outcome") or {}).get("forfeited") or ()):
+            palette = Text("out of the game", style="dim")
         total = seat.get("score", 0) if scoring else seat.get("round_wins", 0)
         row: list[Text | str] = [marker, _seat_label(seat, you), str(seat.get("hand_size", "")), palette, str(total)]
         if clocked:
@@ -304,12 +305,24 @@ def outcome_line(view: dict[str, Any]) -> str:
     if scoring:
         scores = ", ".join(f"{shown(s['name'])} {outcome['scores'][s['seat']]}" for s in view["seats"])
         return f"{head} ({scores} points)."
-    if outcome.get("reason") == "time":
-        return f"{head} on time: every other player ran out of time."
-    if outcome.get("reason") == "resigned":
-        return f"{head}: every other player is out of the game, the last one resigned."
+    reason = outcome.get("reason")
+    if reason in ("time", "resigned"):
+        return f"{head}{' on time' if reason == 'time' else ''}: {_last_forfeit(view, reason)}"
     won = outcome["round_wins"][outcome["winners"][0]]
     return f"{head} ({won} round{'' if won == 1 else 's'} won)."
+
+
+def _last_forfeit(view: dict[str, Any], reason: str) -> str:
+    """Why a game won by forfeit ended: the last seat out (``ann resigned.``, ``ann ran out
+    of time.``) and any out before it; a view without ``forfeited`` says it of every other player."""
+    out = [shown(view["seats"][s]["name"]) for s in view["outcome"].get("forfeited") or []]
+    if not out:
+        return "every other player ran out of time." if reason == "time" else "every other player resigned."
+    last = f"{out[-1]} {'ran out of time' if reason == 'time' else 'resigned'}"
+    if len(out) == 1:
+        return f"{last}."
+    before = out[:-1]
+    return f"{last} ({' and '.join(before)} {'was' if len(before) == 1 else 'were'} already out of the game)."
 
 
 # Rejections that are no seat's own doing: a command nobody could read, and a copy of an
@@ -355,10 +368,9 @@ def describe_event(event: dict[str, Any], names: Sequence[str]) -> Text | None:
         why = "folded" if event["reason"] == "fold" else "no cards left at the start of the turn"
         return Text(f"{who} is out of the round ({why}).")
     if kind == "TimedOut":
-        return Text(f"{who}'s time is up.", style="bold")
+        return Text(f"{who}'s turn timed out.", style="bold")
     if kind == "Forfeited":
-        why = "resigned" if event.get("reason") == "resigned" else "out of time"
-        return Text(f"{who} is out of the game ({why}).")
+        return Text(forfeit_words(who, event.get("reason")), style="bold")
     if kind == "RoundWon":
         rule = Color.parse(event["rule"])
         text = Text(f"{who} wins round {event['round']} under {rule.title}")
@@ -429,10 +441,44 @@ def _describe_step(who: str, step: str) -> Text | None:
     return text
 
 
+def forfeit_words(who: str, reason: Any) -> str:
+    """A seat out of the game for good, and why: ``ann resigned.``, ``ann forfeited (time).``"""
+    return f"{who} resigned." if reason == "resigned" else f"{who} forfeited ({reason or 'time'})."
+
+
+def _timeout_outcome(events: Sequence[dict[str, Any]], at: int) -> int | None:
+    """The index of what the time-out at ``at`` did to its seat (its ``fold`` step with a turn
+    time, its ``Forfeited`` with a game clock: docs/events.md), or None if it is not among ``events``."""
+    seat = events[at].get("seat")
+    for i in range(at + 1, len(events)):
+        event = events[i]
+        if event.get("seat") != seat:
+            continue
+        if event.get("type") == "Forfeited" or (event.get("type") == "StepApplied" and event.get("step") == "fold"):
+            return i
+        if event.get("type") in ("TimedOut", "CommandApplied", "ClockStarted"):
+            return None
+    return None
+
+
 def describe_events(events: Iterable[dict[str, Any]], names: Sequence[str]) -> list[Text]:
+    """The lines for a run of public events (a change, a command's answer): each event's
+    :func:`describe_event`, except that a time-out and what it did are one line — ``ann's
+    turn timed out: folded.`` (turn time), or the forfeit's ``ann forfeited (time).`` (game clock)."""
+    events = list(events)
+    said_by_timeout: set[int] = set()
     out = []
-    for event in events:
+    for i, event in enumerate(events):
+        if i in said_by_timeout:
+            continue
         line = describe_event(event, names)
+        if event.get("type") == "TimedOut":
+            then = _timeout_outcome(events, i)
+            if then is not None and events[then].get("type") == "Forfeited":
+                continue  # the forfeit's own line says it: "ann forfeited (time)."
+            if then is not None:
+                said_by_timeout.add(then)
+                line = Text(f"{_name(names, event.get('seat'))}'s turn timed out: folded.", style="bold")
         if line is not None:
             out.append(line)
     return out

@@ -33,7 +33,7 @@ from playwright.sync_api import Browser, Page, Route, sync_playwright
 from support import CHROMIUM, Red7, wait_for
 
 from red7es.cards import Color
-from red7es.cli.render import _why, describe_event, outcome_line
+from red7es.cli.render import _why, describe_event, describe_events, outcome_line
 from red7es.gateway.web import STATIC
 from red7es.service.client import GameService
 from red7es.service.events import SeatSpec
@@ -81,6 +81,10 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def page(browser: Browser) -> Iterator[Page]:
+    yield from fresh_page(browser)
+
+
+def fresh_page(browser: Browser) -> Iterator[Page]:
     """A fresh browser profile (its own localStorage) per test; a script error, or a
     console error other than an HTTP status, fails the test."""
     context = browser.new_context(viewport={"width": 1100, "height": 900})
@@ -244,7 +248,12 @@ def test_a_person_plays_a_whole_game_against_a_bot_by_clicking(
             low, high = (min(shown), max(shown)) if shown else (0, 0)
             check([Sent(0, low, high, snap["html"])], hidden, reveal, seed)
     # The record the page links to passes `red7 audit`, as the page says.
-    record = http.get(page.get_attribute("#record", "href") or "")
+    passes_audit(http, page.get_attribute("#record", "href") or "", game, tmp_path)
+
+
+def passes_audit(http: httpx.Client, link: str, game: str, tmp_path: Path) -> None:
+    """The record at ``link`` passes ``red7 audit`` (every signature, the deal from the seed)."""
+    record = http.get(link)
     assert record.status_code == 200
     path = tmp_path / f"{game}.jsonl"
     path.write_bytes(record.content)
@@ -650,6 +659,23 @@ def test_the_page_says_what_the_cli_says(served: Gateway, browser: Browser) -> N
         {"type": "CommandRejected", "kind": "corrupt"},
         {"type": "CommandRejected", "seat": 7, "kind": "repeat", "reason": "seen"},
         {"type": "CommandApplied", "seat": 0, "turn": "p:R7"},
+        {"type": "TimedOut", "seat": 2, "deadline": 5, "at": 6},
+        {"type": "Forfeited", "seat": 0, "reason": "time"},
+        {"type": "Forfeited", "seat": 1, "reason": "resigned"},
+        {"type": "ClockStarted", "seat": 1, "at": 6, "deadline": 9, "remaining": []},
+    ]
+    # Runs of events said together: a time-out and what it did are one line.
+    fold = [{"type": "StepApplied", "seat": 1, "step": "fold"}, {"type": "PlayerOut", "seat": 1, "reason": "fold"}]
+    runs: list[list[dict[str, Any]]] = [
+        [{"type": "TimedOut", "seat": 1, "deadline": 5, "at": 6}, *fold, {"type": "ClockStarted", "seat": 2}],
+        [{"type": "TimedOut", "seat": 1}, {"type": "TurnTakenBack", "seat": 1, "steps": ["p:R7"]}, *fold],
+        [
+            {"type": "TimedOut", "seat": 0},
+            {"type": "Forfeited", "seat": 0, "reason": "time"},
+            {"type": "GameOver", "winners": [1]},
+        ],
+        [{"type": "TimedOut", "seat": 0}, {"type": "ClockStarted", "seat": 0}, *fold],  # not seat 0's fold
+        [*fold, {"type": "Forfeited", "seat": 2, "reason": "resigned"}],
     ]
     cases = [(c.name, q) for c in Color for q in ([], ["R7"], ["O3", "Y3", "B3"], ["G2", "G4", "V6"], ["I1", "B2"])]
     views: list[dict[str, Any]] = [
@@ -669,6 +695,13 @@ def test_the_page_says_what_the_cli_says(served: Gateway, browser: Browser) -> N
         {"seats": [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}], "variant": {"scoring": False},
          "outcome": {"winners": [], "round_wins": [0, 0], "scores": [0, 0], "reason": "adjudicated",
                      "adjudication": "a broken deck"}},
+        *(
+            {"seats": [{"seat": 0, "name": "ann"}, {"seat": 1, "name": "bob"}, {"seat": 2, "name": "cat"}],
+             "variant": {"scoring": False},
+             "outcome": {"winners": [1], "round_wins": [0, 0, 0], "scores": [0, 0, 0], "reason": reason, **out}}
+            for reason in ("time", "resigned")
+            for out in ({}, {"forfeited": [0]}, {"forfeited": [2, 0]}, {"forfeited": [2, 0, 1][:2][::-1]})
+        ),
     ]  # fmt: skip
     context = browser.new_context()
     try:
@@ -680,12 +713,21 @@ def test_the_page_says_what_the_cli_says(served: Gateway, browser: Browser) -> N
             [events, names],
         )
         assert said == [(line.plain if (line := describe_event(e, names)) else None) for e in events]
+        told = page.evaluate(
+            "([runs, names]) => runs.map(r => Red7.describeAll(r, names).map(Red7.plain))", [runs, names]
+        )
+        assert told == [[line.plain for line in describe_events(run, names)] for run in runs]
+        assert told[0] == ["bob's turn timed out: folded.", "bob is out of the round (folded)."]
+        assert told[2] == ["ann forfeited (time).", "Game over: bob wins."]
+        assert told[3][0] == "ann's turn timed out."  # what it did is not in this run: said as it is
         reasons = page.evaluate("cases => cases.map(([rule, cards]) => Red7.why(rule, cards))", cases)
         assert reasons == [_why(Color.parse(rule), cards) for rule, cards in cases]
         rules = page.evaluate("() => Red7.COLOURS")
         assert rules == {c.letter: [c.title, c.rule_text] for c in Color}
         outcomes = page.evaluate("views => views.map(v => Red7.outcomeLine(v))", views)
         assert outcomes == [outcome_line(v) for v in views]
+        assert "Game over: bob wins: ann resigned (cat was already out of the game)." in outcomes
+        assert "Game over: bob wins on time: ann ran out of time." in outcomes
     finally:
         context.close()
 

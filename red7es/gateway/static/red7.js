@@ -105,10 +105,19 @@ const Red7 = (() => {
     if (view.variant.scoring) {
       return `${head} (${view.seats.map((s) => `${s.name} ${o.scores[s.seat]}`).join(", ")} points).`;
     }
-    if (o.reason === "time") return `${head} on time: every other player ran out of time.`;
-    if (o.reason === "resigned") return `${head}: every other player is out of the game, the last one resigned.`;
+    if (o.reason === "time" || o.reason === "resigned") return `${head}${o.reason === "time" ? " on time" : ""}: ${lastForfeit(view, o.reason)}`;
     const won = o.round_wins[o.winners[0]];
     return `${head} (${won} round${won === 1 ? "" : "s"} won).`;
+  }
+
+  /* Why a game won by forfeit ended: the last seat out, and any out before it (cli/render.py _last_forfeit). */
+  function lastForfeit(view, reason) {
+    const out = (view.outcome.forfeited || []).map((s) => view.seats[s].name);
+    if (!out.length) return reason === "time" ? "every other player ran out of time." : "every other player resigned.";
+    const last = `${out[out.length - 1]} ${reason === "time" ? "ran out of time" : "resigned"}`;
+    if (out.length === 1) return `${last}.`;
+    const before = out.slice(0, -1);
+    return `${last} (${before.join(" and ")} ${before.length === 1 ? "was" : "were"} already out of the game).`;
   }
 
   function nameOf(names, seat) {
@@ -143,6 +152,10 @@ const Red7 = (() => {
         ];
       case "PlayerOut":
         return [`${who} is out of the round (${event.reason === "fold" ? "folded" : "no cards left at the start of the turn"}).`];
+      case "TimedOut":
+        return [`${who}'s turn timed out.`];
+      case "Forfeited":
+        return [forfeitWords(who, event.reason)];
       case "RoundWon": {
         const out = [`${who} wins round ${event.round} under ${COLOURS[letterOf(event.rule)][0]}`];
         if (event.cards && event.cards.length) {
@@ -175,6 +188,45 @@ const Red7 = (() => {
       default:
         return null;
     }
+  }
+
+  /* A seat out of the game for good, and why (cli/render.py forfeit_words). */
+  function forfeitWords(who, reason) {
+    return reason === "resigned" ? `${who} resigned.` : `${who} forfeited (${reason || "time"}).`;
+  }
+
+  /* What a time-out at `at` did to its seat: the index of its fold (turn time) or its
+     Forfeited (game clock) in `events`, or -1 (cli/render.py _timeout_outcome). */
+  function timeoutOutcome(events, at) {
+    const seat = events[at].seat;
+    for (let i = at + 1; i < events.length; i++) {
+      const e = events[i];
+      if (e.seat !== seat) continue;
+      if (e.type === "Forfeited" || (e.type === "StepApplied" && e.step === "fold")) return i;
+      if (["TimedOut", "CommandApplied", "ClockStarted"].includes(e.type)) return -1;
+    }
+    return -1;
+  }
+
+  /* The lines for a run of events (a change): a time-out and what it did are one line,
+     "ann's turn timed out: folded." or the forfeit's own (cli/render.py describe_events). */
+  function describeAll(events, names) {
+    const saidByTimeout = new Set();
+    const out = [];
+    events.forEach((event, i) => {
+      if (saidByTimeout.has(i)) return;
+      let line = describe(event, names);
+      if (event.type === "TimedOut") {
+        const then = timeoutOutcome(events, i);
+        if (then >= 0 && events[then].type === "Forfeited") return;
+        if (then >= 0) {
+          saidByTimeout.add(then);
+          line = [`${nameOf(names, event.seat)}'s turn timed out: folded.`];
+        }
+      }
+      if (line) out.push(line);
+    });
+    return out;
   }
 
   function describeStep(who, step) {
@@ -405,7 +457,9 @@ const Red7 = (() => {
     cards,
     clockFace,
     describe,
+    describeAll,
     durationText,
+    forfeitWords,
     el,
     keyOf,
     leaderLine,

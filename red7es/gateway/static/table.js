@@ -25,9 +25,14 @@
     looked: false, // for a seat of this browser's
     linked: null, // {seat, token} from the page's link
     linkProblem: null,
+    forfeits: {}, // seat -> why it is out of the game for good ("time", "resigned"), from the events told
+    timedOut: {}, // seat -> true: its turn timed out and it folded, this round
+    confirmResign: false, // the Resign button was pressed once: asking to confirm
   };
 
-  document.title = `Red7 · ${game}`;
+  const TITLE = `Red7 · ${game}`;
+  const WARN_MS = 10_000; // a countdown at or under this warns (docs/web.md, Time)
+  document.title = TITLE;
   R.replace($("title"), `Game ${game}`);
 
   /* ---------------------------------------------------------------- the public table */
@@ -80,6 +85,7 @@
     if (!clock || view.status === "over") {
       R.replace(node);
       node.hidden = true;
+      tick(); // no countdown left: its warning (and the title's) goes too
       return;
     }
     node.hidden = false;
@@ -98,9 +104,20 @@
   /* Every countdown on the page (the clock line, the seat to move's time) runs down to its
      deadline; a new view redraws them. */
   function tick() {
+    const now = Date.now();
     for (const node of document.querySelectorAll("[data-deadline]:not(#clock)")) {
-      R.replace(node, R.clockFace(Number(node.dataset.deadline) - Date.now()));
+      const left = Number(node.dataset.deadline) - now;
+      R.replace(node, R.clockFace(left));
+      node.classList.toggle("warn", left <= WARN_MS);
     }
+    const line = $("clock");
+    const running = !line.hidden && line.dataset.deadline && state.view && state.view.clock && state.view.status !== "over";
+    const left = running ? Number(line.dataset.deadline) - now : Infinity;
+    line.classList.toggle("warn", left <= WARN_MS);
+    // The seat's own player is warned in the title too: seen from another tab.
+    const mine = running && state.me && state.view.clock.seat === state.me.seat;
+    const title = mine && left <= WARN_MS ? `${R.clockFace(left)} left to move! · ${TITLE}` : TITLE;
+    if (document.title !== title) document.title = title;
   }
 
   function ordinal(n) {
@@ -140,11 +157,14 @@
       else if (!seat.joined) label.push(R.el("span", { class: "tag open" }, "open seat"));
       if (state.me && state.me.seat === seat.seat) label.push(R.el("span", { class: "tag you" }, "you"));
       if (leads) label.push(R.el("span", { class: "tag leads" }, "leads"));
-      const palette =
-        seat.palette === null || seat.palette === undefined
-          ? R.el("span", { class: "dim" }, "out of the round")
-          : R.el("span", { class: "cards" }, ...seat.palette.map((c) => R.card(c, leads && (view.qualifying || []).includes(c) ? "q" : "")));
-      if (seat.forfeited) label.push(R.el("span", { class: "tag forfeited" }, "forfeited"));
+      const out = outOfGame(view, seat.seat);
+      let palette;
+      if (out) palette = R.el("span", { class: "forfeit" }, out, " Out of the game for good.");
+      else if (seat.palette === null || seat.palette === undefined) {
+        const why = state.timedOut[seat.seat] ? `${seat.name}'s turn timed out: folded. ` : "";
+        palette = R.el("span", { class: "dim" }, why, "out of the round");
+      } else palette = R.el("span", { class: "cards" }, ...seat.palette.map((c) => R.card(c, leads && (view.qualifying || []).includes(c) ? "q" : "")));
+      if (out) label.push(R.el("span", { class: "tag forfeited" }, "out for good"));
       const facts = R.el(
         "div",
         { class: "facts" },
@@ -155,7 +175,11 @@
       );
       const node = R.el(
         "div",
-        { class: `seat${view.to_move === seat.seat && view.status !== "over" ? " moving" : ""}${leads ? " leading" : ""}`, "data-seat": String(seat.seat) },
+        {
+          class: `seat${view.to_move === seat.seat && view.status !== "over" ? " moving" : ""}${leads ? " leading" : ""}${out ? " out" : ""}`,
+          "data-seat": String(seat.seat),
+          "data-out": out ? "true" : null,
+        },
         R.el("div", { class: "who" }, view.to_move === seat.seat && view.status !== "over" ? R.el("span", { class: "marker", title: "to move" }, "▶ ") : null, ...label),
         facts,
         R.el("div", { class: "palette" }, palette),
@@ -168,6 +192,22 @@
       return node;
     });
     R.replace($("seats"), ...nodes);
+  }
+
+  /* Whether a seat is out of the game for good, in words ("ann resigned.", "ann forfeited
+     (time)."), or null. The reason comes from the Forfeited events told; a page opened after
+     them (a finished game's changes are kept for a while only) has the view's `forfeited`
+     (timed games) and the outcome's list, whose last seat went out for the outcome's reason. */
+  function outOfGame(view, seat) {
+    const outcome = view.outcome || {};
+    const listed = (outcome.forfeited || []).includes(seat);
+    const flagged = view.seats[seat].forfeited || listed || seat in state.forfeits;
+    if (!flagged) return null;
+    const name = view.seats[seat].name;
+    let reason = state.forfeits[seat];
+    const last = (outcome.forfeited || [])[(outcome.forfeited || []).length - 1];
+    if (!reason && last === seat && ["time", "resigned"].includes(outcome.reason)) reason = outcome.reason;
+    return reason ? R.forfeitWords(name, reason) : `${name} is out of the game.`;
   }
 
   function renderEnd(view) {
@@ -196,7 +236,17 @@
     for (const e of change.events || []) {
       if (e.type === "GameCreated" && !state.names.length) state.names = (e.seats || []).map((s) => s.name);
     }
-    const lines = (change.events || []).map((e) => R.describe(e, state.names)).filter((l) => l);
+    const events = change.events || [];
+    const lines = R.describeAll(events, state.names);
+    let seatsChanged = false;
+    events.forEach((e, i) => {
+      if (e.type === "RoundDealt") state.timedOut = {};
+      else if (e.type === "Forfeited") state.forfeits[e.seat] = e.reason;
+      else if (e.type === "TimedOut" && events.slice(i + 1).some((f) => f.seat === e.seat && f.type === "StepApplied" && f.step === "fold")) {
+        state.timedOut[e.seat] = true;
+      } else return;
+      seatsChanged = true;
+    });
     const item = R.el("li", { class: lines.length ? "change" : "change quiet", "data-change": change.id, "data-to": String(change.to) });
     for (const line of lines) item.append(R.el("p", {}, R.render(line)));
     $("log").prepend(item);
@@ -204,6 +254,7 @@
     for (const e of change.events || []) {
       if (e.type === "SeatJoined" && state.view) state.view.seats[e.seat].joined = true;
     }
+    if (seatsChanged && state.view) renderSeats(state.view);
   }
 
   /* ---------------------------------------------------------------- the public stream */
@@ -465,9 +516,42 @@
       rows.push(R.el("div", { class: "step-row actions" }, send, clear));
       R.replace(chooser, ...rows);
     }
+    renderResign(view);
     if (view.rejected && view.rejected.reason && !$("message").textContent) {
       message(`Your last refused turn, ${view.rejected.turn}: ${view.rejected.reason}`, "bad");
     }
+  }
+
+  /* Resign: the whole game, at any time the seat is still in it (RULES.md, Resigning). Two
+     clicks: Resign, then "Yes, resign"; sent as the turn "resign", signed as every turn is. */
+  function renderResign(view) {
+    const box = $("resign");
+    const out = view.status === "over" || outOfGame(view, state.me.seat) !== null;
+    if (out) {
+      state.confirmResign = false;
+      R.replace(box);
+      return;
+    }
+    if (!state.confirmResign) {
+      const button = R.el("button", { type: "button", id: "resign-game", class: "resign", disabled: state.sending }, "Resign…");
+      button.addEventListener("click", () => {
+        state.confirmResign = true;
+        renderYou();
+      });
+      R.replace(box, button);
+      return;
+    }
+    const yes = R.el("button", { type: "button", id: "resign-yes", class: "resign", disabled: state.sending }, "Yes, resign");
+    yes.addEventListener("click", () => {
+      state.confirmResign = false;
+      sendTurn("resign");
+    });
+    const no = R.el("button", { type: "button", id: "resign-no" }, "No, play on");
+    no.addEventListener("click", () => {
+      state.confirmResign = false;
+      renderYou();
+    });
+    R.replace(box, R.el("span", { class: "confirm" }, "Resign the whole game? You are out for good; the others play on. "), yes, " ", no);
   }
 
   function stepButton(step, content) {
