@@ -48,12 +48,16 @@ __all__ = ["BATCH_RULES", "BATCH_RULES_VERSIONS", "Game", "GameOverError", "Ille
 #      judged as if the drawn card were not yet in the hand (from 3 December 2026);
 #   4  as 3, and a ``fold`` takes back the steps of the turn it ends (RULES.md, You must
 #      lead): every card goes back where it was when the turn began, and the player
-#      leaves the round from there (from 4 December 2026).  Under 1 to 3 they stood.
+#      leaves the round from there (from 4 December 2026).  Under 1 to 3 they stood;
+#   5  as 4, and a seat's command ``resign`` or ``abort`` is that command (RULES.md,
+#      Resigning, Aborting); under 1 to 4 it is read as a turn, which it is not, and
+#      refused, as it was when those games were played (from 4 December 2026).
 # Unlike 1 to 3, version 4 changes what a turn *does*, not only which batches are
 # accepted, so a Game carries its version (``Game.batch_rules``) and every replay of
 # its steps (a record, the round's history, a bot's search) must use the same.
-BATCH_RULES = 4
-BATCH_RULES_VERSIONS = (1, 2, 3, 4)
+BATCH_RULES = 5
+BATCH_RULES_VERSIONS = (1, 2, 3, 4, 5)
+SEAT_WORDS = 5  # the first batch rules under which resign and abort are commands, not turns
 RESIGNED = "resigned"  # a Forfeited's reason when the seat resigned (and GameOver's, if it ended the game)
 ABORTED = "aborted"  # GameOver's reason for a game aborted before anyone moved: no winners
 ADJUDICATED = "adjudicated"  # GameOver's reason for a game an operator ended (RULES.md, Adjudication)

@@ -20,7 +20,7 @@ from ..cards import Card
 from ..cards import bits as _bits
 from ..deal import commitment
 from ..facts import FACT_TYPES, CardDrawn, GameOver, Outcome, RoundDealt
-from ..game import BATCH_RULES, Game, IllegalStep
+from ..game import BATCH_RULES, SEAT_WORDS, Game, IllegalStep
 from ..observation import Observation
 from ..rules import qualifying_mask
 from ..steps import ABORT, RESIGN, StepError, Turn, is_abort, is_resign
@@ -417,7 +417,8 @@ class Table:
         return [SeatJoined(seat, name, key)]
 
     def _turn(self, command: TurnCommand, from_client: bool) -> list[LogEvent]:
-        resign, abort = is_resign(command.turn), is_abort(command.turn)
+        words = self.batch_rules >= SEAT_WORDS  # (earlier games read them as turns: refused)
+        resign, abort = words and is_resign(command.turn), words and is_abort(command.turn)
         reason = self._turn_refusal(command, from_client, RESIGN if resign else ABORT if abort else None)
         # Only a copy that would take effect is a repeat: one refused anyway gets the
         # refusal it always got, so older records re-execute as they were written.

@@ -17,16 +17,17 @@ from typing import Any
 import msgpack
 import pytest
 
+from red7es.deal import commitment
 from red7es.game import BATCH_RULES, Game, IllegalStep
 from red7es.service import folding
 from red7es.service.audit import FAIL, PASS, audit_record
 from red7es.service.codec import EVENT_TYPES, decode_command
 from red7es.service.envelope import GENESIS, MAX_COMMAND_SIZE, EventType
-from red7es.service.events import CommandApplied, CommandRejected, GameCreated, SeatSpec
+from red7es.service.events import CommandApplied, CommandRejected, CreateCommand, GameCreated, SeatSpec, TurnCommand
 from red7es.service.records import Record
 from red7es.service.store import Keys, now_ms
 from red7es.service.table import Table
-from red7es.service.tokens import new_token, public_key
+from red7es.service.tokens import new_token, public_key, sign_turn
 from red7es.variant import Variant
 
 from .conftest import Games
@@ -96,19 +97,19 @@ def _answers(record: Record) -> list[Any]:
 
 def test_batch_rules_two_refuse_what_rules_one_and_three_apply() -> None:
     seed, _mover, batch = _batch_across_an_unseen_draw()
-    assert BATCH_RULES == 4
+    assert BATCH_RULES == 5
     with pytest.raises(IllegalStep, match="draws a card nobody has seen"):
         Game.new(ACTIONS, seed=seed).apply(batch, batch_rules=2)
-    for rules in (1, 3, 4):
+    for rules in (1, 3, 4, 5):
         game = Game.new(ACTIONS, seed=seed)
         game.apply(batch, batch_rules=rules)
         assert game.turn != -1 and not game.current_turn_steps
     with pytest.raises(ValueError, match="batch rules are one of versions"):
-        game.apply("fold", batch_rules=5)
+        game.apply("fold", batch_rules=6)
 
 
-def test_a_game_created_today_is_refereed_under_batch_rules_4_and_says_so(games: Games) -> None:
-    """The batch that older games refused is applied, the record names rules 4, and it audits."""
+def test_a_game_created_today_is_refereed_under_batch_rules_5_and_says_so(games: Games) -> None:
+    """The batch that older games refused is applied, the record names rules 5, and it audits."""
     seed, mover, batch = _batch_across_an_unseen_draw()
     created = games.service.create(
         ACTIONS, (SeatSpec("alice"), SeatSpec("bob")), seed=seed, join=["alice", "bob"], game_id="new", wait=None
@@ -118,7 +119,7 @@ def test_a_game_created_today_is_refereed_under_batch_rules_4_and_says_so(games:
     games.settle("new")
     record = games.record("new")
     first: dict[str, Any] = msgpack.unpackb(record.events[0].raw)
-    assert first["version"] == 2 and first["data"]["batch_rules"] == 4
+    assert first["version"] == 2 and first["data"]["batch_rules"] == 5
     answer = _answers(record)[-1]
     assert isinstance(answer, CommandApplied) and answer.turn == batch
     while games.service.view("new")["status"] != "over":
@@ -264,3 +265,22 @@ def test_a_record_an_older_referee_answered_as_it_read_commands_then_still_passe
     assert games.over("loose")
     report = audit_record(games.record("loose"))
     assert report.result == PASS, report.line()
+
+
+@pytest.mark.parametrize("word", ["resign", "abort"])
+@pytest.mark.parametrize("rules", [4, 5])
+def test_resign_and_abort_are_commands_from_batch_rules_5_and_turns_refused_before(word: str, rules: int) -> None:
+    """A game created before the words were commands (batch rules 1 to 4) is refereed as it
+    was then: the word is no turn, so it is refused; from 5 it resigns or aborts."""
+    token = new_token()
+    seats = (SeatSpec("alice"), SeatSpec("bob"))
+    command = CreateCommand(
+        "create-g", Variant(2), seats, commitment(b"s" * 32), ((0, public_key(token)), (1, "ab" * 32))
+    )
+    table, _events = Table.start("g", command, b"s" * 32, 1, batch_rules=rules)
+    turn = TurnCommand("word-1", 0, word, "person", sign_turn(token, "g", "word-1", 0, word))
+    answer = folding.decide_command(table, turn, 2)[0]
+    if rules >= 5:
+        assert isinstance(answer, CommandApplied) and answer.turn == word
+    else:
+        assert isinstance(answer, CommandRejected), answer

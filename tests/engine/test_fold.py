@@ -24,8 +24,8 @@ OLD, NEW = 3, 4
 
 
 def test_new_games_are_refereed_under_the_take_back_rule():
-    assert BATCH_RULES == NEW
-    assert Game.new(2, seed="x").batch_rules == NEW
+    assert BATCH_RULES >= NEW  # (5 added the seats' words resign and abort, and kept the take-back)
+    assert Game.new(2, seed="x").batch_rules == BATCH_RULES
 
 
 # ---------------------------------------------------------------- the positions of issue 19
