@@ -65,7 +65,6 @@ class WorkerContext:
         self.store.keep_changes_ms = keep_changes_ms  # a finished game's changes kept this long for watchers
         self.folder = Folder(self.store, interrupted=lambda: self.stopping, max_bot_time=max_bot_time)
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}"
-        self._stalled_since: dict[str, float] = {}
         self._unreadable: set[str] = set()  # games whose keys the sweep could not read (logged once)
         self.last_sweep = 0.0
         self.stopping = False  # set when the worker was asked to stop
@@ -94,6 +93,9 @@ class WorkerContext:
         if self.outage:
             log.warning("Redis reachable again")
             self.outage = False
+            # Writes refused during the outage may have left a game with work off the work
+            # index (its wake-up refused): the next sweep reads every active game.
+            self.last_sweep = 0.0
 
     def shift(self, seconds: float, consumer: str) -> dict[str, Any]:
         """Serve the inbox for ``seconds``: fold every game posted there, sweep as due.
@@ -173,7 +175,7 @@ class WorkerContext:
         A ``quick`` fold (a game from the inbox) leaves a bot that thinks long to the
         slow-bot inbox, so the worker is soon back for people's moves.
         """
-        if not self.store.acquire_lease(game_id, self.owner, LEASE_MS):
+        if not self.store.acquire_lease(game_id, self.owner, LEASE_MS, index=True):
             return {"game": game_id, "skipped": "another worker holds the game"}
         try:
             with self._kept_alive(game_id):
@@ -195,9 +197,13 @@ class WorkerContext:
         else:
             # Order matters: release, clear the nudge, then look again, so a command that
             # arrived meanwhile is either seen here or wakes a worker itself.
+            # The game stays on the work index until it has nothing left to do: killed
+            # before the wake-up below, this worker leaves it where the sweep looks.
             meta, last_command = self.store.clear_nudge_and_look(game_id)
             if progress.more or has_work(meta, last_command):
                 self.service.schedule(game_id)
+            else:
+                self._off_the_index(game_id)
         return {
             "game": game_id,
             "commands": progress.commands,
@@ -256,7 +262,6 @@ class WorkerContext:
         full = self.last_sweep == 0.0 if full is None else full
         self.last_sweep = time.monotonic()
         woken = 0
-        now = time.monotonic()
         if full:
             active = self.store.active_games()
             indexed = set(self.store.work.members())
@@ -281,6 +286,9 @@ class WorkerContext:
             if state.meta.get("broken"):
                 self.store.deactivate(game_id)  # its log needs a human, not a retry every sweep
                 continue
+            if not full and game_id in indexed and not state.meta and state.last_command == "0-0":
+                self._off_the_index(game_id)  # no such game: a create refused after it was indexed
+                continue
             if not state.meta or state.meta.get("status") == "over":
                 self._finish(game_id, state.meta)  # its worker died between the last append and tidying up
                 continue
@@ -299,27 +307,21 @@ class WorkerContext:
                 continue
             busy.append(game_id)
             if lease is not None:
-                self._stalled_since.pop(game_id, None)
                 continue
-            first = self._stalled_since.setdefault(game_id, now)
             if self.service.schedule(game_id):
                 woken += 1
-            elif now - first > STALL_SECONDS:
-                # The nudge is set but nobody picked the game up: its post was lost.
-                # (A game waiting on the slow-bot inbox was not lost, only queued: posted once.)
+            elif state.nudge_ms >= 0 and NUDGE_TTL_MS - state.nudge_ms >= STALL_SECONDS * 1000:
+                # The nudge was set that long ago and nobody picked the game up: its post
+                # was lost. (The nudge's age is in Redis, so any worker's look can tell.
+                # A game waiting on the slow-bot inbox was not lost, only queued: posted once.)
                 if self.store.waits_for_slow_bots(game_id):
                     self.slow_inbox.post_once(game_id)
                 else:
                     self.inbox.post(game_id)
-                self._stalled_since[game_id] = now
+                self.store.renew_nudge(game_id, NUDGE_TTL_MS)  # posted again: its age restarts
                 woken += 1
         self.store.work.later(busy)
-        for game_id in set(active) - set(busy):  # finished, broken, or nothing left to do
-            self._stalled_since.pop(game_id, None)
         if full:  # (an index look sees only the games due: the others keep what they had)
-            for game_id in list(self._stalled_since):
-                if game_id not in active:
-                    del self._stalled_since[game_id]
             self._unreadable &= set(active)
         # A deadline whose index entry was lost (a worker died between its append and the
         # index write) is put back from the game's meta, which the append wrote atomically.
@@ -330,7 +332,7 @@ class WorkerContext:
     def _off_the_index(self, game_id: str) -> None:
         """Take a game with no work and no worker off the work index, then look again: work
         that arrived meanwhile either is seen here or put the game back itself."""
-        meta, last_command = self.store.clear_nudge_and_look(game_id, nudge=False)
+        meta, last_command = self.store.off_index(game_id)
         if has_work(meta, last_command):
             self.service.schedule(game_id)
 

@@ -24,6 +24,7 @@ games to).
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 import time
@@ -35,6 +36,7 @@ from typing import Any, NamedTuple
 import redis
 
 from ..wording import counted
+from .connection import is_cluster
 from .deadlines import DEADLINES, SYNC, append_indexed
 from .envelope import MAX_COMMAND_SIZE, pack_map
 from .work_index import WORK, WorkIndex
@@ -65,6 +67,8 @@ __all__ = [
     "WorkState",
     "KEEP_CHANGES_MS",
 ]
+
+_log = logging.getLogger(__name__)
 
 KEEP_CHANGES_MS = 10 * 60 * 1000  # how long a finished game keeps every change, for watchers resuming
 
@@ -180,6 +184,7 @@ class WorkState(NamedTuple):
     lease: str | None  # who holds the game's lease, None for nobody
     lease_ms: int  # the lease's PTTL: -1 for one that never expires (a worker's always does), -2 for none
     last_command: str  # the id of the last command on its stream, "0-0" for none
+    nudge_ms: int = -2  # the nudge's PTTL (-2: none): how long ago a worker was woken for it
 
 
 @dataclass
@@ -235,6 +240,7 @@ class GameStore:
         if len(command) > MAX_COMMAND_SIZE:  # (create.lua refuses it too)
             raise CommandTooLarge(len(command))
         k = Keys(game_id)
+        self._index_first(game_id)
         if self.scripted_create:
             result = self._create(
                 keys=[k.commands, k.meta, k.secret, k.cmdids],
@@ -294,11 +300,21 @@ class GameStore:
                 except redis.WatchError:
                     continue  # someone wrote one of the keys meanwhile: look again
 
+    def _index_first(self, game_id: str) -> None:
+        """Put a game on the work index before a command is stored for it, not only when a
+        worker is woken after: a client killed between the two leaves work the sweep finds
+        (an entry for a command refused, or a game never created, costs the sweep one look)."""
+        try:
+            self.work.add(game_id)
+        except redis.ResponseError as exc:  # (a user whose ACL predates the index)
+            self.work.refused(exc)
+
     def submit(self, game_id: str, command_id: str, command: bytes) -> tuple[str, bool]:
         """Append a command once per id; returns (stream id, was it a duplicate)."""
         if len(command) > MAX_COMMAND_SIZE:  # (submit.lua refuses it too: this spares sending it)
             raise CommandTooLarge(len(command))
         k = Keys(game_id)
+        self._index_first(game_id)
         code, stream_id, *refusal = self._submit(keys=[k.commands, k.cmdids, k.meta], args=[command_id, command])
         if code == 7:
             raise DamagedGame(refused_key(text(stream_id), text(refusal[0])))
@@ -535,7 +551,7 @@ class GameStore:
         return [text(g) for g in self.redis.zrange(INDEX, 0, -1)]
 
     def active_games(self) -> list[str]:
-        return sorted(text(g) for g in self.redis.smembers(ACTIVE))
+        return sorted(_game_ids(ACTIVE, [text(g) for g in self.redis.smembers(ACTIVE)], self.redis))
 
     def some_active_games(self, cursor: int, count: int) -> tuple[int, list[str]]:
         """About ``count`` active games from ``cursor`` (``SSCAN``), and the cursor to go on from
@@ -543,7 +559,7 @@ class GameStore:
         if count <= 0:
             return cursor, []
         after, games = self.redis.sscan(ACTIVE, cursor, count=count)
-        return int(after), [text(g) for g in games]
+        return int(after), _game_ids(ACTIVE, [text(g) for g in games], self.redis)
 
     def work_states(self, game_ids: list[str]) -> list[WorkState | redis.ResponseError]:
         """What the sweep needs to know of each game (:class:`WorkState`), in one round trip.
@@ -558,16 +574,17 @@ class GameStore:
             pipe.get(k.lease)
             pipe.pttl(k.lease)
             pipe.xrevrange(k.commands, max="+", min="-", count=1)
+            pipe.pttl(k.nudge)
         replies = pipe.execute(raise_on_error=False)
         states: list[WorkState | redis.ResponseError] = []
-        for i in range(0, len(replies), 4):
-            error = next((r for r in replies[i : i + 4] if isinstance(r, redis.ResponseError)), None)
+        for i in range(0, len(replies), 5):
+            error = next((r for r in replies[i : i + 5] if isinstance(r, redis.ResponseError)), None)
             if error is not None:
                 states.append(error)
                 continue
             meta = {text(a): text(b) for a, b in replies[i].items()}
             lease = text(replies[i + 1]) if replies[i + 1] else None
-            states.append(WorkState(meta, lease, int(replies[i + 2]), _last_id(replies[i + 3])))
+            states.append(WorkState(meta, lease, int(replies[i + 2]), _last_id(replies[i + 3]), int(replies[i + 4])))
         return states
 
     def metas(self, game_ids: list[str]) -> list[dict[str, str]]:
@@ -611,9 +628,25 @@ class GameStore:
 
     # ------------------------------------------------------------------ coordination
 
-    def acquire_lease(self, game_id: str, owner: str, ttl_ms: int) -> bool:
-        """Take the game's lease, or extend it if this owner already holds it."""
-        if self.redis.set(Keys(game_id).lease, owner, nx=True, px=ttl_ms):
+    def acquire_lease(self, game_id: str, owner: str, ttl_ms: int, *, index: bool = False) -> bool:
+        """Take the game's lease, or extend it if this owner already holds it.
+
+        ``index``: and put the game on the work index in the same round trip (a worker
+        about to fold it), so that a game being folded always has an entry, however its
+        worker was woken (a deadline, the slow-bot inbox): should the worker die, the
+        sweep looks at the game."""
+        if index:
+            pipe = self.redis.pipeline(transaction=False)  # two slots: not a transaction
+            self.work.add(game_id, client=pipe)
+            pipe.set(Keys(game_id).lease, owner, nx=True, px=ttl_ms)
+            _indexed, taken = pipe.execute(raise_on_error=False)
+            if isinstance(taken, Exception):
+                raise taken
+            if isinstance(_indexed, Exception):
+                self.work.refused(_indexed)
+        else:
+            taken = self.redis.set(Keys(game_id).lease, owner, nx=True, px=ttl_ms)
+        if taken:
             return True
         return self.renew_lease(game_id, owner, ttl_ms)
 
@@ -644,11 +677,19 @@ class GameStore:
         pipe = self.redis.pipeline(transaction=False)  # two slots: not a transaction
         pipe.set(Keys(game_id).nudge, 1, nx=True, px=ttl_ms)
         self.work.add(game_id, client=pipe)
-        nudged, _indexed = pipe.execute()
+        nudged, indexed = pipe.execute(raise_on_error=False)
+        if isinstance(nudged, Exception):
+            raise nudged
+        if isinstance(indexed, Exception):  # (a user without the index's key: wake the worker all the same)
+            self.work.refused(indexed)
         return bool(nudged)
 
     def clear_nudge(self, game_id: str) -> None:
         self.redis.delete(Keys(game_id).nudge)
+
+    def renew_nudge(self, game_id: str, ttl_ms: int) -> None:
+        """Give a nudge its whole time again (a game posted again): its age restarts."""
+        self.redis.pexpire(Keys(game_id).nudge, ttl_ms)
 
     def set_slow_nudge(self, game_id: str, ttl_ms: int) -> None:
         """Mark that the game waits on the slow-bot inbox (the sweep re-posts it there)."""
@@ -671,23 +712,51 @@ class GameStore:
             return DEFAULT_MAX_BOT_TIME
         return value if 0 < value < float("inf") else DEFAULT_MAX_BOT_TIME
 
-    def clear_nudge_and_look(self, game_id: str, nudge: bool = True) -> tuple[dict[str, str], str]:
-        """Take the game off the work index, clear its nudge, then read the meta and last
-        command id: one round trip (``nudge=False``: the nudge is left as it is).
+    def clear_nudge_and_look(self, game_id: str) -> tuple[dict[str, str], str]:
+        """Clear the nudge, then read the meta and last command id: one round trip.
 
         What a worker does after releasing a game, so that a command arriving
-        meanwhile is either seen here or wakes a worker itself (which puts the game
-        back on the index): a game with work is never left off it.
+        meanwhile is either seen here or wakes a worker itself.  The game stays on the
+        work index: a worker with more to do wakes one (killed before it does, the sweep
+        finds the game there); one with nothing left takes it off (:meth:`off_index`).
         """
         k = Keys(game_id)
         pipe = self.redis.pipeline(transaction=False)
-        pipe.zrem(WORK, game_id)
-        if nudge:
-            pipe.delete(k.nudge)
+        pipe.delete(k.nudge)
         pipe.hgetall(k.meta)
         pipe.xrevrange(k.commands, max="+", min="-", count=1)
-        *_cleared, meta, last = pipe.execute()
+        _deleted, meta, last = pipe.execute()
         return {text(a): text(b) for a, b in meta.items()}, _last_id(last)
+
+    def off_index(self, game_id: str) -> tuple[dict[str, str], str]:
+        """Take a game off the work index, *then* read its meta and last command id.
+
+        In that order, so that a command that arrives meanwhile is either seen by the
+        read (the caller wakes a worker for it, which puts the game back) or puts the
+        game back itself.  On one Redis a pipeline keeps the order; a cluster's pipeline
+        does not across slots, so there the removal goes first on its own.
+        """
+        k = Keys(game_id)
+        if is_cluster(self.redis):
+            self.redis.zrem(WORK, game_id)
+            pipe = self.redis.pipeline(transaction=False)
+        else:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.zrem(WORK, game_id)
+        pipe.hgetall(k.meta)
+        pipe.xrevrange(k.commands, max="+", min="-", count=1)
+        *_removed, meta, last = pipe.execute()
+        return {text(a): text(b) for a, b in meta.items()}, _last_id(last)
+
+
+def _game_ids(key: str, members: list[str], connection: redis.Redis) -> list[str]:
+    """The game ids among a set's members; any other (written by hand, which ``Keys`` would
+    refuse and so stop the sweep of every game) is removed from the set and said."""
+    bad = [m for m in members if not valid_game_id(m)]
+    for member in bad:
+        _log.error("%s held %r, which is no game id: removed", key, member)
+        connection.srem(key, member)
+    return [m for m in members if valid_game_id(m)] if bad else members
 
 
 def log_length_problem(length: int, version: str) -> str | None:

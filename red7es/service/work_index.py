@@ -28,10 +28,13 @@ index, and keys written by hand), then only the index.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 import redis
+
+log = logging.getLogger(__name__)
 
 __all__ = ["CHECK_MS", "WORK", "WorkIndex"]
 
@@ -61,6 +64,7 @@ class WorkIndex:
 
     def __init__(self, connection: redis.Redis) -> None:
         self.redis = connection
+        self._told_refused = False
         self._later = connection.register_script(_LATER)
         self._due = connection.register_script(_DUE)
 
@@ -72,6 +76,13 @@ class WorkIndex:
         sweep takes it off again, so the sweep reads only games that have work as it runs.
         """
         return (client or self.redis).zadd(WORK, {game_id: 0}, nx=True)
+
+    def refused(self, error: Exception) -> None:
+        """An add Redis refused (a user whose ACL predates the index): said once, not raised,
+        so that the worker is still woken; the sweep's slice finds the game should that fail."""
+        if not self._told_refused:
+            log.warning("cannot write the work index %s: %s", WORK, str(error).splitlines()[0])
+            self._told_refused = True
 
     def later(self, game_ids: Sequence[str]) -> None:
         """Look at these games again :data:`CHECK_MS` from now (added if they had no entry)."""
@@ -85,4 +96,16 @@ class WorkIndex:
     def due(self, limit: int = 1000) -> list[str]:
         """The games due now by Redis's clock, at most ``limit``."""
         games: Any = self._due(keys=[WORK], args=[limit])
-        return [g.decode() if isinstance(g, bytes) else str(g) for g in games]
+        ids = [g.decode("utf-8", "replace") if isinstance(g, bytes) else str(g) for g in games]
+        return self._valid(ids, self.redis.zrem)
+
+    def _valid(self, ids: list[str], remove: Any) -> list[str]:
+        """The game ids among ``ids``; any other member (written by hand) is removed and
+        said, so that it cannot stop the sweep of every game."""
+        from .store import valid_game_id  # (store builds on this module)
+
+        bad = [g for g in ids if not valid_game_id(g)]
+        for member in bad:
+            log.error("%s held %r, which is no game id: removed", WORK, member)
+            remove(WORK, member)
+        return [g for g in ids if valid_game_id(g)]

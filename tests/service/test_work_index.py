@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import redis
 
+from red7es.service.client import NUDGE_TTL_MS
 from red7es.service.inbox import INBOX_KEY
 from red7es.service.work_index import WORK
 from red7es.variant import Variant
@@ -73,11 +74,13 @@ def test_an_index_sweep_rescues_a_game_whose_worker_died(
     view = _play(svc, tokens)
     # (this service posts nothing: as if the worker it woke died before taking a lease)
     monkeypatch.setattr(context_module, "SCAN_SLICE", 0)  # (the index alone finds it)
-    monkeypatch.setattr(context_module, "STALL_SECONDS", 0.0)
     assert ctx.sweep(full=False) == 0  # due, but the nudge says a post is on its way: not yet
     assert _indexed(real_redis) == {"g1"}
-    real_redis.zadd(WORK, {"g1": 0})  # its next look is due
-    assert ctx.sweep(full=False) == 1 and _posts(real_redis) == ["g1"]
+    real_redis.pexpire("red7:{g1}:nudge", NUDGE_TTL_MS - 4_000)  # woken 4 s ago: its post was lost
+    real_redis.zadd(WORK, {"g1": 0})  # its next look is due (any worker's: the nudge's age is in Redis)
+    other = WorkerContext(real_redis, owner="another")
+    other.last_sweep = 1.0  # (not its first sweep)
+    assert other.sweep(full=False) == 1 and _posts(real_redis) == ["g1"]
     ctx.advance("g1")
     assert svc.view("g1")["version"] > view["version"] and _indexed(real_redis) == set()
 
@@ -126,3 +129,75 @@ def test_the_index_survives_a_full_sweep_of_games_from_before_it(real_redis: red
     ctx = WorkerContext(real_redis, owner="me")
     assert ctx.sweep() == 1 and _posts(real_redis) == ["old"]
     assert _indexed(real_redis) == {"old"}
+
+
+def test_a_worker_killed_after_its_fold_leaves_the_game_on_the_index(
+    real_redis: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed between looking (work left: a bot to move, its slice spent) and waking a worker
+    for it, the worker left the game where the sweep finds it (review of 42e47f6, F1)."""
+    svc = offline_service(real_redis)
+    ctx = WorkerContext(real_redis, owner="me")
+    all_bot_game(svc, "bots", rounds=3)
+
+    def killed(_game: str) -> bool:
+        raise SystemExit("killed")
+
+    monkeypatch.setattr(ctx.service, "schedule", killed)
+    monkeypatch.setattr(context_module, "SLICE_SECONDS", 0.0)  # one step a slice: work is left
+    with pytest.raises(SystemExit):
+        ctx.advance("bots")
+    assert _indexed(real_redis) == {"bots"}
+
+
+def test_a_game_woken_by_its_deadline_is_on_the_index_while_folded(real_redis: redis.Redis) -> None:
+    """However a worker was woken (a deadline, the slow-bot inbox), taking the lease puts the
+    game on the index (review of 42e47f6, F2)."""
+    svc = offline_service(real_redis)
+    ctx = WorkerContext(real_redis, owner="me")
+    _people_game(svc, ctx, "g1")
+    assert _indexed(real_redis) == set()
+    assert svc.store.acquire_lease("g1", "me", 5_000, index=True)
+    assert _indexed(real_redis) == {"g1"}
+
+
+def test_members_that_are_no_game_ids_are_removed_not_fatal(real_redis: redis.Redis) -> None:
+    """One member written by hand stopped every worker's sweep for good (review, F4)."""
+    svc = offline_service(real_redis)
+    ctx = WorkerContext(real_redis, owner="me")
+    all_bot_game(svc, "real")
+    real_redis.zadd(WORK, {"Not A Game": 0, "real": 0})
+    real_redis.sadd("red7:active", "Not A Game")
+    ctx.sweep()
+    ctx.sweep(full=False)
+    assert "Not A Game" not in _indexed(real_redis)
+    assert not real_redis.sismember("red7:active", "Not A Game")
+
+
+def test_a_user_without_the_index_key_still_wakes_workers(real_redis: redis.Redis) -> None:
+    """A gateway whose Redis user predates the index (its ACL lacks red7:work) must still
+    wake a worker: the index add is best effort (review, F3)."""
+    from red7es.service.store import GameStore
+
+    real_redis.execute_command(
+        "ACL", "SETUSER", "oldgw", "reset", "on", ">pw", "+@all", "~red7:{*}:*", "~red7:inbox", "~red7:active"
+    )
+    try:
+        port = real_redis.connection_pool.connection_kwargs["port"]
+        old = redis.Redis(port=port, username="oldgw", password="pw")
+        store = GameStore(old)
+        assert store.set_nudge("g9", 30_000) is True
+        assert real_redis.exists("red7:{g9}:nudge") and _indexed(real_redis) == set()
+        old.close()
+    finally:
+        real_redis.execute_command("ACL", "DELUSER", "oldgw")
+
+
+def test_a_compaction_that_fails_is_said_and_dropped_not_fatal(real_redis: redis.Redis) -> None:
+    """A finished game's meta rewritten by hand (WRONGTYPE) stopped every sweep (review, F5)."""
+    from red7es.service.compaction import COMPACTIONS, compact_due
+
+    real_redis.set("red7:{bad}:meta", "not a hash")
+    real_redis.zadd(COMPACTIONS, {"bad": 0})
+    assert compact_due(real_redis) == 1
+    assert real_redis.zscore(COMPACTIONS, "bad") is None

@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from red7es.service import work_index
+from red7es.service.client import NUDGE_TTL_MS
 from red7es.service.codec import encode_command
 from red7es.service.events import CommandApplied, JoinCommand
 from red7es.service.inbox import INBOX_KEY
@@ -140,7 +141,7 @@ def test_sweep_reposts_lost_work(fake_redis: Any, monkeypatch: pytest.MonkeyPatc
     for g in ("held", "lost", "nudged"):
         svc.store.clear_nudge(g)
     svc.store.acquire_lease("held", "other", context_module.LEASE_MS)  # someone is on it (a longer lease: nobody)
-    svc.store.set_nudge("nudged", 10_000)  # a post is on its way (or was lost)
+    svc.store.set_nudge("nudged", NUDGE_TTL_MS)  # a post is on its way (or was lost)
     assert ctx.sweep(full) == 1
     assert _posts(fake_redis) == ["lost"]
     assert not svc.store.set_nudge("lost", 10_000)
