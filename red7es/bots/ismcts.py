@@ -37,6 +37,15 @@ the determinization decides which card is drawn, and the child is a new decision
 node of the same player whose legal continuations differ from world to world, which
 availability counts already handle.
 
+**Who the opponent is** (2-player basic, option ``model``, on by default): a posterior
+over three models of the opponent from its turns this round (:mod:`~red7es.bots.opponent`:
+greedy, random, or half of each).  Unless it most likely plays at random, its hand is
+dealt from the exact posterior given that it is greedy and each world so dealt is
+solved against greedy's replies (:mod:`~red7es.bots.exploit`); the turn that wins in
+most worlds is played.  The tree search above decides when no hand fits greedy (the
+opponent is not greedy), before the opponent has played, and in every other variant;
+against a random opponent it ignores what the turns say of its hand (``belief`` 0).
+
 The decision depends only on the observation, the seed and the budget: the random
 generator of each decision is seeded from a hash of both, so the same position gives
 the same turn whatever happened before, and a restarted bot replays identically.
@@ -282,7 +291,8 @@ class IsmctsBot:
         solver = Solver()
         interrupted = self.interrupted
         while worlds is None or votes.worlds < worlds:
-            held = reading.hand(rng)
+            # a first hand is looked for within a quarter of what is left: the tree search needs the rest
+            held = reading.hand(rng, start + (deadline - start) / 4 if not votes.worlds else deadline)
             if held is None:
                 break
             solve_world(votes, solver, hand, held, pal, opal, rule)
