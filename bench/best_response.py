@@ -19,10 +19,12 @@ With ``--minimax`` it also solves each deal under perfect play by both seats
 perfect play but won by the best response because greedy blunders; lost whatever
 one does.  With ``--honest N`` it also plays the shipped bot (``ismcts:iterations=N``,
 as ``bench/ceiling.py --mode honest``) in each game, and counts what it converts of
-each kind.  Examples::
+each kind; ``--honest-spec SPEC`` plays that bot spec instead (``ismcts:time=0.05``).
+Examples::
 
     python bench/best_response.py --games 400 --minimax
     python bench/best_response.py --games 400 --minimax --honest 400
+    python bench/best_response.py --games 400 --minimax --honest-spec ismcts:time=0.05
 
 Results are in ``bench/results/strength.md`` ("The exact ceiling").
 """
@@ -150,8 +152,8 @@ def replay(seed: int, seat: int, solver: Solver) -> bool:
     return seat in game.outcome.winners
 
 
-def solve(task: tuple[int, int, bool, int]) -> Result:
-    """Solve one game; ``honest`` > 0 also plays the shipped bot at that many iterations."""
+def solve(task: tuple[int, int, bool, int | str]) -> Result:
+    """Solve one game; ``honest`` (iterations > 0, or a bot spec) also plays the shipped bot."""
     seed, seat, with_minimax, honest = task
     solver = Solver(seat)
     wins = solver.best_response(new_game(seed))
@@ -207,11 +209,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--games", type=int, default=400, help="games, half with the solver in each seat (default 400)")
     ap.add_argument("--minimax", action="store_true", help="also solve each deal under perfect play by both")
     ap.add_argument("--honest", type=int, default=0, help="also play ismcts at N iterations a move (default: not)")
+    ap.add_argument("--honest-spec", default="", help="also play this bot spec (instead of --honest)")
     ap.add_argument("--workers", type=int, default=2, help="processes (default 2)")
     args = ap.parse_args(argv)
     if args.games < 2 or args.games % 2:
         ap.error("--games must be even: every seed is played with the solver in each seat")
-    tasks = [(s, seat, args.minimax, args.honest) for s in range(args.games // 2) for seat in (0, 1)]
+    honest: int | str = args.honest_spec or args.honest
+    tasks = [(s, seat, args.minimax, honest) for s in range(args.games // 2) for seat in (0, 1)]
     start = time.perf_counter()
     with multiprocessing.get_context("fork").Pool(args.workers) as pool:
         results = pool.map(solve, tasks, chunksize=4)

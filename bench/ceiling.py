@@ -206,13 +206,17 @@ class CeilingBot:
         return _turn(search.best())
 
 
-def play(task: tuple[str, int, int, int]) -> tuple[float, int]:
-    """One game: (the bot's score, worlds the posterior could not find)."""
-    mode, seed, seat, iterations = task
+def play(task: tuple[str, int, int, int | str]) -> tuple[float, int]:
+    """One game: (the bot's score, worlds the posterior could not find).
+
+    ``honest`` with a bot spec in place of the iterations plays that spec.
+    """
+    mode, seed, seat, budget = task
+    iterations = budget if isinstance(budget, int) else 0
     game = Game.new(Variant(2), seed=f"strength-2p-greedy-{seed}", record=True)
     bots: list[Bot] = [make_bot("greedy", seed=1000 * seed + s) for s in range(2)]
     ceiling = None if mode == "honest" else CeilingBot(mode, seed, iterations, game)
-    bots[seat] = ceiling or make_bot(f"ismcts:iterations={iterations}", seed=seed)
+    bots[seat] = ceiling or make_bot(budget if isinstance(budget, str) else f"ismcts:iterations={budget}", seed=seed)
     while game.outcome is None:
         bot = bots[game.turn]
         game.apply(bot.choose(observation_for(bot, game, game.turn)))

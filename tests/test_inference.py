@@ -215,7 +215,8 @@ def test_only_a_bot_that_reads_the_history_is_given_it() -> None:
     game = _greedy_positions({}, 2, 1)[4]
     assert observation_for(make_bot("greedy"), game, game.turn).history == ()
     assert observation_for(make_bot("random"), game, game.turn).history == ()
-    assert observation_for(make_bot("ismcts:belief=0"), game, game.turn).history == ()
+    assert observation_for(make_bot("ismcts:belief=0,model=0"), game, game.turn).history == ()
+    assert observation_for(make_bot("ismcts:belief=0"), game, game.turn).history  # the opponent model reads it
     assert observation_for(make_bot("ismcts"), game, game.turn) == observe(game, game.turn)
     assert len(observe(game, game.turn).history) == 4
 

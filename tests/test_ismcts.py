@@ -309,7 +309,7 @@ def test_every_option_is_documented() -> None:
     table = docs.split("`ismcts` options:", 1)[1].split("\n\n", 2)[1]
     documented = [line.split("`")[1].split("=")[0] for line in table.splitlines()[2:]]
     options = spec_options(IsmctsBot.from_options)
-    assert documented == options == ["iterations", "time", "c", "belief"]
+    assert documented == options == ["iterations", "time", "c", "belief", "model"]
     assert make_bot("ismcts:" + ",".join(f"{o}=1" for o in options)).name == "ismcts"
 
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..cards import bits, color_bit
+from ..cards import bits
 from ..game import Game
 from ..observation import Observation, determinize
-from ..rules import all_keys, palette_keys, rival_keys
+from ..rules import palette_keys, rival_keys
 from ..steps import DRAW, FOLD, STEPS, Turn
 
 __all__ = ["FOLD_VALUE", "GreedyBot", "choose_greedy", "rules_held", "turn_value", "with_draw"]
@@ -80,22 +80,33 @@ def _choose_whole_turn(game: Game) -> Turn:
     same: each play's palette keys serve both to list its discards and to value them,
     and no list of turns is built.  tests/engine/test_seat_world.py compares the two.
     """
-    seat, rule = game.turn, game.rule
+    seat = game.turn
     opponents = rival_keys(game.pal, game.alive, seat)
     draw = game.variant.draw and bool(game.deck)
-    cards = bits(game.hands[seat])
-    my_nm, my_cm = game.pal[seat], game.palc[seat]
+    codes = whole_turn_codes(game.hands[seat], game.pal[seat], opponents, game.rule, draw)
+    return Turn(tuple(STEPS[c] for c in codes), False)
+
+
+def whole_turn_codes(hand: int, my_nm: int, opponents: Sequence[int], rule: int, draw: bool) -> tuple[int, ...]:
+    """:func:`_choose_whole_turn` on masks: the mover's hand and palette, the rivals' keys
+    (:func:`~red7es.rules.rival_keys`), the rule, and whether the Advanced draw is open.
+
+    Searches that solve positions against greedy (:mod:`red7es.bots.exploit`) ask this
+    without building a game.  The palette's keys come from :func:`palette_keys`, the same
+    values ``all_keys`` gives from the masks the game keeps.
+    """
+    cards = bits(hand)
     best_codes: tuple[int, ...] = (FOLD,)
     best_value = float("-inf")
     prefix: tuple[int, ...]
     for x in [*cards, -1]:
         if x < 0:
-            nm, cm, played, prefix = my_nm, my_cm, 0.0, ()
+            nm, played, prefix = my_nm, 0.0, ()
         else:
-            nm, cm, prefix = my_nm | 1 << x, my_cm | color_bit(x), (_P * 64 + x,)
+            nm, prefix = my_nm | 1 << x, (_P * 64 + x,)
             played = 0.0
             played += x / 49
-        keys = all_keys(nm, cm)
+        keys = palette_keys(nm)
         size = nm.bit_count()
         dominance = rules_held(keys, opponents)
         spent = 1 if x >= 0 else 0
@@ -119,7 +130,7 @@ def _choose_whole_turn(game: Game) -> Turn:
             value = -10.0 * spent + 3.0 * dominance + 0.5 * margin + played
             if value > best_value:
                 best_value, best_codes = value, prefix
-    return Turn(tuple(STEPS[c] for c in best_codes), False)
+    return best_codes
 
 
 def turn_value(

@@ -37,6 +37,15 @@ the determinization decides which card is drawn, and the child is a new decision
 node of the same player whose legal continuations differ from world to world, which
 availability counts already handle.
 
+**Who the opponent is** (2-player basic, option ``model``, on by default): a posterior
+over three models of the opponent from its turns this round (:mod:`~red7es.bots.opponent`:
+greedy, random, or half of each).  Unless it most likely plays at random, its hand is
+dealt from the exact posterior given that it is greedy and each world so dealt is
+solved against greedy's replies (:mod:`~red7es.bots.exploit`); the turn that wins in
+most worlds is played.  The tree search above decides when no hand fits greedy (the
+opponent is not greedy), before the opponent has played, and in every other variant;
+against a random opponent it ignores what the turns say of its hand (``belief`` 0).
+
 The decision depends only on the observation, the seed and the budget: the random
 generator of each decision is seeded from a hash of both, so the same position gives
 the same turn whatever happened before, and a restarted bot replays identically.
@@ -53,14 +62,17 @@ from dataclasses import dataclass, replace
 from typing import TypeVar
 
 from ..cards import bits as _bits
+from ..cards import mask_of
 from ..game import Game
 from ..observation import Dealer, Observation, determinize
 from ..rules import match_winners, palette_keys, qualifying_mask, rival_keys
 from ..steps import DRAW, END, FOLD, STEPS, Turn
 from ..variant import Variant
 from .base import QUICK_TIME, DecisionInterrupted
+from .exploit import GreedyReading, Solver, WorldVotes, applies, legal_turns, solve_world, turn_codes
 from .greedy import FOLD_VALUE, rules_held, turn_value, with_draw
 from .inference import card_weights
+from .opponent import opponent_posterior
 
 __all__ = [
     "DEFAULT_C",
@@ -93,6 +105,8 @@ FPU = 1.0  # first-play urgency: the value of a turn not yet tried
 EPSILON = 0.1  # playouts: chance of a random turn instead of the best-valued one
 ACTIONS_RANDOM = 0.5  # the same with actions, where the heuristic knows fewer turns
 END_BIAS = 0.9  # random playout turns: chance to end as soon as the turn may end
+OPPONENT_SHARE = 0.5  # a model of the opponent is acted on when this likely (red7es.bots.opponent)
+WORLD_COST = 4  # an iteration budget's iterations per world solved against greedy (red7es.bots.exploit)
 
 Action = tuple[tuple[int, ...], bool]  # (step codes without the implied end, open)
 _Number = TypeVar("_Number", int, float)
@@ -138,6 +152,7 @@ class IsmctsBot:
         belief: float = DEFAULT_BELIEF,
         interrupted: Callable[[], bool] | None = None,
         max_time: float | None = None,
+        model: bool = True,
     ) -> None:
         # The operator's cap on one decision (``red7 worker --max-bot-time``): a new game may
         # ask no more (check_limits), and every search ends by it, an older game's too.
@@ -155,7 +170,10 @@ class IsmctsBot:
         self.time_limit = time_limit
         self.c = c
         self.belief = belief
-        self.reads_history = belief > 0  # see red7es.bots.base.observation_for
+        # Whether a 2-player basic opponent that plays like greedy is searched as greedy
+        # (red7es.bots.opponent, red7es.bots.exploit); model=0 is the bot of 3 December.
+        self.model = model
+        self.reads_history = belief > 0 or model  # see red7es.bots.base.observation_for
         # Asked after every iteration: True gives the decision up (DecisionInterrupted), so a
         # worker asked to stop need not think on for up to MAX_TIME first.
         self.interrupted = interrupted
@@ -190,6 +208,7 @@ class IsmctsBot:
         belief: float | str | None = None,
         interrupted: Callable[[], bool] | None = None,
         max_time: float | None = None,
+        model: int | str | None = None,
     ) -> IsmctsBot:
         """Build from ``make_bot`` options, whose values arrive as strings (``interrupted`` and
         ``max_time`` are make_bot's, not options)."""
@@ -201,6 +220,7 @@ class IsmctsBot:
             belief=DEFAULT_BELIEF if belief is None else _option("belief", belief, float),
             interrupted=interrupted,
             max_time=max_time,
+            model=True if model is None else _flag("model", model),
         )
 
     @property
@@ -217,7 +237,12 @@ class IsmctsBot:
         if not obs.my_turn:
             raise ValueError("it is not this bot's turn")
         start = time.perf_counter()  # reading the others' hands counts against the budget too
-        search = _Search(obs, random.Random(decision_seed(self.seed, obs)), self.c, self.belief)
+        # Who the opponent is (2-player basic): a greedy one is searched as greedy below,
+        # and a random one's hand is not read, since its turns say nothing about it.
+        modelled = self.model and applies(obs) and not obs.turn_steps and bool(obs.history)
+        posterior = opponent_posterior(obs) if modelled else None
+        belief = 0.0 if posterior is not None and posterior.random >= OPPONENT_SHARE else self.belief
+        search = _Search(obs, random.Random(decision_seed(self.seed, obs)), self.c, belief)
         if len(search.root_actions) == 1:
             self.last_stats = SearchStats(0, 0.0, 1)
             return _turn(search.root_actions[0])
@@ -226,6 +251,14 @@ class IsmctsBot:
         # on one turn.  An iteration budget ends by the cap too, played as far as it got.
         deadline = start + min(self.max_time if self.time_limit is None else self.time_limit, self.max_time)
         iterations = None if self.iterations is None else min(self.iterations, MAX_ITERATIONS)
+        # Searched as greedy unless it most likely plays at random; a player who is only half
+        # greedy (the mixed model) is too while its turns fit greedy's: the first that does not
+        # leaves the reading no hand (_against_greedy gives None) and the tree search decides.
+        if posterior is not None and posterior.random < OPPONENT_SHARE:
+            worlds = None if iterations is None else max(1, iterations // WORLD_COST)
+            turn = self._against_greedy(obs, search.rng, start, deadline, worlds)
+            if turn is not None:
+                return turn
         interrupted = self.interrupted
         done = 0
         while iterations is None or done < iterations:
@@ -239,6 +272,43 @@ class IsmctsBot:
         self.last_stats = SearchStats(done, time.perf_counter() - start, search.size())
         return _turn(search.best())
 
+    def _against_greedy(
+        self, obs: Observation, rng: random.Random, start: float, deadline: float, worlds: int | None
+    ) -> Turn | None:
+        """The turn that wins in most worlds dealt from greedy's posterior, each solved exactly
+        (:mod:`red7es.bots.exploit`); None when no world consistent with greedy is found.
+
+        Ties (above all: every turn wins, or none does) go to the turn greedy's evaluation
+        likes best, the tree's prior.  ``last_stats`` counts each world as
+        :data:`WORLD_COST` iterations, as an iteration budget does.
+        """
+        reading = GreedyReading(obs)
+        world = determinize(obs, random.Random(0))
+        me, other = obs.seat, 1 - obs.seat
+        hand, pal, opal, rule = mask_of(obs.hand), world.pal[me], world.pal[other], world.rule
+        turns = legal_turns(hand, pal, opal, rule)
+        votes = WorldVotes(turns, [0] * len(turns))
+        solver = Solver()
+        interrupted = self.interrupted
+        while worlds is None or votes.worlds < worlds:
+            # a first hand is looked for within a quarter of what is left: the tree search needs the rest
+            held = reading.hand(rng, start + (deadline - start) / 4 if not votes.worlds else deadline)
+            if held is None:
+                break
+            solve_world(votes, solver, hand, held, pal, opal, rule)
+            if time.perf_counter() >= deadline:
+                break
+            if interrupted is not None and interrupted():
+                raise DecisionInterrupted(f"ismcts gave up its decision after {votes.worlds:,} worlds: asked to stop")
+        if not votes.worlds:
+            return None
+        opponents = rival_keys(world.pal, world.alive, me)
+        prior = [turn_value(world, turn_codes(t), opponents) for t in turns]
+        wins = votes.wins
+        best = max(range(len(turns)), key=lambda i: (wins[i], prior[i]))
+        self.last_stats = SearchStats(votes.worlds * WORLD_COST, time.perf_counter() - start, len(solver.memo))
+        return _turn((turn_codes(turns[best]), False))
+
 
 def _option(key: str, value: float | str, kind: type[_Number]) -> _Number:
     """An option's value as a number, or a ValueError that names the option."""
@@ -247,6 +317,13 @@ def _option(key: str, value: float | str, kind: type[_Number]) -> _Number:
     except ValueError:
         what = "a whole number" if kind is int else "a number"
         raise ValueError(f"{key} must be {what}, not {value!r}") from None
+
+
+def _flag(key: str, value: int | str) -> bool:
+    """A 0/1 option as a bool, or a ValueError that names the option."""
+    if str(value) not in ("0", "1"):
+        raise ValueError(f"{key} must be 0 or 1, not {value!r}")
+    return str(value) == "1"
 
 
 def decision_seed(seed: int, obs: Observation) -> int:
