@@ -266,7 +266,7 @@ class WorkerContext:
             active = self.store.active_games()
             indexed = set(self.store.work.members())
         else:
-            active = self.store.work.due()
+            active = self.store.due_work()
             indexed = set(active)
             # and a slice of every game, whatever the index says, for what a hand wrote
             self._scan_cursor, some = self.store.some_active_games(self._scan_cursor, SCAN_SLICE)

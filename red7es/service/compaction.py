@@ -32,6 +32,7 @@ from typing import Any
 import msgpack
 import redis
 
+from . import deadlines
 from .events import BOT_ID_PREFIX
 from .store import KEEP_CHANGES_MS, Keys, NoSuchGame, entry_field, text
 
@@ -39,21 +40,6 @@ __all__ = ["COMPACTIONS", "KEEP_CHANGES_MS", "compact_due", "compact_finished", 
 
 COMPACTIONS = "red7:compactions"  # game id -> when (Redis ms) it may be compacted
 
-# Schedule one game (KEYS: the set; ARGV: game id, ms from now), by Redis's clock; a game
-# already scheduled keeps its time (NX: finishing it again does not put it off).
-_SCHEDULE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[1], 'NX', now + tonumber(ARGV[2]), ARGV[1])
-return 1
-"""
-
-# The games due by Redis's clock (KEYS: the set; ARGV: at most this many).
-_DUE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
-"""
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +93,7 @@ def schedule(connection: redis.Redis, game_id: str, keep_ms: int = KEEP_CHANGES_
     if keep_ms <= 0:
         compact_finished(connection, game_id)
         return
-    connection.eval(_SCHEDULE, 1, COMPACTIONS, game_id, keep_ms)  # type: ignore[no-untyped-call]
+    deadlines.schedule(connection, COMPACTIONS, keep_ms, [game_id], keep_earlier=True)
 
 
 def compact_due(connection: redis.Redis, limit: int = 100) -> int:
@@ -116,9 +102,8 @@ def compact_due(connection: redis.Redis, limit: int = 100) -> int:
     Each is taken off the set only once compacted, so a worker dying midway leaves it
     for the next sweep (compacting twice changes nothing).
     """
-    games: Any = connection.eval(_DUE, 1, COMPACTIONS, limit)  # type: ignore[no-untyped-call]
-    for game in games:
-        game_id = text(game)
+    _now, games = deadlines.due(connection, limit, COMPACTIONS)
+    for game_id in games:
         try:
             compact_finished(connection, game_id)
         except (redis.ResponseError, NoSuchGame) as exc:  # keys written by hand: left as they are, said once

@@ -34,7 +34,7 @@ from redis.commands.core import Script
 
 from .connection import is_cluster
 
-__all__ = ["DEADLINES", "SYNC", "append_indexed", "due", "index", "redis_now", "restore"]
+__all__ = ["DEADLINES", "SYNC", "append_indexed", "due", "index", "redis_now", "restore", "schedule"]
 
 DEADLINES = "red7:deadlines"
 
@@ -91,10 +91,36 @@ def redis_now(connection: redis.Redis) -> int:
     return int(seconds) * 1000 + int(micros) // 1000
 
 
-def due(connection: redis.Redis, limit: int = 100) -> tuple[int, list[str]]:
-    """(Redis's time in ms, the games whose deadline is at or before it), at most ``limit``."""
-    now, games = connection.eval(_DUE, 1, DEADLINES, limit)  # type: ignore[no-untyped-call]
-    return int(now), [g.decode() if isinstance(g, bytes) else str(g) for g in games]
+def due(connection: redis.Redis, limit: int = 100, key: str = DEADLINES) -> tuple[int, list[str]]:
+    """(Redis's time in ms, the games whose deadline is at or before it), at most ``limit``.
+
+    ``key``: another set of the same kind (member a game, score a Redis time when it has
+    work due): the work index and the compaction schedule are read the same way."""
+    now, games = connection.eval(_DUE, 1, key, limit)  # type: ignore[no-untyped-call]
+    return int(now), [g.decode("utf-8", "replace") if isinstance(g, bytes) else str(g) for g in games]
+
+
+# Give members a score ARGV[1] ms after Redis's clock (KEYS: the set; ARGV: ms, 'NX' to
+# keep a member's earlier score or '' to replace it, then the members).
+_SCHEDULE = """
+local t = redis.call('TIME')
+local at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+for i = 3, #ARGV do
+  if ARGV[2] == 'NX' then
+    redis.call('ZADD', KEYS[1], 'NX', at, ARGV[i])
+  else
+    redis.call('ZADD', KEYS[1], at, ARGV[i])
+  end
+end
+return 1
+"""
+
+
+def schedule(connection: redis.Redis, key: str, after_ms: int, games: Sequence[str], *, keep_earlier: bool) -> None:
+    """Make ``games`` due ``after_ms`` from now by Redis's clock in the set ``key`` (read by
+    :func:`due`); ``keep_earlier``: a game already there keeps its time."""
+    if games:
+        connection.eval(_SCHEDULE, 1, key, after_ms, "NX" if keep_earlier else "", *games)  # type: ignore[no-untyped-call]
 
 
 def index(connection: redis.Redis, game_id: str, deadline: int | None) -> None:

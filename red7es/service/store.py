@@ -28,7 +28,7 @@ import logging
 import re
 import secrets
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, NamedTuple
@@ -304,10 +304,24 @@ class GameStore:
         """Put a game on the work index before a command is stored for it, not only when a
         worker is woken after: a client killed between the two leaves work the sweep finds
         (an entry for a command refused, or a game never created, costs the sweep one look)."""
-        try:
-            self.work.add(game_id)
-        except redis.ResponseError as exc:  # (a user whose ACL predates the index)
-            self.work.refused(exc)
+        self._indexed_with(game_id)
+
+    def _indexed_with(self, game_id: str, *commands: Callable[[Any], object]) -> list[Any]:
+        """Add the game to the work index in the same round trip as ``commands`` (each
+        queues one command on the pipeline it is given); their replies.  The add is best
+        effort: refused (a user whose ACL predates the index), it is said once and the
+        commands' work goes on; an error of theirs is raised."""
+        pipe = self.redis.pipeline(transaction=False)  # other slots than the game's: not a transaction
+        self.work.add(game_id, client=pipe)
+        for queue in commands:
+            queue(pipe)
+        indexed, *replies = pipe.execute(raise_on_error=False)
+        if isinstance(indexed, Exception):
+            self.work.refused(indexed)
+        for reply in replies:
+            if isinstance(reply, Exception):
+                raise reply
+        return replies
 
     def submit(self, game_id: str, command_id: str, command: bytes) -> tuple[str, bool]:
         """Append a command once per id; returns (stream id, was it a duplicate)."""
@@ -551,7 +565,11 @@ class GameStore:
         return [text(g) for g in self.redis.zrange(INDEX, 0, -1)]
 
     def active_games(self) -> list[str]:
-        return sorted(_game_ids(ACTIVE, [text(g) for g in self.redis.smembers(ACTIVE)], self.redis))
+        return sorted(_game_ids(ACTIVE, [text(g) for g in self.redis.smembers(ACTIVE)], self.redis.srem))
+
+    def due_work(self) -> list[str]:
+        """The games due in the work index (:mod:`red7es.service.work_index`)."""
+        return _game_ids(WORK, self.work.due(), self.redis.zrem)
 
     def some_active_games(self, cursor: int, count: int) -> tuple[int, list[str]]:
         """About ``count`` active games from ``cursor`` (``SSCAN``), and the cursor to go on from
@@ -559,7 +577,7 @@ class GameStore:
         if count <= 0:
             return cursor, []
         after, games = self.redis.sscan(ACTIVE, cursor, count=count)
-        return int(after), _game_ids(ACTIVE, [text(g) for g in games], self.redis)
+        return int(after), _game_ids(ACTIVE, [text(g) for g in games], self.redis.srem)
 
     def work_states(self, game_ids: list[str]) -> list[WorkState | redis.ResponseError]:
         """What the sweep needs to know of each game (:class:`WorkState`), in one round trip.
@@ -635,17 +653,11 @@ class GameStore:
         about to fold it), so that a game being folded always has an entry, however its
         worker was woken (a deadline, the slow-bot inbox): should the worker die, the
         sweep looks at the game."""
+        lease = Keys(game_id).lease
         if index:
-            pipe = self.redis.pipeline(transaction=False)  # two slots: not a transaction
-            self.work.add(game_id, client=pipe)
-            pipe.set(Keys(game_id).lease, owner, nx=True, px=ttl_ms)
-            _indexed, taken = pipe.execute(raise_on_error=False)
-            if isinstance(taken, Exception):
-                raise taken
-            if isinstance(_indexed, Exception):
-                self.work.refused(_indexed)
+            [taken] = self._indexed_with(game_id, lambda pipe: pipe.set(lease, owner, nx=True, px=ttl_ms))
         else:
-            taken = self.redis.set(Keys(game_id).lease, owner, nx=True, px=ttl_ms)
+            taken = self.redis.set(lease, owner, nx=True, px=ttl_ms)
         if taken:
             return True
         return self.renew_lease(game_id, owner, ttl_ms)
@@ -674,14 +686,8 @@ class GameStore:
         In the same round trip the game goes into the work index (unless it is there), so
         that the sweep looks at it should the job be lost (:mod:`red7es.service.work_index`).
         """
-        pipe = self.redis.pipeline(transaction=False)  # two slots: not a transaction
-        pipe.set(Keys(game_id).nudge, 1, nx=True, px=ttl_ms)
-        self.work.add(game_id, client=pipe)
-        nudged, indexed = pipe.execute(raise_on_error=False)
-        if isinstance(nudged, Exception):
-            raise nudged
-        if isinstance(indexed, Exception):  # (a user without the index's key: wake the worker all the same)
-            self.work.refused(indexed)
+        nudge = Keys(game_id).nudge
+        [nudged] = self._indexed_with(game_id, lambda pipe: pipe.set(nudge, 1, nx=True, px=ttl_ms))
         return bool(nudged)
 
     def clear_nudge(self, game_id: str) -> None:
@@ -749,13 +755,14 @@ class GameStore:
         return {text(a): text(b) for a, b in meta.items()}, _last_id(last)
 
 
-def _game_ids(key: str, members: list[str], connection: redis.Redis) -> list[str]:
+def _game_ids(key: str, members: list[str], remove: Callable[[str, str], object]) -> list[str]:
     """The game ids among a set's members; any other (written by hand, which ``Keys`` would
-    refuse and so stop the sweep of every game) is removed from the set and said."""
+    refuse and so stop the sweep of every game) is removed from the set (``remove(key,
+    member)``) and said."""
     bad = [m for m in members if not valid_game_id(m)]
     for member in bad:
         _log.error("%s held %r, which is no game id: removed", key, member)
-        connection.srem(key, member)
+        remove(key, member)
     return [m for m in members if valid_game_id(m)] if bad else members
 
 

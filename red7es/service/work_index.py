@@ -6,19 +6,21 @@ sweep find the few games that may need rescuing (a worker killed mid-game, a wak
 lost) without reading every live game: a game waiting for a person has no entry, so
 10,000 idle games cost the sweep nothing (issue #23; docs/architecture.md, *Sweep*).
 
-* Whoever wakes a worker for a game (:meth:`GameStore.set_nudge`, a client's submit or
-  a worker handing a game on) adds it, ``NX``, due at once, in the same round trip as
-  the nudge.  Added whether or not the nudge was already set: a nudge
-  left by a worker that died must not hide the new work.
-* A worker done with a game removes it *before* looking for work that arrived
-  meanwhile (:meth:`GameStore.clear_nudge_and_look`, one pipeline).  A command
-  submitted after that look adds the entry again itself; one submitted before it is
-  seen by the look, and the worker wakes someone for it (which adds it).  So a game
-  with work always has an entry, with no transaction spanning the game's keys and
-  this global key (a Redis Cluster could not run one).
+* A client adds a game (``ZADD NX``, score 0: due at once) before it stores a command
+  for it or creates it; whoever wakes a worker adds it again in the same round trip as
+  the nudge (:meth:`GameStore.set_nudge`), even when the nudge was already set (a nudge
+  left by a dead worker must not hide the new work); a worker adds it as it takes the
+  game's lease, however it was woken.
+* A worker done with a game leaves it there while work is left (killed before it wakes
+  someone for that work, the sweep finds it); with nothing left it removes it *before*
+  looking for work that arrived meanwhile (:meth:`GameStore.off_index`): a command
+  stored after that look was indexed by its client; one stored before is seen, and the
+  worker wakes someone for it.  So a game with work always has an entry, with no
+  transaction spanning the game's keys and this global key (a Redis Cluster could not
+  run one).
 * Finishing a game, or marking it broken, removes it.
-* The sweep looks at the games due (:meth:`WorkIndex.due`: one script, ``TIME`` and
-  ``ZRANGEBYSCORE``), puts those still busy off by :data:`CHECK_MS`
+* The sweep looks at the games due (:func:`~red7es.service.deadlines.due`: one script,
+  ``TIME`` and ``ZRANGEBYSCORE``), puts those still busy off by :data:`CHECK_MS`
   (:meth:`WorkIndex.later`, by Redis's clock), and removes those left with no work,
   with the same remove-then-look as a worker.
 
@@ -34,6 +36,8 @@ from typing import Any
 
 import redis
 
+from . import deadlines
+
 log = logging.getLogger(__name__)
 
 __all__ = ["CHECK_MS", "WORK", "WorkIndex"]
@@ -41,32 +45,13 @@ __all__ = ["CHECK_MS", "WORK", "WorkIndex"]
 WORK = "red7:work"
 CHECK_MS = 3_000  # a game the sweep found busy is looked at again this long after
 
-# KEYS: the index; ARGV: ms from now, then game ids. Puts each off (kept or added).
-_LATER = """
-local t = redis.call('TIME')
-local at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
-for i = 2, #ARGV do
-  redis.call('ZADD', KEYS[1], at, ARGV[i])
-end
-return 1
-"""
-
-# KEYS: the index; ARGV: at most this many. The games due by Redis's clock.
-_DUE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))
-"""
-
 
 class WorkIndex:
-    """The index's scripts, registered on one connection."""
+    """The index on one connection."""
 
     def __init__(self, connection: redis.Redis) -> None:
         self.redis = connection
         self._told_refused = False
-        self._later = connection.register_script(_LATER)
-        self._due = connection.register_script(_DUE)
 
     def add(self, game_id: str, client: Any = None) -> Any:
         """Add a game, due at once, unless it has an entry (``client``: a pipeline).
@@ -86,26 +71,15 @@ class WorkIndex:
 
     def later(self, game_ids: Sequence[str]) -> None:
         """Look at these games again :data:`CHECK_MS` from now (added if they had no entry)."""
-        if game_ids:
-            self._later(keys=[WORK], args=[CHECK_MS, *game_ids])
+        deadlines.schedule(self.redis, WORK, CHECK_MS, game_ids, keep_earlier=False)
 
     def members(self) -> list[str]:
-        """Every game on the index (few: only games with work, or being folded)."""
-        return [g.decode() if isinstance(g, bytes) else str(g) for g in self.redis.zrange(WORK, 0, -1)]
+        """Every member of the index (few: only games with work, or being folded)."""
+        return [
+            g.decode("utf-8", "replace") if isinstance(g, bytes) else str(g) for g in self.redis.zrange(WORK, 0, -1)
+        ]
 
     def due(self, limit: int = 1000) -> list[str]:
-        """The games due now by Redis's clock, at most ``limit``."""
-        games: Any = self._due(keys=[WORK], args=[limit])
-        ids = [g.decode("utf-8", "replace") if isinstance(g, bytes) else str(g) for g in games]
-        return self._valid(ids, self.redis.zrem)
-
-    def _valid(self, ids: list[str], remove: Any) -> list[str]:
-        """The game ids among ``ids``; any other member (written by hand) is removed and
-        said, so that it cannot stop the sweep of every game."""
-        from .store import valid_game_id  # (store builds on this module)
-
-        bad = [g for g in ids if not valid_game_id(g)]
-        for member in bad:
-            log.error("%s held %r, which is no game id: removed", WORK, member)
-            remove(WORK, member)
-        return [g for g in ids if valid_game_id(g)]
+        """The members due now by Redis's clock, at most ``limit`` (they may hold anything a
+        hand wrote: :meth:`GameStore.due_work` keeps the game ids)."""
+        return deadlines.due(self.redis, limit, WORK)[1]

@@ -211,7 +211,7 @@ class TournamentRunner:
     def _create(self, round_number: int, t: Seating) -> None:
         spec = self.state.spec
         seats = [spec.entrants[e] for e in t.seats]
-        keys = {s.name: key for s in seats if (key := spec.key_of(s.name)) is not None}
+        keys = {seats[seat].name: key for seat, key in entrant_joins(spec, t)}  # (what the checks expect)
         try:
             self.service.create(
                 spec.variant, seats, seed=game_seed(self.seed, t.game), keys=keys, game_id=t.game, wait=None

@@ -3,6 +3,7 @@ waiting for a person has none, and the sweep reads the games due plus a bounded 
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -193,11 +194,16 @@ def test_a_user_without_the_index_key_still_wakes_workers(real_redis: redis.Redi
         real_redis.execute_command("ACL", "DELUSER", "oldgw")
 
 
-def test_a_compaction_that_fails_is_said_and_dropped_not_fatal(real_redis: redis.Redis) -> None:
+def test_a_compaction_that_fails_is_said_and_dropped_not_fatal(
+    real_redis: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
     """A finished game's meta rewritten by hand (WRONGTYPE) stopped every sweep (review, F5)."""
     from red7es.service.compaction import COMPACTIONS, compact_due
 
     real_redis.set("red7:{bad}:meta", "not a hash")
     real_redis.zadd(COMPACTIONS, {"bad": 0})
-    assert compact_due(real_redis) == 1
+    with caplog.at_level(logging.ERROR, logger="red7es.service.compaction"):
+        assert compact_due(real_redis) == 1
     assert real_redis.zscore(COMPACTIONS, "bad") is None
+    [told] = [r.getMessage() for r in caplog.records]
+    assert told.startswith("game 'bad': not compacted: WRONGTYPE Operation against a key holding the wrong kind")
