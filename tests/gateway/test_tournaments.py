@@ -246,9 +246,9 @@ def test_an_entrant_connecting_late_is_told_of_its_games_under_way(
     def state(line: dict[str, Any]) -> None:
         assert len(line["tournament"]["paired"]) == 3 and not told
 
-    follow_entrant(http, tid, "ann", started, state)
+    seen = follow_entrant(http, tid, "ann", started, state)
     run.finish()
-    assert told == games
+    assert told == games, seen
 
 
 def follow_entrant(
@@ -257,12 +257,14 @@ def follow_entrant(
     entrant: str,
     started: Callable[[dict[str, Any]], None],
     state: Callable[[dict[str, Any]], None] = lambda _line: None,
-) -> None:
+) -> list[tuple[str | None, str | None, str | None]]:
     """Read an entrant's stream to ``tournament_over``, calling ``started`` on each
     ``game_started`` line (it plays the game, not reading meanwhile) and ``state`` on a
     ``state`` line; after an error line, resume from the last id, as docs/gateway.md tells
-    clients (one that reads too slowly may be dropped)."""
+    clients (one that reads too slowly may be dropped).  Returns every line's (type, id,
+    game), for a failing assertion to show."""
     errors: list[str] = []
+    seen: list[tuple[str | None, str | None, str | None]] = []
     last: str | None = None
     while len(errors) < 5:
         headers = {"Last-Event-ID": last} if last else {}
@@ -270,6 +272,8 @@ def follow_entrant(
             for raw in stream.iter_lines():
                 line = json.loads(raw) if raw.strip() else {"type": None}
                 last = line.get("id", last)
+                if line["type"] is not None:
+                    seen.append((line["type"], line.get("id"), line.get("game") or line.get("error")))
                 if line["type"] == "state":
                     state(line)
                 elif line["type"] == "game_started":
@@ -278,9 +282,9 @@ def follow_entrant(
                     errors.append(line["error"])
                     break
                 elif line["type"] == "tournament_over":
-                    return
+                    return seen
             else:
-                raise AssertionError("the stream ended with no tournament_over nor error line")
+                raise AssertionError(f"the stream ended with no tournament_over nor error line: {seen}")
     raise AssertionError(f"dropped {len(errors)} times: {errors}")
 
 
