@@ -208,7 +208,7 @@ def _game(
     audit = game_audit(record)
     if audit.result == FAIL:
         raise _Divergence(f"game {t.game}: {audit.line()}")
-    from_log = _outcome(record, r)
+    from_log = _outcome(record, r, spec.places_forfeits)
     if from_log is None:
         if recorded is not None:
             raise _Divergence(f"game {t.game} is recorded as finished but its log has no GameOver")
@@ -237,17 +237,20 @@ def _joins_text(joins: tuple[tuple[int, str], ...] | None) -> str:
     return ", ".join(f"seat {seat} with key {key[:16]}…" for seat, key in joins) or "nobody"
 
 
-def _outcome(record: Record, round_number: int) -> GameFinished | None:
-    """The result a game's log ends with (GameOver is near its end: look from there)."""
+def _outcome(record: Record, round_number: int, forfeits: bool) -> GameFinished | None:
+    """The result a game's log ends with (GameOver is near its end: look from there), with
+    its forfeited seats when the tournament's rules record them."""
     for i, entry in reversed(list(enumerate(record.events))):
         event = decode_event(entry.raw, f"event {i}").event
         if isinstance(event, GameOver):
-            return GameFinished.of(round_number, record.game_id, event.outcome, i + 1, event_hash(entry.raw).hex())
+            return GameFinished.of(
+                round_number, record.game_id, event.outcome, i + 1, event_hash(entry.raw).hex(), forfeits
+            )
     return None
 
 
 def _compare_result(record: Record, recorded: GameFinished, from_log: GameFinished) -> None:
-    for name in ("winners", "scores", "round_wins", "reason"):
+    for name in ("winners", "scores", "round_wins", "reason", "forfeited"):
         if getattr(recorded, name) != getattr(from_log, name):
             raise _Divergence(
                 f"game {record.game_id}: the tournament recorded {name} {list(getattr(recorded, name))!r}"

@@ -21,6 +21,7 @@ from ..service.codec import parse_seat, seat_data
 from ..service.envelope import GENESIS, CorruptEvent, EventCodec, EventType, Recorded, event_hash, flat
 from ..variant import Variant
 from .events import (
+    TOURNAMENT_RULES,
     GameFinished,
     RoundPaired,
     Seating,
@@ -58,7 +59,14 @@ def _created(d: dict[str, Any]) -> TournamentCreated:
         str(d["commitment"]),
         int(d["created"]),
         _keys(d.get("keys", {})),
+        _rules(d.get("rules", 1)),
     )
+
+
+def _rules(rules: Any) -> int:
+    if not isinstance(rules, int) or isinstance(rules, bool) or not 1 <= rules <= TOURNAMENT_RULES:
+        raise ValueError(f"expected tournament rules 1 to {TOURNAMENT_RULES}, got {rules!r}")
+    return rules
 
 
 def _keys(keys: Any) -> tuple[tuple[str, str], ...]:
@@ -82,6 +90,7 @@ def _finished(d: dict[str, Any]) -> GameFinished:
         str(d["reason"]),
         int(d["version"]),
         str(d["head"]),
+        _ints(d.get("forfeited", [])),
     )
 
 
@@ -100,6 +109,7 @@ TOURNAMENT_EVENT_TYPES: dict[str, EventType] = {
             "created": e.created,
             # only when some entrant has a key: tournaments without stay byte-identical
             **({"keys": dict(e.keys)} if e.keys else {}),
+            **({"rules": e.rules} if e.rules != 1 else {}),
         },
         _created,
     ),
@@ -125,6 +135,8 @@ TOURNAMENT_EVENT_TYPES: dict[str, EventType] = {
             "reason": e.reason,
             "version": e.version,
             "head": e.head,
+            # only when a seat forfeited: every other result stays byte-identical
+            **({"forfeited": list(e.forfeited)} if e.forfeited else {}),
         },
         _finished,
     ),

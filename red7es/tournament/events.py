@@ -18,6 +18,8 @@ from ..service.events import SeatSpec
 from ..variant import Variant
 
 __all__ = [
+    "FORFEITS_PLACED",
+    "TOURNAMENT_RULES",
     "ROUND_ROBIN",
     "SWISS",
     "FORMATS",
@@ -28,6 +30,13 @@ __all__ = [
     "TournamentFinished",
     "TournamentEvent",
 ]
+
+# A tournament's rules version (TournamentCreated.rules): 1, every tournament created
+# before forfeits were placed; 2, a game's forfeited seats are recorded with its result
+# and finish below every seat still in it (docs/tournaments.md, Points).  Old
+# tournaments keep being run and audited under the rules they were created with.
+TOURNAMENT_RULES = 2
+FORFEITS_PLACED = 2
 
 ROUND_ROBIN = "round-robin"
 SWISS = "swiss"
@@ -56,6 +65,12 @@ class TournamentCreated:
     # their own: the runner seats each in every game of theirs with it at creation, so
     # the seat is theirs alone, with no join (playable over the gateway). Sorted by name.
     keys: tuple[tuple[str, str], ...] = ()
+    rules: int = 1  # TOURNAMENT_RULES when it was created (1: written with no "rules" field)
+
+    @property
+    def places_forfeits(self) -> bool:
+        """Whether its results record forfeited seats, which finish last (rules 2 on)."""
+        return self.rules >= FORFEITS_PLACED
 
     @property
     def table_size(self) -> int:
@@ -101,6 +116,9 @@ class GameFinished:
     reason: str
     version: int
     head: str  # hex SHA-256
+    # Seats out of the game (RULES.md, Time and Resigning), the first out first: they
+    # finish below every seat still in it.  Recorded under tournament rules 2 on only.
+    forfeited: tuple[int, ...] = ()
 
     @property
     def aborted(self) -> bool:
@@ -115,10 +133,22 @@ class GameFinished:
         return not self.winners and self.reason in (ABORTED, ADJUDICATED)
 
     @classmethod
-    def of(cls, round_number: int, game: str, outcome: Outcome, version: int, head: str) -> GameFinished:
-        """The result of ``game`` as its log's GameOver states it, pinned at ``version``/``head``."""
+    def of(
+        cls, round_number: int, game: str, outcome: Outcome, version: int, head: str, forfeits: bool = True
+    ) -> GameFinished:
+        """The result of ``game`` as its log's GameOver states it, pinned at ``version``/``head``;
+        with its forfeited seats when ``forfeits`` (the tournament's rules place them)."""
+        forfeited = outcome.forfeited if forfeits else ()
         return cls(
-            round_number, game, outcome.winners, outcome.scores, outcome.round_wins, outcome.reason, version, head
+            round_number,
+            game,
+            outcome.winners,
+            outcome.scores,
+            outcome.round_wins,
+            outcome.reason,
+            version,
+            head,
+            forfeited,
         )
 
 

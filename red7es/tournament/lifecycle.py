@@ -22,7 +22,7 @@ from ..service.store import GameStore, now_ms
 from ..service.tokens import is_public_key
 from ..variant import Variant
 from .codec import encode
-from .events import FORMATS, ROUND_ROBIN, TournamentCreated
+from .events import FORMATS, ROUND_ROBIN, TOURNAMENT_RULES, TournamentCreated
 from .ids import TournamentError, check_tournament_id
 from .pairing import default_rounds
 from .state import TournamentState
@@ -142,7 +142,16 @@ def create_tournament(
     secret = make_seed(seed)
     created = now_ms()
     event = TournamentCreated(
-        tournament, title, tuple(entrants), variant, format, rounds, commitment(secret), created, entrant_keys
+        tournament,
+        title,
+        tuple(entrants),
+        variant,
+        format,
+        rounds,
+        commitment(secret),
+        created,
+        entrant_keys,
+        TOURNAMENT_RULES,
     )
     store = TournamentStore(connection)
     if not store.create(tournament, secret, encode(event, 0, GENESIS, created), created):

@@ -27,8 +27,16 @@ BYE_POINTS = {SWISS: Fraction(1)}  # a Swiss bye is a win; a round-robin bye is 
 
 
 def places(result: GameFinished) -> list[int]:
-    """Finishing place of each seat (1 = first); equal seats share the better place."""
-    key = [(seat in result.winners, result.scores[seat], result.round_wins[seat]) for seat in range(len(result.scores))]
+    """Finishing place of each seat (1 = first); equal seats share the better place.
+
+    A forfeited seat finishes below every seat still in the game, the first out lowest
+    (RULES.md, Time); only results under tournament rules 2 on record them."""
+    out = {seat: i for i, seat in enumerate(result.forfeited)}
+    still_in = len(result.forfeited)
+    key = [
+        (seat in result.winners, out.get(seat, still_in), result.scores[seat], result.round_wins[seat])
+        for seat in range(len(result.scores))
+    ]
     return [1 + sum(other > mine for other in key) for mine in key]
 
 

@@ -249,7 +249,14 @@ class TournamentRunner:
             if not outcome:
                 continue
             finished.append(
-                GameFinished.of(r, t.game, parse_outcome(outcome), _finished_version(t.game, meta), meta["head"])
+                GameFinished.of(
+                    r,
+                    t.game,
+                    parse_outcome(outcome),
+                    _finished_version(t.game, meta),
+                    meta["head"],
+                    self.state.spec.places_forfeits,
+                )
             )
         if not finished:
             return False

@@ -98,6 +98,13 @@ class TournamentState:
         no_winner = not e.winners and not e.void  # only a void game has none (aborted, or adjudicated so)
         if len(e.scores) != k or len(e.round_wins) != k or no_winner or any(not 0 <= w < k for w in e.winners):
             raise TournamentCorrupt(f"{where}: game {e.game} has a malformed outcome")
+        out = e.forfeited
+        if out and (
+            not self.spec.places_forfeits
+            or len(set(out)) != len(out)
+            or any(not 0 <= s < k or s in e.winners for s in out)
+        ):
+            raise TournamentCorrupt(f"{where}: game {e.game} records forfeited seats {list(out)} it cannot have")
         self.results[e.game] = e
 
     # ------------------------------------------------------------------ queries

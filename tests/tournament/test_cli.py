@@ -401,6 +401,31 @@ def test_a_timed_tournament_of_an_entrant_with_a_key_who_never_shows_finishes_by
     assert "PASS" in red7.ok("audit", t).stdout
 
 
+def test_a_no_show_out_of_time_at_a_table_of_three_finishes_last_and_the_audit_rederives_it(
+    red7: TournamentRed7, pool_url: str
+) -> None:
+    """Tournament rules 2 (docs/tournaments.md, Points): the ghost's clock runs out, the two
+    bots play on, and the result records the ghost as forfeited: it finishes below the
+    bot that lost (0 points, where a tie on score and rounds would give it ¼), and the
+    audit re-derives the forfeit from the game's log."""
+    from red7es.service.tokens import public_key
+    from red7es.tournament import load
+
+    t = new_id("nt3")
+    key = public_key(new_token())
+    entrants = ["-p", "ghost", "-b", "greedy", "-b", "random", "-k", "3", "--clock", "300ms"]
+    red7.ok("create", t, *entrants, "--reserve", f"ghost={key}")
+    assert f"Tournament {t} finished: 1 game." in red7.ok("run", t).stdout
+    rows = red7.json("standings", t)["standings"]
+    assert [r["points"] for r in rows] == [1, 0.5, 0] and rows[-1]["name"] == "ghost", rows
+    with redis.Redis.from_url(pool_url) as connection:
+        state = load(connection, t)
+    (result,) = state.results.values()
+    seats = state.seating(result.game)[1].seats
+    assert result.forfeited[0] == seats.index(0)  # the ghost (entrant 0) was out first
+    assert "PASS" in red7.ok("audit", t).stdout
+
+
 def test_an_aborted_game_is_shown_as_a_loss_for_both(red7: TournamentRed7, pool_url: str, tmp_path: Path) -> None:
     """docs/tournaments.md, Aborted games: alice aborts her game before anyone moved."""
     t = new_id("abort")
