@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Callable
 
 import pytest
+import redis
 
 from red7es.service.codec import GENESIS
 from red7es.service.store import Keys
@@ -29,14 +30,18 @@ def played(inline: Inline) -> Inline:
 
 
 def rewrite(env: Inline, edit: Edit) -> None:
+    rewrite_stream(env.connection, "cup", edit)
+
+
+def rewrite_stream(connection: redis.Redis, tournament: str, edit: Edit) -> None:
     """Replace the tournament's stream by an edited one, re-chained so only the content lies."""
-    events = edit([r.event for r in TournamentStore(env.connection).events("cup")])
-    key = TournamentKeys("cup").events
-    env.connection.delete(key)
+    events = edit([r.event for r in TournamentStore(connection).events(tournament)])
+    key = TournamentKeys(tournament).events
+    connection.delete(key)
     prev = GENESIS
     for i, event in enumerate(events):
         raw = encode(event, i, prev, 0)
-        env.connection.xadd(key, {"e": raw})
+        connection.xadd(key, {"e": raw})
         prev = event_hash(raw)
 
 

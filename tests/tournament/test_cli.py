@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import re
@@ -410,6 +411,9 @@ def test_a_no_show_out_of_time_at_a_table_of_three_finishes_last_and_the_audit_r
     audit re-derives the forfeit from the game's log."""
     from red7es.service.tokens import public_key
     from red7es.tournament import load
+    from red7es.tournament.events import GameFinished, TournamentEvent
+
+    from .test_audit import rewrite_stream
 
     t = new_id("nt3")
     key = public_key(new_token())
@@ -424,6 +428,16 @@ def test_a_no_show_out_of_time_at_a_table_of_three_finishes_last_and_the_audit_r
     seats = state.seating(result.game)[1].seats
     assert result.forfeited[0] == seats.index(0)  # the ghost (entrant 0) was out first
     assert "PASS" in red7.ok("audit", t).stdout
+
+    def forfeit_left_out(events: list[TournamentEvent]) -> list[TournamentEvent]:
+        return [dataclasses.replace(e, forfeited=()) if isinstance(e, GameFinished) else e for e in events]
+
+    with redis.Redis.from_url(pool_url) as connection:
+        rewrite_stream(connection, t, forfeit_left_out)
+    failed = red7("audit", t)
+    assert failed.exit_code == 1 and "the tournament recorded forfeited [] but its log says" in failed.stdout, (
+        failed.stdout
+    )
 
 
 def test_an_aborted_game_is_shown_as_a_loss_for_both(red7: TournamentRed7, pool_url: str, tmp_path: Path) -> None:
