@@ -355,6 +355,8 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
     Buchholz (Swiss), head-to-head, rounds won, then rating (red7 help tournaments).
     The table prints points, tie-breaks and ratings to two decimals; --json and
     --csv give them as numbers.
+    Forfeits counts the games an entrant went out of: out of time on its clock,
+    or resigned.
 
     \b
     Example:
@@ -379,7 +381,7 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
     out.print(Text(f"{shown(data['name'])} ({data['format']}, {status})", style="bold"))
     table = Table(box=None, pad_edge=False)
     swiss = data["format"] == SWISS
-    headers = ["#", "entrant", "games", "wins", "points", "round wins", "byes"]
+    headers = ["#", "entrant", "games", "wins", "points", "round wins", "byes", "forfeits"]
     headers += ["buchholz"] if swiss else []
     headers += ["h2h", "mu", "sigma", "ordinal"]
     for h in headers:

@@ -28,6 +28,7 @@ h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { font-size: 1.2em; margin-top:
 table { border-collapse: collapse; width: 100%; margin: .5em 0; }
 th, td { padding: .3em .6em; border-bottom: 1px solid #ddd; text-align: right; white-space: nowrap; }
 th { background: #f4f4f6; } td.l, th.l { text-align: left; }
+#standings th { white-space: normal; } /* two-word headers wrap: the figures fit 1000px */
 tr:nth-child(even) td { background: #fafafa; }
 code { font: 13px ui-monospace, Menlo, Consolas, monospace; background: #f1f1f3; padding: 1px 4px; border-radius: 3px; }
 .swatch { display: inline-block; width: .8em; height: .8em; border-radius: 2px; margin-right: .4em; }
@@ -85,7 +86,7 @@ def render_report(
 
 def _standings_table(spec: TournamentCreated, table: Sequence[Standing]) -> str:
     swiss = spec.format == SWISS
-    head = ["#", "Player", "Kind", "Games", "Wins", "Points", "Rounds won", "Byes"]
+    head = ["#", "Player", "Kind", "Games", "Wins", "Points", "Rounds won", "Byes", "Forfeits"]
     head += ["Buchholz"] if swiss else []
     head += ["H2H", "μ", "σ", "Ordinal"]
     left = {"Player", "Kind"}
@@ -178,6 +179,25 @@ def _legend(names: Sequence[str]) -> str:
     return f'<ul class="legend">{items}</ul>'
 
 
+# Why the seat whose forfeit ended a game went out, as GameFinished.reason gives it
+# (RULES.md, Time and Resigning).  The result records no reason for earlier forfeits.
+_FORFEIT_REASONS = {"time": "out of time", "resigned": "resigned"}
+
+
+def _forfeits_text(names: Sequence[str], seats: Sequence[int], result: GameFinished) -> str:
+    """` · forfeited: A, B (out of time)`: who went out of the game, first out first.
+
+    The result states a reason only for the forfeit that ended the game (its ``reason``,
+    the last seat out), so only that one is named a time-out or a resignation."""
+    if not result.forfeited:
+        return ""
+    why = _FORFEIT_REASONS.get(result.reason)
+    shown = [escape(names[seats[f]]) for f in result.forfeited]
+    if why is not None:
+        shown[-1] += f" ({why})"
+    return " · forfeited: " + ", ".join(shown)
+
+
 def _games_table(names: Sequence[str], rounds: Sequence[RoundPaired], results: Mapping[str, GameFinished]) -> str:
     rows = []
     for paired in sorted(rounds, key=lambda r: r.round):
@@ -196,6 +216,7 @@ def _games_table(names: Sequence[str], rounds: Sequence[RoundPaired], results: M
                     outcome = "won by " + " and ".join(escape(names[t.seats[w]]) for w in result.winners)
                     if result.reason == "adjudicated":
                         outcome += " (adjudicated)"
+                outcome += _forfeits_text(names, t.seats, result)
                 outcome += " · points " + " / ".join(two_decimals(p) for p in points)
             rows.append(
                 f"<tr><td>{paired.round}</td><td>{t.table}</td><td class='l'><code>{escape(t.game)}</code></td>"

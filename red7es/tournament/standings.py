@@ -38,6 +38,9 @@ class Standing:
     head_to_head: Fraction  # points against the entrants tied with it on the earlier criteria
     rating: Rating
     head_to_head_games: int = 0  # games against the entrants tied with it: none, and head_to_head means nothing
+    # games it went out of for good (GameFinished.forfeited: out of time on its clock, or
+    # resigned; RULES.md, Time and Resigning): a no-show seated with a clock shows here
+    forfeits: int = 0
 
     def as_dict(self) -> dict[str, object]:
         """Plain values for JSON and CSV (points as decimals, rounded to 4 places)."""
@@ -51,6 +54,7 @@ class Standing:
             "points": _num(self.points),
             "round_wins": self.round_wins,
             "byes": self.byes,
+            "forfeits": self.forfeits,
             "buchholz": None if self.buchholz is None else _num(self.buchholz),
             "head_to_head": _num(self.head_to_head),
             "head_to_head_games": self.head_to_head_games,
@@ -66,7 +70,14 @@ class Standing:
 
         Head-to-head is ``—`` when the entrant played no game against those tied with
         it (nobody is tied, or they never met): ``0.00`` would read as games lost."""
-        counts = [str(self.games), str(self.wins), two_decimals(self.points), str(self.round_wins), str(self.byes)]
+        counts = [
+            str(self.games),
+            str(self.wins),
+            two_decimals(self.points),
+            str(self.round_wins),
+            str(self.byes),
+            str(self.forfeits),
+        ]
         buchholz = [two_decimals(self.buchholz or 0)] if swiss else []
         rating = [two_decimals(self.rating.mu), two_decimals(self.rating.sigma), two_decimals(self.rating.ordinal)]
         h2h = two_decimals(self.head_to_head) if self.head_to_head_games else NO_FIGURE
@@ -86,6 +97,7 @@ def standing_figures(row: Mapping[str, Any], swiss: bool) -> list[str]:
         two_decimals(row["points"]),
         str(row["round_wins"]),
         str(row["byes"]),
+        str(row.get("forfeits", 0)),  # (a gateway older than forfeits: none counted)
     ]
     buchholz = [two_decimals(row["buchholz"] or 0)] if swiss else []
     rating = [two_decimals(row["mu"]), two_decimals(row["sigma"]), two_decimals(row["ordinal"])]
@@ -119,7 +131,7 @@ def standings(
     n = len(spec.entrants)
     rounds = sorted(rounds, key=lambda r: r.round)
     points = entrant_points(spec, rounds, results)
-    games, wins, round_wins, byes = [0] * n, [0] * n, [0] * n, [0] * n
+    games, wins, round_wins, byes, forfeits = [0] * n, [0] * n, [0] * n, [0] * n, [0] * n
     opponents: list[list[int]] = [[] for _ in range(n)]
     duel: Counter[tuple[int, int]] = Counter()  # (a, b) -> a's head-to-head points against b, in halves
     met: Counter[tuple[int, int]] = Counter()  # (a, b) -> games a and b played at one table
@@ -135,6 +147,7 @@ def standings(
                 games[e] += 1
                 wins[e] += seat in result.winners
                 round_wins[e] += result.round_wins[seat]
+                forfeits[e] += seat in result.forfeited
                 for other_seat, other in enumerate(t.seats):
                     if other != e:
                         opponents[e].append(other)
@@ -182,6 +195,7 @@ def standings(
                 h2h[e],
                 final[e],
                 h2h_games[e],
+                forfeits[e],
             )
         )
     return out

@@ -141,5 +141,5 @@ def test_head_to_head_without_games_is_a_dash_not_a_zero() -> None:
     rating = Rating(25.0, 8.0)
     alone = Standing(1, 0, "ann", "bot", "greedy", 2, 2, Fraction(2), 2, 0, None, Fraction(0), rating)
     lost = dataclasses.replace(alone, head_to_head_games=1)
-    assert alone.figures(swiss=False)[5] == "—"
-    assert lost.figures(swiss=False)[5] == "0.00"
+    assert alone.figures(swiss=False)[6] == "—"
+    assert lost.figures(swiss=False)[6] == "0.00"
