@@ -383,7 +383,8 @@ def test_a_timed_tournament_of_an_entrant_with_a_key_who_never_shows_finishes_by
 ) -> None:
     """`--clock` with `--reserve`: the no-show's seats are taken at creation, so the clocks
     start at once (RULES.md, Time), each game of theirs ends by time, and the tournament
-    finishes with no one joining anything; it audits, and standings rank the no-show last."""
+    finishes with no one joining anything; it audits, and standings rank the no-show last
+    with a forfeit for each game, which the report names as time-outs."""
     from red7es.service.tokens import public_key
 
     t = new_id("nt")
@@ -393,6 +394,9 @@ def test_a_timed_tournament_of_an_entrant_with_a_key_who_never_shows_finishes_by
     assert f"Tournament {t} finished: 3 games." in run.stdout
     rows = red7.json("standings", t)["standings"]
     assert rows[-1]["name"] == "ghost" and rows[-1]["points"] == 0 and rows[-1]["games"] == 2
+    assert [(r["name"], r["forfeits"]) for r in rows][-1] == ("ghost", 2) and sum(r["forfeits"] for r in rows) == 2
+    assert "forfeits" in red7.ok("standings", t).stdout.splitlines()[1]
+    assert red7.ok("report", t, "-o", "-").stdout.count("forfeited: ghost (out of time)") == 2
     shown = red7.json("show", t)
     ghost_games = [tb["game"] for r in shown["paired"] for tb in r["tables"] if "ghost" in tb["seats"]]
     with redis.Redis.from_url(pool_url) as connection:
@@ -427,6 +431,8 @@ def test_a_no_show_out_of_time_at_a_table_of_three_finishes_last_and_the_audit_r
     (result,) = state.results.values()
     seats = state.seating(result.game)[1].seats
     assert result.forfeited[0] == seats.index(0)  # the ghost (entrant 0) was out first
+    # the two bots played on, so the result gives no reason for the ghost's forfeit: named, no more
+    assert "forfeited: ghost ·" in red7.ok("report", t, "-o", "-").stdout
     assert "PASS" in red7.ok("audit", t).stdout
 
     def forfeit_left_out(events: list[TournamentEvent]) -> list[TournamentEvent]:
