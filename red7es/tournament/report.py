@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from html import escape
 
+from ..game import RESIGNED
 from ..wording import counted
 from .events import SWISS, GameFinished, RoundPaired, TournamentCreated
 from .points import game_points
@@ -181,7 +182,7 @@ def _legend(names: Sequence[str]) -> str:
 
 # Why the seat whose forfeit ended a game went out, as GameFinished.reason gives it
 # (RULES.md, Time and Resigning).  The result records no reason for earlier forfeits.
-_FORFEIT_REASONS = {"time": "out of time", "resigned": "resigned"}
+_FORFEIT_REASONS = {"time": "out of time", RESIGNED: "resigned"}
 
 
 def _forfeits_text(names: Sequence[str], seats: Sequence[int], result: GameFinished) -> str:
