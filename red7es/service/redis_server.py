@@ -49,6 +49,7 @@ def redis_binary(prefer_system: bool = False) -> str:
 
 
 DOWN, LOADING, SERVING = "down", "loading", "serving"
+BUSY = "busy"  # up (its socket takes connections) but no answer within a second
 
 # How long a server may take to load its data before a start gives up waiting: an
 # append-only file of a few hundred MB loads in seconds; this is far beyond.
@@ -183,19 +184,23 @@ class RedisServer:
 
     def state(self) -> str:
         """``"serving"``, ``"loading"`` (up, still reading its append-only file: every
-        command is answered ``LOADING``) or ``"down"``."""
+        command is answered ``LOADING``), ``"busy"`` (no answer within a second: a
+        server loading a large file answers only between chunks, later still on a loaded
+        machine) or ``"down"``."""
         if not self.socket_path.exists():
             return DOWN
         try:
             return SERVING if self._quick_client(1).ping() else DOWN
         except redis.exceptions.BusyLoadingError:
             return LOADING
-        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
+        except redis.exceptions.TimeoutError:
+            return BUSY
+        except (redis.exceptions.ConnectionError, OSError):
             return DOWN
 
     def ping(self) -> bool:
-        """Whether the server is up, serving or still loading its data."""
-        return self.state() != DOWN
+        """Whether the server answers, serving or still loading its data."""
+        return self.state() in (SERVING, LOADING)
 
     def wait_serving(self, timeout: float = LOAD_TIMEOUT) -> None:
         """Return once the server serves commands (PING answers PONG, not LOADING).
@@ -204,9 +209,9 @@ class RedisServer:
         start the load over): the error says so. One that stops answering is an error too.
         """
         deadline = time.monotonic() + timeout
-        while (state := self.state()) == LOADING and time.monotonic() < deadline:
+        while (state := self.state()) in (LOADING, BUSY) and time.monotonic() < deadline:
             time.sleep(0.02)
-        if state == LOADING:
+        if state in (LOADING, BUSY):
             raise ServerError(
                 f"redis-server is still loading its data after {timeout:.0f}s (it keeps loading: try again shortly)"
             )

