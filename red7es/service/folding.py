@@ -212,14 +212,14 @@ class Folder:
                     events.extend(decide(table, stream_id, raw))
                     cursor = stream_id
                     progress.commands += 1
-                self._flush(table, events, cursor, [], timed_out)
+                waiting = self._flush(table, events, cursor, [], timed_out)
                 progress.events += len(events)
                 progress.appends += 1
                 if cursor == LAST_STREAM_ID:  # answered; but no command can follow it, and no bot move
                     raise DamagedGame(
                         f"{Keys(game_id).commands} has no stream ids left after {cursor}: no command can follow it"
                     )
-                rows = None
+                rows = None if waiting else []  # (the append saw no command after its cursor)
                 if time.monotonic() > deadline:
                     progress.more = True  # a flood of commands: let other games have a turn
                     return
@@ -270,14 +270,15 @@ class Folder:
                     raise RuntimeError(f"game {game_id}: bot turn refused: {produced[0].reason}")
                 events.extend(produced)
                 bot_commands.append(command)
+            waiting = True
             if bot_commands:
-                self._flush(table, events, table.cursor, bot_commands)
+                waiting = self._flush(table, events, table.cursor, bot_commands)
                 progress.bot_moves += len(bot_commands)
                 progress.events += len(events)
                 progress.appends += 1
             if progress.more:
                 return
-            rows = None
+            rows = None if waiting else []
 
     def _timed_bot_move(self, table: Table, progress: Progress, quick: bool) -> None:
         """One bot turn of a timed game, in its own append: its command's stream id is its
@@ -391,8 +392,10 @@ class Folder:
         bot_commands: list[TurnCommand],
         time_out: tuple[int, int] | None = None,
         bot_stream_ids: tuple[str, ...] = (),
-    ) -> None:
-        """Encode, chain and compare-and-append; on success the table moves on.
+    ) -> bool:
+        """Encode, chain and compare-and-append; on success the table moves on. Returns
+        whether commands may wait after the new cursor (the append read the commands'
+        last id): when not, the folder need not read the stream again (issue #23).
 
         A timed game's append carries its deadline (meta.deadline), the time-out the
         events make (``time_out``: at, deadline) and its bot commands' stream ids, which
@@ -433,13 +436,15 @@ class Folder:
             bot_stream_ids=bot_stream_ids,
         )
         try:
-            version, new_cursor = self.store.append(table.game_id, batch)
+            appended = self.store.append(table.game_id, batch)
         except AppendConflict:
             self.tables.pop(table.game_id, None)
             raise
+        version, new_cursor = appended
         table.version, table.head, table.cursor = version, head, new_cursor
         if any(isinstance(e, GameOver) for e in events):
             self.store.finish(table.game_id)  # once, when the game ends (later rejections need not)
+        return appended.last_command != new_cursor
 
     def _remember(self, table: Table) -> None:
         self.tables[table.game_id] = table
