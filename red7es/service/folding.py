@@ -212,9 +212,16 @@ class Folder:
                     events.extend(decide(table, stream_id, raw))
                     cursor = stream_id
                     progress.commands += 1
-                waiting = self._flush(table, events, cursor, [], timed_out)
+                bot_commands: list[TurnCommand] = []
+                if self._answers_with_bots(table, cursor):
+                    # the bots' replies go in the same append as the answers (issue #23)
+                    bot_commands = self._bot_turns(table, events, progress, quick, deadline)
+                waiting = self._flush(table, events, cursor, bot_commands, timed_out)
+                progress.bot_moves += len(bot_commands)
                 progress.events += len(events)
                 progress.appends += 1
+                if progress.more:
+                    return  # a bot's decision given up, or left to a slow-bot worker
                 if cursor == LAST_STREAM_ID:  # answered; but no command can follow it, and no bot move
                     raise DamagedGame(
                         f"{Keys(game_id).commands} has no stream ids left after {cursor}: no command can follow it"
@@ -246,30 +253,7 @@ class Folder:
                 rows = None
                 continue
             events = []
-            bot_commands: list[TurnCommand] = []
-            # Bots move in batches (one append for many fast turns), but a slow bot's turn
-            # is flushed as soon as the slice is spent: each decision is kept, never redone.
-            while (
-                table.bot_to_move
-                and len(bot_commands) < self.bot_batch
-                and (not bot_commands or time.monotonic() <= deadline)
-            ):
-                if quick and table.bot_thinks_long:
-                    progress.more = progress.slow = True
-                    break
-                try:
-                    command = table.bot_command(
-                        table.version + len(events), self._interrupted(quick), self.max_bot_time
-                    )
-                except DecisionInterrupted:
-                    progress.more = True  # a bot is still to move: whoever takes the game decides again
-                    progress.slow = quick and not (self.interrupted is not None and self.interrupted())
-                    break
-                produced = table.handle(command)
-                if isinstance(produced[0], CommandRejected):  # a bot must never be refused
-                    raise RuntimeError(f"game {game_id}: bot turn refused: {produced[0].reason}")
-                events.extend(produced)
-                bot_commands.append(command)
+            bot_commands = self._bot_turns(table, events, progress, quick, deadline)
             waiting = True
             if bot_commands:
                 waiting = self._flush(table, events, table.cursor, bot_commands)
@@ -279,6 +263,52 @@ class Folder:
             if progress.more:
                 return
             rows = None if waiting else []
+
+    def _bot_turns(
+        self, table: Table, events: list[LogEvent], progress: Progress, quick: bool, deadline: float
+    ) -> list[TurnCommand]:
+        """Let the bots to move decide, adding their events to ``events``; their commands.
+
+        Bots move in batches (one append for many fast turns), but a slow bot's turn is
+        flushed as soon as the slice is spent: each decision is kept, never redone."""
+        bot_commands: list[TurnCommand] = []
+        while (
+            table.bot_to_move
+            and len(bot_commands) < self.bot_batch
+            and (not bot_commands or time.monotonic() <= deadline)
+        ):
+            if quick and table.bot_thinks_long:
+                progress.more = progress.slow = True
+                break
+            try:
+                command = table.bot_command(table.version + len(events), self._interrupted(quick), self.max_bot_time)
+            except DecisionInterrupted:
+                progress.more = True  # a bot is still to move: whoever takes the game decides again
+                progress.slow = quick and not (self.interrupted is not None and self.interrupted())
+                break
+            produced = table.handle(command)
+            if isinstance(produced[0], CommandRejected):  # a bot must never be refused
+                raise RuntimeError(f"game {table.game_id}: bot turn refused: {produced[0].reason}")
+            events.extend(produced)
+            bot_commands.append(command)
+        return bot_commands
+
+    @staticmethod
+    def _answers_with_bots(table: Table, cursor: str) -> bool:
+        """Whether the bots' replies to the commands just decided go in the same append as
+        their answers: one append (and one change for watchers) where there were two. Not in
+        a timed game (a bot's command there is appended alone, its stream id its referee
+        time), not for a bot that thinks long (the person's answer would wait on it), not
+        after the last stream id (no bot command can follow it: the answers are written
+        alone, then the game is marked broken), and not without the seed (a table rebuilt
+        while another worker ended the game: its answers' append is refused first)."""
+        return (
+            table.bot_to_move
+            and not table.variant.timed
+            and not table.bot_thinks_long
+            and cursor != LAST_STREAM_ID
+            and table.game.seed is not None
+        )
 
     def _timed_bot_move(self, table: Table, progress: Progress, quick: bool) -> None:
         """One bot turn of a timed game, in its own append: its command's stream id is its
