@@ -59,9 +59,8 @@ local function unfit(key, want, adding)
 end
 -- The keys this script reads anyway are checked by that read (a key of another type fails
 -- it: TYPE is asked only then, for the message), the others by TYPE (issue #23: the checks
--- were most of the script's commands). A missing key reads as empty, as before.
-local changing = 0
-if ARGV[10] ~= '' then changing = 1 end
+-- were most of the script's commands). A missing key reads as empty, as before. The changes
+-- stream is checked by its own XADD, the script's first write (below).
 local read = redis.pcall('HMGET', KEYS[2], 'version', 'cursor')
 if read['err'] then
   return {2, wrong(KEYS[2], 'hash')}
@@ -87,7 +86,7 @@ if not problem then
     problem = unfit(KEYS[3], 'stream', nbot)
   end
 end
-problem = problem or unfit(KEYS[4], 'hash', 0) or unfit(KEYS[5], 'stream', changing)
+problem = problem or unfit(KEYS[4], 'hash', 0)
 if problem then
   return {2, problem}
 end
@@ -110,6 +109,7 @@ end
 -- after every command at or before its deadline (and before any answered after it).
 local timed = 12 + nev + 2 * nbot + (#KEYS - 5)
 local bot_ids = {}
+local deadline = nil
 if #ARGV >= timed + 2 then
   local clock = redis.call('TIME')
   local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
@@ -138,7 +138,17 @@ if #ARGV >= timed + 2 then
     top_ms, top_seq = ms, seq
     bot_ids[b] = id
   end
-  redis.call('HSET', KEYS[2], 'deadline', ARGV[timed])
+  deadline = ARGV[timed]
+end
+if ARGV[10] ~= '' then
+  -- The first write: it fails (another type, or no ids left) with nothing written yet.
+  local added = redis.pcall('XADD', KEYS[5], '*', 'v', version + nev, 'p', ARGV[10])
+  if type(added) == 'table' and added['err'] then
+    return {2, unfit(KEYS[5], 'stream', 1) or (KEYS[5] .. ': ' .. added['err'])}
+  end
+end
+if deadline then
+  redis.call('HSET', KEYS[2], 'deadline', deadline)
 end
 local i = 12
 for _ = 1, nev do
@@ -156,9 +166,6 @@ redis.call('HSET', KEYS[2], 'version', version, 'cursor', cursor, 'head', ARGV[6
 for k = 6, #KEYS do
   redis.call('SET', KEYS[k], ARGV[i])
   i = i + 1
-end
-if ARGV[10] ~= '' then
-  redis.call('XADD', KEYS[5], '*', 'v', version, 'p', ARGV[10])
 end
 if nbot > 0 then last_id = cursor end  -- (the last bot command added)
 return {1, version, cursor, last_id}
