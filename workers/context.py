@@ -175,7 +175,7 @@ class WorkerContext:
         A ``quick`` fold (a game from the inbox) leaves a bot that thinks long to the
         slow-bot inbox, so the worker is soon back for people's moves.
         """
-        if not self.store.acquire_lease(game_id, self.owner, LEASE_MS, index=True):
+        if not self.folder.take(game_id, self.owner, LEASE_MS):
             return {"game": game_id, "skipped": "another worker holds the game"}
         try:
             with self._kept_alive(game_id):

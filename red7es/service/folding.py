@@ -15,6 +15,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..bots.base import QUICK_TIME, DecisionInterrupted
 from ..facts import GameOver
@@ -33,6 +34,7 @@ from .codec import (
     pack_map,
 )
 from .command_reads import CommandReader, Oversized, Row
+from .connection import is_cluster
 from .deadlines import index as index_deadline
 from .deadlines import redis_now
 from .envelope import MAX_SIZE, chain_problem
@@ -105,6 +107,8 @@ class Folder:
         self.interrupted = interrupted
         self.max_bot_time = max_bot_time  # the worker's cap on one bot decision (seconds)
         self.tables: OrderedDict[str, Table] = OrderedDict()
+        # The first read of a game just taken (take), made with its lease: game -> (cursor, reply)
+        self._taken: dict[str, tuple[str | None, Any]] = {}
 
     # ------------------------------------------------------------------ public
 
@@ -145,6 +149,25 @@ class Folder:
                 self.tables.pop(game_id, None)
                 raise
         raise Contended(f"game {game_id}: gave up after 20 conflicting appends")
+
+    def take(self, game_id: str, owner: str, ttl_ms: int) -> bool:
+        """Take the game's lease (:meth:`~red7es.service.store.GameStore.acquire_lease`,
+        ``index=True``), and read its meta and commands in the same round trip for the
+        :meth:`advance` that follows (a worker's); whether taken. Not on a cluster, whose
+        pipelines span slots without keeping order: the lease alone there."""
+        if is_cluster(self.store.redis):
+            return self.store.acquire_lease(game_id, owner, ttl_ms, index=True)
+        table = self.tables.get(game_id)
+        cursor = table.cursor if table is not None else None
+        limit = _limit(table)
+        taken, reply = self.store.take_and_read(
+            game_id, owner, ttl_ms, lambda pipe: self.reader.queue_meta_and_commands(pipe, game_id, cursor, limit)
+        )
+        if taken:
+            self._taken[game_id] = (cursor, reply)
+        else:
+            self._taken.pop(game_id, None)
+        return taken
 
     def adjudicate(self, game_id: str, winners: tuple[int, ...], reason: str) -> list[LogEvent]:
         """Append an operator's adjudication (RULES.md, Adjudication) to a game not over.
@@ -361,7 +384,11 @@ class Folder:
         """
         table = self.tables.get(game_id)
         cursor = table.cursor if table is not None else None
-        meta, rows = self.reader.meta_and_commands(game_id, cursor, _limit(table))
+        taken_cursor, reply = self._taken.pop(game_id, (None, None))
+        if reply is not None and taken_cursor == cursor:  # read as the game was taken (take)
+            meta, rows = self.reader.meta_and_commands_from(reply, game_id, cursor, _limit(table))
+        else:
+            meta, rows = self.reader.meta_and_commands(game_id, cursor, _limit(table))
         if meta.get("broken"):
             raise GameBroken(f"game {game_id}: {meta['broken']}")
         if table is not None and str(table.version) == meta["version"] and table.cursor == meta["cursor"]:

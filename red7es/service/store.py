@@ -321,11 +321,12 @@ class GameStore:
         (an entry for a command refused, or a game never created, costs the sweep one look)."""
         self._indexed_with(game_id)
 
-    def _indexed_with(self, game_id: str, *commands: Callable[[Any], object]) -> list[Any]:
+    def _indexed_with(self, game_id: str, *commands: Callable[[Any], object], kept: int = 0) -> list[Any]:
         """Add the game to the work index in the same round trip as ``commands`` (each
         queues one command on the pipeline it is given); their replies.  The add is best
         effort: refused (a user whose ACL predates the index), it is said once and the
-        commands' work goes on; an error of theirs is raised."""
+        commands' work goes on; an error of theirs is raised, but for the last ``kept``
+        commands', returned as replies (the caller raises it where it reads them)."""
         pipe = self.redis.pipeline(transaction=False)  # other slots than the game's: not a transaction
         self.work.add(game_id, client=pipe)
         for queue in commands:
@@ -333,7 +334,7 @@ class GameStore:
         indexed, *replies = pipe.execute(raise_on_error=False)
         if isinstance(indexed, Exception):
             self.work.refused(indexed)
-        for reply in replies:
+        for reply in replies[: len(replies) - kept]:
             if isinstance(reply, Exception):
                 raise reply
         return replies
@@ -676,6 +677,17 @@ class GameStore:
         if taken:
             return True
         return self.renew_lease(game_id, owner, ttl_ms)
+
+    def take_and_read(self, game_id: str, owner: str, ttl_ms: int, read: Callable[[Any], object]) -> tuple[bool, Any]:
+        """:meth:`acquire_lease` (``index=True``) with ``read`` queued after it in the same
+        round trip: (taken, the read's reply, an error as an exception). What a worker does
+        as it takes a game: the lease and the first read of what it folds (issue #23). The
+        read is made whether or not the lease was taken: the caller drops it if not."""
+        lease = Keys(game_id).lease
+        taken, reply = self._indexed_with(
+            game_id, lambda pipe: pipe.set(lease, owner, nx=True, px=ttl_ms), read, kept=1
+        )
+        return bool(taken) or self.renew_lease(game_id, owner, ttl_ms), reply
 
     def renew_lease(self, game_id: str, owner: str, ttl_ms: int) -> bool:
         return bool(self._renew(keys=[Keys(game_id).lease], args=[owner, ttl_ms]))
