@@ -10,20 +10,29 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 import redis
 
+from red7es.service.client import GameService
+
 
 @contextmanager
 def worker_processes(
-    url: str, count: int, log_dir: Path, timeout: float = 30
+    url: str,
+    count: int,
+    log_dir: Path,
+    timeout: float = 30,
+    command: Sequence[str] = ("-m", "red7es.cli"),
+    env: Callable[[int], dict[str, str]] | None = None,
 ) -> Iterator[list[subprocess.Popen[bytes]]]:
     """Start ``count`` workers (logs in ``log_dir``), wait for their heartbeats, stop them after.
 
-    Yields the worker processes (their pids, for :func:`cpu_seconds`).
+    Yields the worker processes (their pids, for :func:`cpu_seconds`). ``command`` is what
+    the interpreter runs (``red7``'s entry, or a script wrapping it: bench/counted_worker.py),
+    ``env`` the environment of worker ``i`` (default: this one's).
 
     Stopping is SIGTERM, then SIGKILL for any worker still running 10 s later, so a
     benchmark never leaves a worker behind.
@@ -34,10 +43,11 @@ def worker_processes(
             with open(log_dir / f"worker{i}.log", "wb") as log:
                 procs.append(
                     subprocess.Popen(
-                        [sys.executable, "-m", "red7es.cli", "worker", "--url", url],
+                        [sys.executable, *command, "worker", "--url", url],
                         stdin=subprocess.DEVNULL,
                         stdout=log,
                         stderr=subprocess.STDOUT,
+                        env=None if env is None else env(i),
                     )
                 )
         with redis.Redis.from_url(url) as conn:
@@ -67,3 +77,18 @@ def cpu_seconds(procs: list[subprocess.Popen[bytes]]) -> float:
             fields = f.read().rsplit(")", 1)[1].split()
         total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
     return total / os.sysconf("SC_CLK_TCK")
+
+
+def next_person_turn(service: GameService, game_id: str, cursor: str) -> tuple[str, str | None, bool]:
+    """One look of a scripted person at a game she plays as seat 0, as ``red7 play`` does:
+    the view, or (not her turn) a wait for the next change. Returns (cursor after it, the
+    turn to play, None when not hers: the first legal one, or a fold only when it is the
+    only one; whether the game is over)."""
+    view = service.view(game_id, 0)
+    if view["status"] == "over":
+        return cursor, None, True
+    if view.get("to_move") != 0:
+        change = service.wait_change(game_id, cursor, 10)
+        return (change[0] if change else cursor), None, False
+    legal = view["legal"]
+    return cursor, (legal[0] if legal[0] != "fold" or len(legal) == 1 else legal[-1]), False

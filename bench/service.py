@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from pool import cpu_seconds, worker_processes  # bench/pool.py (this script's folder is on sys.path)
+from pool import cpu_seconds, next_person_turn, worker_processes  # bench/pool.py (this script's folder is on sys.path)
 
 from red7es import Variant
 from red7es.service.client import GameService
@@ -138,16 +138,11 @@ def latency(service: GameService, clients: int, turns_each: int) -> list[float]:
                 gid = created.game_id
                 cursor = svc.store.last_change_id(gid)
                 while done < turns_each:
-                    view = svc.view(gid, 0)
-                    if view["status"] == "over":
+                    cursor, turn, over = next_person_turn(svc, gid, cursor)
+                    if over:
                         break
-                    if view.get("to_move") != 0:
-                        change = svc.wait_change(gid, cursor, 10)
-                        if change:
-                            cursor = change[0]
+                    if turn is None:
                         continue
-                    legal = view["legal"]
-                    turn = legal[0] if legal[0] != "fold" or len(legal) == 1 else legal[-1]
                     t = time.perf_counter()
                     answer = svc.play(gid, "me", token, turn)
                     elapsed = time.perf_counter() - t

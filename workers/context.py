@@ -175,7 +175,7 @@ class WorkerContext:
         A ``quick`` fold (a game from the inbox) leaves a bot that thinks long to the
         slow-bot inbox, so the worker is soon back for people's moves.
         """
-        if not self.store.acquire_lease(game_id, self.owner, LEASE_MS, index=True):
+        if not self.folder.take(game_id, self.owner, LEASE_MS):
             return {"game": game_id, "skipped": "another worker holds the game"}
         try:
             with self._kept_alive(game_id):
@@ -188,21 +188,21 @@ class WorkerContext:
         except BaseException:
             self.store.release_lease(game_id, self.owner)
             raise
-        self.store.release_lease(game_id, self.owner)
         if progress.slow:
+            self.store.release_lease(game_id, self.owner)
             # The nudge stays set (to "slow"): a client's command meanwhile is answered by
             # the slow-bot worker, before its bot thinks, and the sweep re-posts it there.
             self.store.set_slow_nudge(game_id, NUDGE_TTL_MS)
             self.slow_inbox.post_once(game_id)
         else:
-            # Order matters: release, clear the nudge, then look again, so a command that
-            # arrived meanwhile is either seen here or wakes a worker itself.
-            # The game stays on the work index until it has nothing left to do: killed
-            # before the wake-up below, this worker leaves it where the sweep looks.
-            meta, last_command = self.store.clear_nudge_and_look(game_id)
+            # Release, clear the nudge, look again, and take a game with nothing left to do
+            # off the work index: one script, so a command that arrived meanwhile is either
+            # seen here or wakes a worker itself. A game with work stays on the index:
+            # killed before the wake-up below, this worker leaves it where the sweep looks.
+            meta, last_command, off = self.store.release_and_look(game_id, self.owner, may_leave=not progress.more)
             if progress.more or has_work(meta, last_command):
                 self.service.schedule(game_id)
-            else:
+            elif not off:  # a cluster: the index is in another slot than the game
                 self._off_the_index(game_id)
         return {
             "game": game_id,

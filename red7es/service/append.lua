@@ -10,7 +10,9 @@
 --       the seat to move's deadline ('' for none: meta.deadline), the time-out's at and
 --       deadline ('' '' unless the events time a seat out), and a stream id per bot command
 --       (its referee time: the next seat's clock starts from it).
--- Returns {1, version, cursor} when appended, {0, version, cursor} when the game moved on,
+-- Returns {1, version, cursor, last command id} when appended (the commands stream's last
+-- id after it, '0-0' for none: no command waits when it is the cursor), {0, version, cursor}
+-- when the game moved on,
 -- {2, reason} when a key cannot take the append and {3, log length} when the log's length
 -- is not meta.version: then nothing is written, and the game needs a human.
 local nev = tonumber(ARGV[4])
@@ -19,14 +21,7 @@ local nbot = tonumber(ARGV[5])
 -- is checked before the first write (TYPE is O(1)): the right type (or none), and a
 -- stream written to must have ids left for its entries. The views need no check: SET
 -- replaces whatever a key holds.
-local function unfit(key, want, adding)
-  local kind = redis.call('TYPE', key)['ok']
-  if kind == 'none' then
-    return nil
-  end
-  if kind ~= want then
-    return key .. ' is a ' .. kind .. ', not a ' .. want
-  end
+local function no_room(key, adding)
   if adding == 0 then
     return nil
   end
@@ -49,38 +44,72 @@ local function unfit(key, want, adding)
   end
   return nil
 end
-local changing = 0
-if ARGV[10] ~= '' then changing = 1 end
-local problem = unfit(KEYS[2], 'hash', 0) or unfit(KEYS[1], 'stream', nev)
-  or unfit(KEYS[3], 'stream', nbot) or unfit(KEYS[4], 'hash', 0) or unfit(KEYS[5], 'stream', changing)
+local function wrong(key, want)
+  return key .. ' is a ' .. redis.call('TYPE', key)['ok'] .. ', not a ' .. want
+end
+local function unfit(key, want, adding)
+  local kind = redis.call('TYPE', key)['ok']
+  if kind == 'none' then
+    return nil
+  end
+  if kind ~= want then
+    return wrong(key, want)
+  end
+  return no_room(key, want == 'stream' and adding or 0)
+end
+-- The keys this script reads anyway are checked by that read (a key of another type fails
+-- it: TYPE is asked only then, for the message), the others by TYPE (issue #23: the checks
+-- were most of the script's commands). A missing key reads as empty, as before. The changes
+-- stream is checked by its own XADD, the script's first write (below).
+local read = redis.pcall('HMGET', KEYS[2], 'version', 'cursor')
+if read['err'] then
+  return {2, wrong(KEYS[2], 'hash')}
+end
+local version, cursor = tonumber(read[1]), read[2]
+local length = redis.pcall('XLEN', KEYS[1])
+local problem = nil
+if type(length) == 'table' then
+  problem = wrong(KEYS[1], 'stream')
+elseif length > 0 then
+  problem = no_room(KEYS[1], nev)
+else
+  problem = unfit(KEYS[1], 'stream', nev)  -- none yet, or an empty stream whose ids may be used up
+end
+local last = nil
+if not problem then
+  last = redis.pcall('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
+  if last['err'] then
+    problem = wrong(KEYS[3], 'stream')
+  elseif #last > 0 then
+    problem = no_room(KEYS[3], nbot)
+  elseif nbot > 0 then
+    problem = unfit(KEYS[3], 'stream', nbot)
+  end
+end
+problem = problem or unfit(KEYS[4], 'hash', 0)
 if problem then
   return {2, problem}
 end
-local version = tonumber(redis.call('HGET', KEYS[2], 'version'))
-local cursor = redis.call('HGET', KEYS[2], 'cursor')
 if version == nil or version ~= tonumber(ARGV[1]) or cursor ~= ARGV[2] then
   return {0, version or -1, cursor or ''}
 end
-local length = redis.call('XLEN', KEYS[1])
 if length ~= version then
   -- events no append counted (one that failed half-way), or events removed
   return {3, length}
 end
+local last_id = '0-0'  -- the commands' last id: returned, so a folder need not read them again
+if #last > 0 then last_id = last[1][1] end
 cursor = ARGV[3]
-if nbot > 0 then
+if nbot > 0 and last_id ~= cursor then
   -- a bot may only move once every command submitted before it has been answered
-  local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
-  local last_id = '0-0'
-  if #last > 0 then last_id = last[1][1] end
-  if last_id ~= cursor then
-    return {0, version, ARGV[2]}
-  end
+  return {0, version, ARGV[2]}
 end
 -- A timed game's referee time is Redis's (docs/architecture.md, Clocks): what the worker
 -- says a time-out or a bot's turn happened at must be past, and a time-out must come
 -- after every command at or before its deadline (and before any answered after it).
 local timed = 12 + nev + 2 * nbot + (#KEYS - 5)
 local bot_ids = {}
+local deadline = nil
 if #ARGV >= timed + 2 then
   local clock = redis.call('TIME')
   local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
@@ -109,7 +138,17 @@ if #ARGV >= timed + 2 then
     top_ms, top_seq = ms, seq
     bot_ids[b] = id
   end
-  redis.call('HSET', KEYS[2], 'deadline', ARGV[timed])
+  deadline = ARGV[timed]
+end
+if ARGV[10] ~= '' then
+  -- The first write: it fails (another type, or no ids left) with nothing written yet.
+  local added = redis.pcall('XADD', KEYS[5], '*', 'v', version + nev, 'p', ARGV[10])
+  if type(added) == 'table' and added['err'] then
+    return {2, unfit(KEYS[5], 'stream', 1) or (KEYS[5] .. ': ' .. added['err'])}
+  end
+end
+if deadline then
+  redis.call('HSET', KEYS[2], 'deadline', deadline)
 end
 local i = 12
 for _ = 1, nev do
@@ -128,7 +167,5 @@ for k = 6, #KEYS do
   redis.call('SET', KEYS[k], ARGV[i])
   i = i + 1
 end
-if ARGV[10] ~= '' then
-  redis.call('XADD', KEYS[5], '*', 'v', version, 'p', ARGV[10])
-end
-return {1, version, cursor}
+if nbot > 0 then last_id = cursor end  -- (the last bot command added)
+return {1, version, cursor, last_id}

@@ -15,6 +15,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..bots.base import QUICK_TIME, DecisionInterrupted
 from ..facts import GameOver
@@ -33,6 +34,7 @@ from .codec import (
     pack_map,
 )
 from .command_reads import CommandReader, Oversized, Row
+from .connection import is_cluster
 from .deadlines import index as index_deadline
 from .deadlines import redis_now
 from .envelope import MAX_SIZE, chain_problem
@@ -105,6 +107,8 @@ class Folder:
         self.interrupted = interrupted
         self.max_bot_time = max_bot_time  # the worker's cap on one bot decision (seconds)
         self.tables: OrderedDict[str, Table] = OrderedDict()
+        # The first read of a game just taken (take), made with its lease: game -> (cursor, reply)
+        self._taken: dict[str, tuple[str | None, Any]] = {}
 
     # ------------------------------------------------------------------ public
 
@@ -145,6 +149,25 @@ class Folder:
                 self.tables.pop(game_id, None)
                 raise
         raise Contended(f"game {game_id}: gave up after 20 conflicting appends")
+
+    def take(self, game_id: str, owner: str, ttl_ms: int) -> bool:
+        """Take the game's lease (:meth:`~red7es.service.store.GameStore.acquire_lease`,
+        ``index=True``), and read its meta and commands in the same round trip for the
+        :meth:`advance` that follows (a worker's); whether taken. Not on a cluster, whose
+        pipelines span slots without keeping order: the lease alone there."""
+        if is_cluster(self.store.redis):
+            return self.store.acquire_lease(game_id, owner, ttl_ms, index=True)
+        table = self.tables.get(game_id)
+        cursor = table.cursor if table is not None else None
+        limit = _limit(table)
+        taken, reply = self.store.take_and_read(
+            game_id, owner, ttl_ms, lambda pipe: self.reader.queue_meta_and_commands(pipe, game_id, cursor, limit)
+        )
+        if taken:
+            self._taken[game_id] = (cursor, reply)
+        else:
+            self._taken.pop(game_id, None)
+        return taken
 
     def adjudicate(self, game_id: str, winners: tuple[int, ...], reason: str) -> list[LogEvent]:
         """Append an operator's adjudication (RULES.md, Adjudication) to a game not over.
@@ -212,14 +235,21 @@ class Folder:
                     events.extend(decide(table, stream_id, raw))
                     cursor = stream_id
                     progress.commands += 1
-                self._flush(table, events, cursor, [], timed_out)
+                bot_commands: list[TurnCommand] = []
+                if self._answers_with_bots(table, cursor):
+                    # the bots' replies go in the same append as the answers (issue #23)
+                    bot_commands = self._bot_turns(table, events, progress, quick, deadline)
+                waiting = self._flush(table, events, cursor, bot_commands, timed_out)
+                progress.bot_moves += len(bot_commands)
                 progress.events += len(events)
                 progress.appends += 1
+                if progress.more:
+                    return  # a bot's decision given up, or left to a slow-bot worker
                 if cursor == LAST_STREAM_ID:  # answered; but no command can follow it, and no bot move
                     raise DamagedGame(
                         f"{Keys(game_id).commands} has no stream ids left after {cursor}: no command can follow it"
                     )
-                rows = None
+                rows = None if waiting else []  # (the append saw no command after its cursor)
                 if time.monotonic() > deadline:
                     progress.more = True  # a flood of commands: let other games have a turn
                     return
@@ -246,38 +276,62 @@ class Folder:
                 rows = None
                 continue
             events = []
-            bot_commands: list[TurnCommand] = []
-            # Bots move in batches (one append for many fast turns), but a slow bot's turn
-            # is flushed as soon as the slice is spent: each decision is kept, never redone.
-            while (
-                table.bot_to_move
-                and len(bot_commands) < self.bot_batch
-                and (not bot_commands or time.monotonic() <= deadline)
-            ):
-                if quick and table.bot_thinks_long:
-                    progress.more = progress.slow = True
-                    break
-                try:
-                    command = table.bot_command(
-                        table.version + len(events), self._interrupted(quick), self.max_bot_time
-                    )
-                except DecisionInterrupted:
-                    progress.more = True  # a bot is still to move: whoever takes the game decides again
-                    progress.slow = quick and not (self.interrupted is not None and self.interrupted())
-                    break
-                produced = table.handle(command)
-                if isinstance(produced[0], CommandRejected):  # a bot must never be refused
-                    raise RuntimeError(f"game {game_id}: bot turn refused: {produced[0].reason}")
-                events.extend(produced)
-                bot_commands.append(command)
+            bot_commands = self._bot_turns(table, events, progress, quick, deadline)
+            waiting = True
             if bot_commands:
-                self._flush(table, events, table.cursor, bot_commands)
+                waiting = self._flush(table, events, table.cursor, bot_commands)
                 progress.bot_moves += len(bot_commands)
                 progress.events += len(events)
                 progress.appends += 1
             if progress.more:
                 return
-            rows = None
+            rows = None if waiting else []
+
+    def _bot_turns(
+        self, table: Table, events: list[LogEvent], progress: Progress, quick: bool, deadline: float
+    ) -> list[TurnCommand]:
+        """Let the bots to move decide, adding their events to ``events``; their commands.
+
+        Bots move in batches (one append for many fast turns), but a slow bot's turn is
+        flushed as soon as the slice is spent: each decision is kept, never redone."""
+        bot_commands: list[TurnCommand] = []
+        while (
+            table.bot_to_move
+            and len(bot_commands) < self.bot_batch
+            and (not bot_commands or time.monotonic() <= deadline)
+        ):
+            if quick and table.bot_thinks_long:
+                progress.more = progress.slow = True
+                break
+            try:
+                command = table.bot_command(table.version + len(events), self._interrupted(quick), self.max_bot_time)
+            except DecisionInterrupted:
+                progress.more = True  # a bot is still to move: whoever takes the game decides again
+                progress.slow = quick and not (self.interrupted is not None and self.interrupted())
+                break
+            produced = table.handle(command)
+            if isinstance(produced[0], CommandRejected):  # a bot must never be refused
+                raise RuntimeError(f"game {table.game_id}: bot turn refused: {produced[0].reason}")
+            events.extend(produced)
+            bot_commands.append(command)
+        return bot_commands
+
+    @staticmethod
+    def _answers_with_bots(table: Table, cursor: str) -> bool:
+        """Whether the bots' replies to the commands just decided go in the same append as
+        their answers: one append (and one change for watchers) where there were two. Not in
+        a timed game (a bot's command there is appended alone, its stream id its referee
+        time), not for a bot that thinks long (the person's answer would wait on it), not
+        after the last stream id (no bot command can follow it: the answers are written
+        alone, then the game is marked broken), and not without the seed (a table rebuilt
+        while another worker ended the game: its answers' append is refused first)."""
+        return (
+            table.bot_to_move
+            and not table.variant.timed
+            and not table.bot_thinks_long
+            and cursor != LAST_STREAM_ID
+            and table.game.seed is not None
+        )
 
     def _timed_bot_move(self, table: Table, progress: Progress, quick: bool) -> None:
         """One bot turn of a timed game, in its own append: its command's stream id is its
@@ -330,7 +384,11 @@ class Folder:
         """
         table = self.tables.get(game_id)
         cursor = table.cursor if table is not None else None
-        meta, rows = self.reader.meta_and_commands(game_id, cursor, _limit(table))
+        taken_cursor, reply = self._taken.pop(game_id, (None, None))
+        if reply is not None and taken_cursor == cursor:  # read as the game was taken (take)
+            meta, rows = self.reader.meta_and_commands_from(reply, game_id, cursor, _limit(table))
+        else:
+            meta, rows = self.reader.meta_and_commands(game_id, cursor, _limit(table))
         if meta.get("broken"):
             raise GameBroken(f"game {game_id}: {meta['broken']}")
         if table is not None and str(table.version) == meta["version"] and table.cursor == meta["cursor"]:
@@ -391,8 +449,10 @@ class Folder:
         bot_commands: list[TurnCommand],
         time_out: tuple[int, int] | None = None,
         bot_stream_ids: tuple[str, ...] = (),
-    ) -> None:
-        """Encode, chain and compare-and-append; on success the table moves on.
+    ) -> bool:
+        """Encode, chain and compare-and-append; on success the table moves on. Returns
+        whether commands may wait after the new cursor (the append read the commands'
+        last id): when not, the folder need not read the stream again (issue #23).
 
         A timed game's append carries its deadline (meta.deadline), the time-out the
         events make (``time_out``: at, deadline) and its bot commands' stream ids, which
@@ -433,13 +493,15 @@ class Folder:
             bot_stream_ids=bot_stream_ids,
         )
         try:
-            version, new_cursor = self.store.append(table.game_id, batch)
+            appended = self.store.append(table.game_id, batch)
         except AppendConflict:
             self.tables.pop(table.game_id, None)
             raise
+        version, new_cursor = appended
         table.version, table.head, table.cursor = version, head, new_cursor
         if any(isinstance(e, GameOver) for e in events):
             self.store.finish(table.game_id)  # once, when the game ends (later rejections need not)
+        return appended.last_command != new_cursor
 
     def _remember(self, table: Table) -> None:
         self.tables[table.game_id] = table

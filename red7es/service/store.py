@@ -42,6 +42,7 @@ from .envelope import MAX_COMMAND_SIZE, pack_map
 from .work_index import WORK, WorkIndex
 
 __all__ = [
+    "Appended",
     "GameStore",
     "AppendConflict",
     "DamagedGame",
@@ -100,6 +101,19 @@ def new_game_id() -> str:
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+class Appended(tuple[int, str]):
+    """What an append returns: (new version, new cursor), and ``last_command``, the commands
+    stream's last id as the append left it, read by the same script: a folder whose cursor
+    is that id knows no command waits, without reading the stream again (issue #23)."""
+
+    last_command: str
+
+    def __new__(cls, version: int, cursor: str, last_command: str) -> Appended:
+        appended = super().__new__(cls, (version, cursor))
+        appended.last_command = last_command
+        return appended
 
 
 class NoSuchGame(LookupError):
@@ -228,6 +242,7 @@ class GameStore:
         self._submit = connection.register_script(_script("submit.lua"))
         self._append = connection.register_script(_script("append.lua"))
         self._release = connection.register_script(_script("release.lua"))
+        self._release_look = connection.register_script(_script("release_look.lua"))
         self._renew = connection.register_script(_script("renew.lua"))
         self._drop_lease = connection.register_script(_script("drop_lease.lua"))
         self._sync_deadline = connection.register_script(SYNC)
@@ -306,11 +321,12 @@ class GameStore:
         (an entry for a command refused, or a game never created, costs the sweep one look)."""
         self._indexed_with(game_id)
 
-    def _indexed_with(self, game_id: str, *commands: Callable[[Any], object]) -> list[Any]:
+    def _indexed_with(self, game_id: str, *commands: Callable[[Any], object], kept: int = 0) -> list[Any]:
         """Add the game to the work index in the same round trip as ``commands`` (each
         queues one command on the pipeline it is given); their replies.  The add is best
         effort: refused (a user whose ACL predates the index), it is said once and the
-        commands' work goes on; an error of theirs is raised."""
+        commands' work goes on; an error of theirs is raised, but for the last ``kept``
+        commands', returned as replies (the caller raises it where it reads them)."""
         pipe = self.redis.pipeline(transaction=False)  # other slots than the game's: not a transaction
         self.work.add(game_id, client=pipe)
         for queue in commands:
@@ -318,7 +334,7 @@ class GameStore:
         indexed, *replies = pipe.execute(raise_on_error=False)
         if isinstance(indexed, Exception):
             self.work.refused(indexed)
-        for reply in replies:
+        for reply in replies[: len(replies) - kept]:
             if isinstance(reply, Exception):
                 raise reply
         return replies
@@ -344,8 +360,9 @@ class GameStore:
             raise CommandTooLarge(int(stream_id))
         return text(stream_id), code == 2
 
-    def append(self, game_id: str, batch: Batch) -> tuple[int, str]:
-        """Compare-and-append; returns (new version, new cursor) or raises AppendConflict."""
+    def append(self, game_id: str, batch: Batch) -> Appended:
+        """Compare-and-append; returns (new version, new cursor), with the commands stream's
+        last id after it (``last_command``), or raises AppendConflict."""
         k = Keys(game_id)
         view_keys = list(batch.views)
         args: list[Any] = [
@@ -380,10 +397,9 @@ class GameStore:
         if reply[0] == 3:
             length, version = int(reply[1]), str(batch.expected_version)
             raise DamagedGame(log_length_problem(length, version) or f"the log holds {length} events, not {version}")
-        ok, version, cursor = reply
-        if not ok:
-            raise AppendConflict(f"game {game_id} moved on to version {version}")
-        return int(version), text(cursor)
+        if not reply[0]:
+            raise AppendConflict(f"game {game_id} moved on to version {reply[1]}")
+        return Appended(int(reply[1]), text(reply[2]), text(reply[3]))
 
     def finish(self, game_id: str) -> None:
         """Forget a finished game's secret, take it off the sweep list, and schedule the
@@ -662,6 +678,17 @@ class GameStore:
             return True
         return self.renew_lease(game_id, owner, ttl_ms)
 
+    def take_and_read(self, game_id: str, owner: str, ttl_ms: int, read: Callable[[Any], object]) -> tuple[bool, Any]:
+        """:meth:`acquire_lease` (``index=True``) with ``read`` queued after it in the same
+        round trip: (taken, the read's reply, an error as an exception). What a worker does
+        as it takes a game: the lease and the first read of what it folds (issue #23). The
+        read is made whether or not the lease was taken: the caller drops it if not."""
+        lease = Keys(game_id).lease
+        taken, reply = self._indexed_with(
+            game_id, lambda pipe: pipe.set(lease, owner, nx=True, px=ttl_ms), read, kept=1
+        )
+        return bool(taken) or self.renew_lease(game_id, owner, ttl_ms), reply
+
     def renew_lease(self, game_id: str, owner: str, ttl_ms: int) -> bool:
         return bool(self._renew(keys=[Keys(game_id).lease], args=[owner, ttl_ms]))
 
@@ -718,21 +745,24 @@ class GameStore:
             return DEFAULT_MAX_BOT_TIME
         return value if 0 < value < float("inf") else DEFAULT_MAX_BOT_TIME
 
-    def clear_nudge_and_look(self, game_id: str) -> tuple[dict[str, str], str]:
-        """Clear the nudge, then read the meta and last command id: one round trip.
+    def release_and_look(self, game_id: str, owner: str, *, may_leave: bool) -> tuple[dict[str, str], str, bool]:
+        """Release the lease (if still ``owner``'s), clear the nudge, read the meta and last
+        command id, and (``may_leave``) take a game with no work off the work index: what a
+        worker does after folding a game, in one round trip (``release_look.lua``) where it
+        took three. Returns (meta, last command id, whether taken off the index).
 
-        What a worker does after releasing a game, so that a command arriving
-        meanwhile is either seen here or wakes a worker itself.  The game stays on the
-        work index: a worker with more to do wakes one (killed before it does, the sweep
-        finds the game there); one with nothing left takes it off (:meth:`off_index`).
+        One script, so no command can come in between the clearing and the read: one
+        submitted before is seen (the caller wakes a worker for it), one after finds the
+        nudge cleared and wakes one itself. On a cluster the index (another slot) is left
+        to :meth:`off_index`, which the caller then calls: the result says not taken off.
         """
         k = Keys(game_id)
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.delete(k.nudge)
-        pipe.hgetall(k.meta)
-        pipe.xrevrange(k.commands, max="+", min="-", count=1)
-        _deleted, meta, last = pipe.execute()
-        return {text(a): text(b) for a, b in meta.items()}, _last_id(last)
+        keys = [k.lease, k.nudge, k.meta, k.commands]
+        if not is_cluster(self.redis):
+            keys.append(WORK)
+        flat, last, off = self._release_look(keys=keys, args=[owner, game_id, int(may_leave)])
+        meta = {text(flat[j]): text(flat[j + 1]) for j in range(0, len(flat), 2)}
+        return meta, text(last), bool(off)
 
     def off_index(self, game_id: str) -> tuple[dict[str, str], str]:
         """Take a game off the work index, *then* read its meta and last command id.

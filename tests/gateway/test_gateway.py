@@ -320,7 +320,7 @@ def test_a_live_stream_dropped_mid_game_resumes_without_gaps_or_repeats(
     seen: list[str] = []
     last: str | None = None
     first = ""
-    for _ in range(3):  # three connections, each for one of ann's turns
+    for _ in range(5):  # five connections, each for one of ann's turns (and the bot's reply: one change)
         headers = {"Last-Event-ID": last} if last else {}
         with http.stream("GET", f"/api/games/{game}/stream", headers=headers) as stream:
             for line in _lines(stream):

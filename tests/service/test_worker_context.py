@@ -41,6 +41,18 @@ def test_advance_folds_releases_and_clears(fake_redis: Any) -> None:
     check_game(svc.store, "g1")
 
 
+def test_a_game_taken_after_redis_forgot_the_scripts_is_read_again(real_redis: redis.Redis) -> None:
+    """The first read of a game is made with its lease as a plain EVALSHA: a Redis that
+    lost its scripts (restarted, SCRIPT FLUSH) refuses it, and the worker reads again."""
+    svc = offline_service(real_redis)
+    all_bot_game(svc, "g1")
+    ctx = WorkerContext(real_redis, owner="me")
+    real_redis.script_flush()
+    assert ctx.advance("g1")["commands"] == 1
+    assert svc.store.meta("g1")["status"] == "over" and svc.store.lease_holder("g1") is None
+    check_game(svc.store, "g1")
+
+
 def test_advance_skips_a_game_someone_else_holds(fake_redis: Any) -> None:
     svc = offline_service(fake_redis)
     all_bot_game(svc, "g1")
