@@ -328,8 +328,16 @@ class GameStore:
         if len(command) > MAX_COMMAND_SIZE:  # (submit.lua refuses it too: this spares sending it)
             raise CommandTooLarge(len(command))
         k = Keys(game_id)
-        self._index_first(game_id)
-        code, stream_id, *refusal = self._submit(keys=[k.commands, k.cmdids, k.meta], args=[command_id, command])
+        keys = [k.commands, k.cmdids, k.meta]
+        try:
+            # The work index first, then the script, in one round trip: a pipeline runs in
+            # order, so the game is on the index before its command is stored (issue #23).
+            [reply] = self._indexed_with(
+                game_id, lambda pipe: pipe.evalsha(self._submit.sha, 3, *keys, command_id, command)
+            )
+        except redis.exceptions.NoScriptError:  # the script not loaded yet (a restarted Redis): nothing ran
+            reply = self._submit(keys=keys, args=[command_id, command])
+        code, stream_id, *refusal = reply
         if code == 7:
             raise DamagedGame(refused_key(text(stream_id), text(refusal[0])))
         if code == 0:

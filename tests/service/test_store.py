@@ -575,3 +575,15 @@ def test_view_broken_and_mark_reads_what_the_three_reads_would_in_one(any_redis:
     assert (view, broken) == store.view_and_broken(GID) == (b"public-1", "a key written by hand")
     assert mark == store.last_change_id(GID) and mark != first  # the broken notice is the last change
     assert store.view_broken_and_mark("g-none") == (None, None, "0-0")
+
+
+def test_a_submit_after_redis_lost_its_scripts_loads_submit_lua_again_and_stores_once(any_redis: redis.Redis) -> None:
+    # submit.lua goes by its sha in the same pipeline as the work-index add; a Redis that
+    # lost its scripts (restarted, SCRIPT FLUSH) answers NOSCRIPT, and the submit must
+    # still store the command exactly once.
+    store = _created(any_redis)
+    any_redis.script_flush()
+    stream_id, duplicate = store.submit(GID, "cmd-after-flush", b"x")
+    assert not duplicate
+    assert store.submit(GID, "cmd-after-flush", b"x") == (stream_id, True)
+    assert [c for c in store.commands(GID) if c[1] == b"x"] == [(stream_id, b"x")]
