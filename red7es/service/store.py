@@ -344,8 +344,16 @@ class GameStore:
         if len(command) > MAX_COMMAND_SIZE:  # (submit.lua refuses it too: this spares sending it)
             raise CommandTooLarge(len(command))
         k = Keys(game_id)
-        self._index_first(game_id)
-        code, stream_id, *refusal = self._submit(keys=[k.commands, k.cmdids, k.meta], args=[command_id, command])
+        keys = [k.commands, k.cmdids, k.meta]
+        try:
+            # The work index first, then the script, in one round trip: a pipeline runs in
+            # order, so the game is on the index before its command is stored (issue #23).
+            [reply] = self._indexed_with(
+                game_id, lambda pipe: pipe.evalsha(self._submit.sha, 3, *keys, command_id, command)
+            )
+        except redis.exceptions.NoScriptError:  # the script not loaded yet (a restarted Redis): nothing ran
+            reply = self._submit(keys=keys, args=[command_id, command])
+        code, stream_id, *refusal = reply
         if code == 7:
             raise DamagedGame(refused_key(text(stream_id), text(refusal[0])))
         if code == 0:
@@ -527,12 +535,23 @@ class GameStore:
     def view_and_broken(self, game_id: str, seat: int | None = None) -> tuple[bytes | None, str | None]:
         """A view and why the game is broken (None if it is not), in one round trip: a
         broken game's last view would show it as still being played."""
+        value, broken, _last = self.view_broken_and_mark(game_id, seat, mark=False)
+        return value, broken
+
+    def view_broken_and_mark(
+        self, game_id: str, seat: int | None = None, *, mark: bool = True
+    ) -> tuple[bytes | None, str | None, str]:
+        """:meth:`view_and_broken` and, with ``mark``, :meth:`last_change_id` (else "0-0"),
+        all in one round trip: a submit needs the three before it appends, and each
+        round trip is one more wait on the gateway's turn path (issue #23)."""
         k = Keys(game_id)
         pipe = self.redis.pipeline(transaction=False)  # one slot ({game}): fine on a cluster
         pipe.get(k.public_view if seat is None else k.view(seat))
         pipe.hget(k.meta, "broken")
-        value, broken = pipe.execute()
-        return _view_bytes(game_id, value), (text(broken) if broken else None)
+        if mark:
+            pipe.xrevrange(k.changes, max="+", min="-", count=1)
+        value, broken, *last = pipe.execute()
+        return _view_bytes(game_id, value), (text(broken) if broken else None), _last_id(last[0] if last else None)
 
     def changes(
         self, game_id: str, after: str = "0-0", block_ms: int | None = None
