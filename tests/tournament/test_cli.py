@@ -389,7 +389,9 @@ def test_a_timed_tournament_of_an_entrant_with_a_key_who_never_shows_finishes_by
 
     t = new_id("nt")
     key = public_key(new_token())
-    red7.ok("create", t, "-p", "ghost", "-b", "greedy", "-b", "random", "--clock", "300ms", "--reserve", f"ghost={key}")
+    # 3 s each: the ghost's clock runs out in every game of theirs, and a bot that moves
+    # first has ample Redis time for its move however loaded the machine (300 ms was not)
+    red7.ok("create", t, "-p", "ghost", "-b", "greedy", "-b", "random", "--clock", "3s", "--reserve", f"ghost={key}")
     run = red7.ok("run", t)
     assert f"Tournament {t} finished: 3 games." in run.stdout
     rows = red7.json("standings", t)["standings"]
@@ -421,7 +423,7 @@ def test_a_no_show_out_of_time_at_a_table_of_three_finishes_last_and_the_audit_r
 
     t = new_id("nt3")
     key = public_key(new_token())
-    entrants = ["-p", "ghost", "-b", "greedy", "-b", "random", "-k", "3", "--clock", "300ms"]
+    entrants = ["-p", "ghost", "-b", "greedy", "-b", "random", "-k", "3", "--clock", "3s"]
     red7.ok("create", t, *entrants, "--reserve", f"ghost={key}")
     assert f"Tournament {t} finished: 1 game." in red7.ok("run", t).stdout
     rows = red7.json("standings", t)["standings"]
