@@ -306,19 +306,25 @@ def outcome_line(view: dict[str, Any]) -> str:
         scores = ", ".join(f"{shown(s['name'])} {outcome['scores'][s['seat']]}" for s in view["seats"])
         return f"{head} ({scores} points)."
     reason = outcome.get("reason")
-    if reason in ("time", "resigned"):
+    if reason in _FORFEITED:
         return f"{head}{' on time' if reason == 'time' else ''}: {_last_forfeit(view, reason)}"
     won = outcome["round_wins"][outcome["winners"][0]]
     return f"{head} ({won} round{'' if won == 1 else 's'} won)."
+
+
+# How the last seat out of a game won by forfeit went (GameOver's reason; RULES.md, Time,
+# Resigning and Withdrawal).
+_FORFEITED = {"time": "ran out of time", "resigned": "resigned", "withdrawn": "was withdrawn by the operator"}
 
 
 def _last_forfeit(view: dict[str, Any], reason: str) -> str:
     """Why a game won by forfeit ended: the last seat out (``ann resigned.``, ``ann ran out
     of time.``) and any out before it; a view without ``forfeited`` says it of every other player."""
     out = [shown(view["seats"][s]["name"]) for s in view["outcome"].get("forfeited") or []]
+    went = _FORFEITED[reason]
     if not out:
-        return "every other player ran out of time." if reason == "time" else "every other player resigned."
-    last = f"{out[-1]} {'ran out of time' if reason == 'time' else 'resigned'}"
+        return f"every other player {went}."
+    last = f"{out[-1]} {went}"
     if len(out) == 1:
         return f"{last}."
     before = out[:-1]
@@ -381,6 +387,8 @@ def describe_event(event: dict[str, Any], names: Sequence[str]) -> Text | None:
             text.append(f" ({points} points)")
         text.append(".")
         return text
+    if kind == "Withdrawn":
+        return Text(f"The operator withdrew {who}: {shown(str(event['reason']))}", style="bold")
     if kind == "Adjudicated":
         won = " and ".join(_name(names, s) for s in event["winners"]) or "no winner"
         return Text(f"The operator adjudicated the game ({won}): {shown(str(event['reason']))}", style="bold")
@@ -443,7 +451,11 @@ def _describe_step(who: str, step: str) -> Text | None:
 
 def forfeit_words(who: str, reason: Any) -> str:
     """A seat out of the game for good, and why: ``ann resigned.``, ``ann forfeited (time).``"""
-    return f"{who} resigned." if reason == "resigned" else f"{who} forfeited ({reason or 'time'})."
+    if reason == "resigned":
+        return f"{who} resigned."
+    if reason == "withdrawn":
+        return f"{who} is out of the game (withdrawn)."
+    return f"{who} forfeited ({reason or 'time'})."
 
 
 def _timeout_outcome(events: Sequence[dict[str, Any]], at: int) -> int | None:

@@ -61,6 +61,7 @@ SEAT_WORDS = 5  # the first batch rules under which resign and abort are command
 RESIGNED = "resigned"  # a Forfeited's reason when the seat resigned (and GameOver's, if it ended the game)
 ABORTED = "aborted"  # GameOver's reason for a game aborted before anyone moved: no winners
 ADJUDICATED = "adjudicated"  # GameOver's reason for a game an operator ended (RULES.md, Adjudication)
+WITHDRAWN = "withdrawn"  # a Forfeited's (and GameOver's) reason: the operator withdrew the seat (RULES.md, Withdrawal)
 FOLD_TAKES_BACK = 4  # the first batch rules under which a fold takes its turn back
 
 # Entries of Game.journal that are not cards: a 3 played on an empty deck (it drew
@@ -613,7 +614,7 @@ class Game:
         A turn the seat had begun is taken back first, as a fold takes it back (batch
         rules 4). The seat leaves the round, is dealt no more turns and can no longer
         win; the others play on. When one seat is left in the game it wins at once
-        (``GameOver`` with ``reason``: ``"time"`` or ``"resigned"``).  Otherwise, if it was
+        (``GameOver`` with ``reason``: ``"time"``, ``"resigned"`` or ``"withdrawn"``).  Otherwise, if it was
         the seat to move,
         the turn passes on as after a fold (which may end the round).
         """

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..deal import commitment
 from ..facts import CardDrawn, Forfeited, GameOver, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
-from ..game import BATCH_RULES, RESIGNED, IllegalStep
+from ..game import BATCH_RULES, RESIGNED, WITHDRAWN, IllegalStep
 from ..steps import StepError, is_abort, is_resign
 from ..steps import Turn as TurnText
 from ..wording import counted
@@ -64,6 +64,7 @@ from .events import (
     SeedRevealed,
     TimedOut,
     TurnCommand,
+    Withdrawn,
 )
 from .folding import decide, decide_command, stream_ms
 from .names import shown as printable
@@ -135,6 +136,8 @@ CHECKS: dict[str, str] = {
     "forfeit": "a seat was put out of the game other than by its own resign command or its time-out",
     "abort": "a game was aborted although a turn had been played in it (RULES.md, Aborting)",
     "adjudication": "an adjudication ends a game that was over, or names a winner that is no seat or out of the game",
+    "withdrawal": "a withdrawal puts out a seat that was out or of a game that was over, or its time is not one "
+    "the clocks and the log allow (RULES.md, Withdrawal)",
     "score": "a round's winner or scored cards are not what the rules give",
     "outcome": "the final outcome (winners, scores, round wins) is not what the rules give",
     "seed": "the revealed seed is not the game's seed",
@@ -218,6 +221,9 @@ class AuditReport:
     # How an operator ended the game, when one did (RULES.md, Adjudication): the audit
     # checks everything before it, but the result is the operator's, not the play's.
     adjudicated: str | None = None
+    # The seats an operator withdrew (RULES.md, Withdrawal), a line each: checked like any
+    # forfeit, but the operator's act, not the seat's.
+    withdrawals: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -232,6 +238,8 @@ class AuditReport:
         witnessed = "" if self.witness is None else f"; {self.witness}"
         if self.adjudicated is not None:
             witnessed = f"; {self.adjudicated}{witnessed}"
+        if self.withdrawals:
+            witnessed = "".join(f"; {w}" for w in self.withdrawals) + witnessed
         if self.result == INCOMPLETE:
             return (
                 f"INCOMPLETE {self.game}: the game is not over, so its seed is still secret and its deals and "
@@ -256,9 +264,11 @@ class AuditReport:
     def to_dict(self) -> dict[str, Any]:
         witness = {} if self.witness is None else {"witness": self.witness}
         adjudicated = {} if self.adjudicated is None else {"adjudicated": self.adjudicated}
+        withdrawals = {"withdrawals": self.withdrawals} if self.withdrawals else {}
         return {
             **witness,
             **adjudicated,
+            **withdrawals,
             "game": self.game,
             "result": self.result,
             "passed": self.passed,
@@ -375,6 +385,7 @@ class _Audit:
         self.counts: Counter[str] = Counter()
         self.stop = self.n
         self.adjudicated: str | None = None  # the report's line on an operator's adjudication
+        self.withdrawals: list[str] = []  # the report's lines on the operator's withdrawals
 
     def run(self) -> AuditReport:
         found = self._structure()
@@ -409,6 +420,7 @@ class _Audit:
         checked = {k: v for k, v in sorted(self.counts.items())}
         report = AuditReport(self.record.game_id, result, self.n, len(self.record.commands), checked, first)
         report.adjudicated = self.adjudicated
+        report.withdrawals = self.withdrawals
         return report
 
     def _rank(self, d: Divergence) -> tuple[int, int]:
@@ -690,6 +702,11 @@ class _Audit:
                 if problem is not None:
                     return problem, pos
                 continue
+            if found is not None and found["type"] == "Withdrawn":
+                problem, pos = self._withdrawal(k, pos, table)
+                if problem is not None:
+                    return problem, pos
+                continue
             timed_out = found is not None and found["type"] == "TimedOut"
             if not timed_out:
                 if due is not None and at is not None and at > due:
@@ -729,6 +746,36 @@ class _Audit:
         won = f"{' and '.join(names)} {'win' if len(names) > 1 else 'wins'}" if names else "no winner"
         why = printable(_cut(event.reason))
         self.adjudicated = f"NOT ENDED BY PLAY: the operator adjudicated it at event {pos}: {won}; reason: {why}"
+        return None, pos + len(expected)
+
+    def _withdrawal(self, k: int | None, pos: int, table: Table) -> tuple[Divergence | None, int]:
+        """The operator's withdrawal at ``pos`` (RULES.md, Withdrawal), before command ``k``:
+        trusted as the operator's act (nothing signs it), but its seat must be in a game not
+        over, its time no later than Redis wrote it, not before the running clock started
+        and not after the seat to move's deadline (a time-out due comes first), and what
+        follows it must be what it gives.  The report names it."""
+        event = self._event(pos)
+        if not isinstance(event, Withdrawn):
+            return self._undecodable(k, None, pos), pos
+        written = stream_order(self.record.events[pos].stream_id)[0]
+        try:
+            if event.at > written:
+                raise ValueError(f"the withdrawal says {event.at}, after Redis wrote it ({written})")
+            expected = table.withdraw(event.seat, event.reason, event.at)
+        except ValueError as exc:  # IllegalStep: over, no such seat, out already, the clocks
+            return _div(
+                "withdrawal",
+                pos,
+                k,
+                "a seat in a game not over, at a time the clocks allow",
+                show_event(event),
+                str(exc),
+            ), pos
+        problem = self._compare(k, expected, pos)
+        if problem is not None:
+            return problem, pos
+        who = printable(table.seats[event.seat].name)
+        self.withdrawals.append(f"the operator withdrew {who} at event {pos}; reason: {printable(_cut(event.reason))}")
         return None, pos + len(expected)
 
     def _time_out_problem(
@@ -1149,6 +1196,10 @@ class _Audit:
             if isinstance(before, CommandApplied) and is_resign(before.turn) and before.seat == event.seat:
                 return None
             expected = f"a resign command of seat {event.seat} before it"
+        elif event.reason == WITHDRAWN:
+            if isinstance(before, Withdrawn) and before.seat == event.seat:
+                return None
+            expected = f"the operator's withdrawal of seat {event.seat} before it"
         else:
             if isinstance(before, TimedOut) and before.seat == event.seat:
                 return None

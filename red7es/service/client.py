@@ -532,12 +532,20 @@ class GameService:
         and :class:`ServiceError` (no worker has created it yet, or it is broken).
         """
         seats = tuple(self.seat_of(game_id, name) for name in winners)
-        try:
-            return Folder(self.store).adjudicate(game_id, seats, reason)
-        except ValueError as exc:  # IllegalStep
-            raise Rejected(str(exc)) from None
-        except (NotStarted, GameBroken, Contended) as exc:
-            raise ServiceError(str(exc)) from None
+        return _operator_act(lambda: Folder(self.store).adjudicate(game_id, seats, reason))
+
+    def withdraw(self, game_id: str, name: str, reason: str) -> list[LogEvent]:
+        """An operator withdraws seat ``name`` from a game not over, for ``reason`` (RULES.md,
+        Withdrawal): it forfeits as if it resigned; returns the events appended (a time-out
+        already due, Withdrawn, Forfeited, then the next clock or the game's end).  Appended
+        as a worker appends (:meth:`Folder.withdraw`), on this connection, which must be an
+        operator's.
+
+        Raises :class:`Rejected` (the game is over, the seat is out of the game already)
+        and :class:`ServiceError` (no worker has created it yet, or it is broken).
+        """
+        seat = self.seat_of(game_id, name)
+        return _operator_act(lambda: Folder(self.store).withdraw(game_id, seat, reason))
 
     def seat_key(self, game_id: str, seat: int, view: dict[str, Any] | None = None) -> str | None:
         """The public key seat ``seat`` joined with (None while it is open).
@@ -834,3 +842,14 @@ def seat_index(view: dict[str, Any], name: str) -> int:
         return number
     names = ", ".join(s["name"] for s in view.get("seats", []))
     raise ServiceError(f"no seat {name!r} in game {view.get('game')} (seats: {names})")
+
+
+def _operator_act(act: Callable[[], list[LogEvent]]) -> list[LogEvent]:
+    """Run an operator's act on a game's log (:meth:`Folder.adjudicate`, :meth:`Folder.withdraw`),
+    its refusals as :class:`Rejected` and a game it cannot act on as :class:`ServiceError`."""
+    try:
+        return act()
+    except ValueError as exc:  # IllegalStep
+        raise Rejected(str(exc)) from None
+    except (NotStarted, GameBroken, Contended) as exc:
+        raise ServiceError(str(exc)) from None

@@ -67,6 +67,7 @@ from .events import (
     SeedRevealed,
     TimedOut,
     TurnCommand,
+    Withdrawn,
 )
 
 __all__ = [
@@ -325,6 +326,7 @@ EVENT_TYPES: dict[str, EventType] = {
         lambda d: Adjudicated(_seats(d["winners"]), d["reason"]),
         checks=(Field("reason", str),),
     ),
+    "Withdrawn": flat(Withdrawn, Field("seat", int), Field("reason", str), Field("at", int)),
     "RoundWon": EventType(
         RoundWon,
         1,

@@ -23,6 +23,7 @@ __all__ = [
     "ClockStarted",
     "TimedOut",
     "Adjudicated",
+    "Withdrawn",
     "CreateCommand",
     "JoinCommand",
     "TurnCommand",
@@ -156,6 +157,24 @@ class Adjudicated:
 
 
 @dataclass(frozen=True)
+class Withdrawn:
+    """An operator withdrew ``seat`` from the game at referee time ``at`` (RULES.md, Withdrawal).
+
+    The operator's act, not the seat's (a tournament entrant withdrawn: ``red7 tournament
+    withdraw``), so nothing signs it; appended to the log directly, compare-and-append like
+    a worker, between command answers.  The seat forfeits as a resign would: its
+    ``Forfeited`` (reason ``"withdrawn"``) follows, then the next seat's ``ClockStarted``
+    when the withdrawal passed the turn on, or ``GameOver`` and ``SeedRevealed`` when it
+    left one seat in the game.  ``at`` is Redis's time in ms, no later than the log entry
+    and at or before the seat to move's deadline (a time-out due comes first).
+    """
+
+    seat: int
+    reason: str
+    at: int
+
+
+@dataclass(frozen=True)
 class CreateCommand:
     """Create a game (the first command of its stream); ``joins`` seat people at once."""
 
@@ -196,5 +215,6 @@ LogEvent = (
     | ClockStarted
     | TimedOut
     | Adjudicated
+    | Withdrawn
     | Fact
 )

@@ -38,7 +38,7 @@ from .connection import is_cluster
 from .deadlines import index as index_deadline
 from .deadlines import redis_now
 from .envelope import MAX_SIZE, chain_problem
-from .events import Command, CommandRejected, CreateCommand, LogEvent, TurnCommand
+from .events import Command, CommandRejected, CreateCommand, LogEvent, TimedOut, TurnCommand
 from .store import LAST_STREAM_ID, AppendConflict, Batch, DamagedGame, GameStore, Keys, log_length_problem, now_ms
 from .table import CreateRejected, Table, public_event
 
@@ -172,15 +172,42 @@ class Folder:
     def adjudicate(self, game_id: str, winners: tuple[int, ...], reason: str) -> list[LogEvent]:
         """Append an operator's adjudication (RULES.md, Adjudication) to a game not over.
 
+        Commands stored but not yet answered are then answered here, refused as the game is
+        over (a finished game leaves the sweep's lists, so no worker might come back for
+        them).  Returns the adjudication's events.  Raises
+        :class:`~red7es.game.IllegalStep` (a ValueError: the game is over, a winner is no
+        seat or is out of the game, no reason), and what :meth:`_operator_act` raises.
+        """
+        return self._operator_act(game_id, "adjudicate", lambda table, _now: table.adjudicate(winners, reason))
+
+    def withdraw(self, game_id: str, seat: int, reason: str) -> list[LogEvent]:
+        """Append an operator's withdrawal of ``seat`` (RULES.md, Withdrawal), at Redis's time.
+
+        A time-out already due comes first, at the same time (RULES.md, Time: before
+        anything that comes after the deadline); the withdrawal is then refused if that
+        time-out ended the game or put the seat out.  Returns the events appended.  Raises
+        :class:`~red7es.game.IllegalStep` (a ValueError: the game is over, the seat is no
+        seat or already out, no reason) and what :meth:`_operator_act` raises.
+        """
+
+        def act(table: Table, now: int) -> list[LogEvent]:
+            events = table.time_out(now) if table.deadline is not None and now > table.deadline else []
+            if table.over:
+                raise GameOverError("the game is over")
+            return events + table.withdraw(seat, reason, now)
+
+        return self._operator_act(game_id, "withdraw a seat from", act)
+
+    def _operator_act(self, game_id: str, what: str, act: Callable[[Table, int], list[LogEvent]]) -> list[LogEvent]:
+        """Append the events ``act`` makes of the game's table at Redis's time now.
+
         The same compare-and-append as a worker's: from the log as stored, at its version and
         command cursor, so a worker folding a turn meanwhile makes one of the two appends
-        fail, and the loser is redone from the new log (an adjudication then finds the game
-        over, or is appended after that turn).  Commands stored but not yet answered are then
-        answered here, refused as the game is over (a finished game leaves the sweep's lists,
-        so no worker might come back for them).  Returns the adjudication's events.  Raises
-        :class:`~red7es.game.IllegalStep` (a ValueError: the game is over, a winner is no
-        seat or is out of the game, no reason), :class:`NotStarted` for a game no worker has
-        created yet, and :class:`Contended` after 20 lost appends.
+        fail, and the loser is redone from the new log (the act then finds the game as that
+        turn left it).  A time-out among the events is checked by ``append.lua`` as a
+        worker's is.  The game is then advanced (a bot to move, commands waiting).  Raises
+        :class:`NotStarted` for a game no worker has created yet, :class:`GameBroken` for
+        one without its seed, and :class:`Contended` after 20 lost appends.
         """
         for _attempt in range(20):
             try:
@@ -188,14 +215,20 @@ class Folder:
             except AppendConflict:
                 continue  # a worker appended while the log was read
             if table is None:
-                raise NotStarted(f"game {game_id} has not been created by a worker yet: nothing to adjudicate")
+                raise NotStarted(f"game {game_id} has not been created by a worker yet: nothing to {what}")
             if table.over:
                 raise GameOverError("the game is over")
             if table.game.seed is None:
                 raise GameBroken(f"game {game_id}: its seed is missing, so it cannot end")
-            events = table.adjudicate(winners, reason)
+            due, now = table.deadline, redis_now(self.store.redis)
             try:
-                self._flush(table, events, table.cursor, [])
+                events = act(table, now)
+            except ValueError:
+                self.tables.pop(game_id, None)  # the act may have changed the warm table first
+                raise
+            timed_out = (now, due) if due is not None and any(isinstance(e, TimedOut) for e in events) else None
+            try:
+                self._flush(table, events, table.cursor, [], timed_out)
             except AppendConflict:
                 continue  # _flush dropped the table: the next try rebuilds it from the new log
             self.advance(game_id, max_seconds=5.0)

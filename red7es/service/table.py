@@ -20,7 +20,7 @@ from ..cards import Card
 from ..cards import bits as _bits
 from ..deal import commitment
 from ..facts import FACT_TYPES, CardDrawn, GameOver, Outcome, RoundDealt
-from ..game import BATCH_RULES, SEAT_WORDS, Game, IllegalStep
+from ..game import BATCH_RULES, SEAT_WORDS, WITHDRAWN, Game, IllegalStep
 from ..observation import Observation
 from ..rules import qualifying_mask
 from ..steps import ABORT, RESIGN, StepError, Turn, is_abort, is_resign
@@ -44,6 +44,7 @@ from .events import (
     SeedRevealed,
     TimedOut,
     TurnCommand,
+    Withdrawn,
 )
 from .names import name_problem, shape_problem
 from .store import Keys
@@ -85,6 +86,14 @@ def validate_seats(
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise CreateRejected(f"seat names must be different ({', '.join(twice)} appears twice)")
+
+
+def _check_reason(reason: str, act: str) -> None:
+    """An operator's act (an adjudication, a withdrawal) states why, in at most MAX_REASON characters."""
+    if not reason.strip():
+        raise IllegalStep(f"{act} needs a reason")
+    if len(reason) > MAX_REASON:
+        raise IllegalStep(f"{act}'s reason is at most {MAX_REASON} characters, not {len(reason):,}")
 
 
 def bot_seed(seed: bytes, seat: int, version: int) -> int:
@@ -255,7 +264,9 @@ class Table:
     @property
     def seated(self) -> bool:
         """Whether every person's seat is taken (a timed game's clocks run from then)."""
-        return all(spec.is_bot or self.keys[i] is not None for i, spec in enumerate(self.seats))
+        return all(
+            spec.is_bot or self.keys[i] is not None or i in self.game.forfeited for i, spec in enumerate(self.seats)
+        )
 
     @property
     def deadline(self) -> int | None:
@@ -331,10 +342,7 @@ class Table:
         winner that is no seat or is out of the game, or an empty reason or one longer than
         :data:`MAX_REASON`; the table is then unchanged.
         """
-        if not reason.strip():
-            raise IllegalStep("an adjudication needs a reason")
-        if len(reason) > MAX_REASON:
-            raise IllegalStep(f"an adjudication's reason is at most {MAX_REASON} characters, not {len(reason):,}")
+        _check_reason(reason, "an adjudication")
         facts = self.game.adjudicate(winners)
         self.adjudication = reason
         self.clock = None
@@ -342,6 +350,34 @@ class Table:
         if self.game.seed is not None:
             self.seed_revealed = self.game.seed.hex()
             events.append(SeedRevealed(self.seed_revealed))
+        return events
+
+    def withdraw(self, seat: int, reason: str, at: int) -> list[LogEvent]:
+        """An operator withdraws ``seat`` at referee time ``at`` (RULES.md, Withdrawal):
+        ``Withdrawn``, then the seat's forfeit (reason ``"withdrawn"``) as a resign's, then
+        the clock of the seat to move when the turn passed on, or the game's end.
+
+        Raises :class:`~red7es.game.IllegalStep` (a ValueError) for a game over, a seat that
+        is no seat or already out, a bad reason, or an ``at`` the clock forbids: before the
+        running clock started, or after the seat to move's deadline (its time-out comes
+        first: :meth:`time_out`).  The table is then unchanged.
+        """
+        _check_reason(reason, "a withdrawal")
+        clock, due = self.clock, self.deadline
+        if clock is not None and at < clock.at:
+            raise IllegalStep(f"a withdrawal at {at} comes before the running clock's start ({clock.at})")
+        if due is not None and at > due:
+            raise IllegalStep(f"seat {clock.seat if clock else '?'}'s time was up at {due}: its time-out comes first")
+        mover, round_number, unseated = self.to_move, self.game.round, self.clock is None
+        facts = self.game.forfeit(seat, WITHDRAWN)
+        events: list[LogEvent] = [Withdrawn(seat, reason, at), *facts]
+        if self.over and self.game.seed is not None:
+            self.seed_revealed = self.game.seed.hex()
+            events.append(SeedRevealed(self.seed_revealed))
+        # The turn passed on, the round or the game ended, or the seat withdrawn was the last
+        # not taken (the clocks start now): as after a resign (RULES.md, Resigning).
+        if self.to_move != mover or self.game.round != round_number or self.over or unseated:
+            events.extend(self._clock_after(at))
         return events
 
     def _clock_after(self, at: int, timed_out: int | None = None) -> list[LogEvent]:

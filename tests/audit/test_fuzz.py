@@ -83,6 +83,8 @@ def genuine(module_games: Games, tmp_path_factory: pytest.TempPathFactory) -> Ge
     module_games.people(
         "fuzz-on", on, ("alice", "bob"), seed="seed-n9", rng=random.Random(9), mischief=0.5, stop_after=4
     )
+    # an operator's withdrawal of a seat; the others play on (RULES.md, Withdrawal)
+    module_games.service.withdraw("fuzz-on", "bob", "bob left")
     # a fold after other steps: the turn taken back (TurnTakenBack, batch rules 4)
     module_games.people("fuzz-fold", Variant(2, actions=True), ("alice", "bob"), rng=random.Random(5), mid_fold=1.0)
     # a timed game: clocks, and alice's time-out forfeiting her seat (RULES.md, Time)

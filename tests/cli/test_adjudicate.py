@@ -58,3 +58,31 @@ def test_adjudicate_refuses_a_gateway_url_with_exit_2(alice: Red7) -> None:
     game = new_id()
     result = alice("adjudicate", game, "--winner", "bob", "--reason", "x", "--url", "http://127.0.0.1:9")
     assert result.exit_code == 2 and "is an operator's command" in result.stderr
+
+
+def test_withdraw_puts_a_seat_out_and_show_replay_audit_say_so(alice: Red7, bob: Red7) -> None:
+    game = new_id()
+    alice.ok("new", "--id", game, "-p", "alice", "-p", "bob", "-p", "cy")
+    bob.ok("join", game, "bob")
+    said = alice.ok("withdraw", game, "cy", "--reason", "cy left the club").stdout
+    assert "The operator withdrew cy: cy left the club" in said and "cy is out of the game (withdrawn)." in said
+    assert alice.json("show", game)["status"] == "playing"
+    data = alice.json("withdraw", game, "bob", "--reason", "bob too")
+    assert data["seat"] == "bob" and [e["type"] for e in data["events"]][:2] == ["Withdrawn", "Forfeited"]
+    assert data["events"][-2]["type"] == "GameOver" and data["events"][-2]["reason"] == "withdrawn"
+    ended = "Game over: alice wins: bob was withdrawn by the operator (cy was already out of the game)."
+    assert ended in alice.ok("show", game, "--public").stdout
+    audit = alice.ok("audit", game).stdout
+    assert "PASS" in audit and "the operator withdrew cy at event" in audit and "reason: bob too" in audit
+    again = alice("withdraw", game, "alice", "--reason", "x")
+    assert again.exit_code == 1 and again.stderr.strip() == "Error: the game is over"
+
+
+def test_withdraw_usage_mistakes_exit_2_and_refusals_1(alice: Red7) -> None:
+    game = new_id()
+    alice.ok("new", "--id", game, "-p", "alice", "-p", "bob")
+    assert alice("withdraw", game, "bob").exit_code == 2  # no --reason
+    assert alice("withdraw", game, "bob", "--reason", " ").exit_code == 2
+    assert alice("withdraw", game, "bob", "--reason", "x", "--url", "http://127.0.0.1:9").exit_code == 2
+    unknown = alice("withdraw", game, "cy", "--reason", "x")
+    assert unknown.exit_code == 1 and "no seat 'cy'" in unknown.stderr and "Traceback" not in unknown.output

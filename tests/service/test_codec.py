@@ -48,6 +48,7 @@ from red7es.service.events import (
     SeedRevealed,
     TimedOut,
     TurnCommand,
+    Withdrawn,
 )
 from red7es.steps import Step
 from red7es.variant import Variant
@@ -86,6 +87,7 @@ EVENTS: list[Any] = [
     TimedOut(2, 1_700_000_000_400, 1_700_000_000_500),
     Adjudicated((0, 2), "bob left the club"),
     Adjudicated((), "a broken deck"),
+    Withdrawn(2, "cy left the club", 1_700_000_000_000),
     GameOver(Outcome((), (0, 0), (0, 0), "aborted")),
 ]
 
