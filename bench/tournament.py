@@ -125,7 +125,7 @@ def main() -> None:
                 )
                 service = GameService(conn)
                 runner = TournamentRunner(service, "bench", parallel=args.parallel, reporter=Progress())
-                total = runner.total
+                total = runner.state.total_games
                 state = load(conn, "bench")
                 # The games to replay on the engine: round-robin pairings do not depend on results.
                 rounds: list[RoundPaired] = []

@@ -356,7 +356,8 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
     The table prints points, tie-breaks and ratings to two decimals; --json and
     --csv give them as numbers.
     Forfeits counts the games an entrant went out of: out of time on its clock,
-    or resigned.
+    resigned, or withdrawn; an entrant withdrawn from the tournament is marked
+    (withdrawn).
 
     \b
     Example:
@@ -387,7 +388,8 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
     for h in headers:
         table.add_column(h, justify="left" if h == "entrant" else "right")
     for row in data["standings"]:
-        table.add_row(str(row["rank"]), shown(row["name"]), *standing_figures(row, swiss))
+        name = shown(row["name"]) + (" (withdrawn)" if row.get("withdrawn") else "")
+        table.add_row(str(row["rank"]), name, *standing_figures(row, swiss))
     out.print(table)
 
 
@@ -527,6 +529,42 @@ def list_command(session: Session, limit: int, as_json: bool) -> None:
     console().print(table)
 
 
+# ---------------------------------------------------------------------------- withdraw
+
+
+@tournament.command()
+@click.argument("name", metavar="TOURNAMENT")
+@click.argument("entrant")
+@click.option("--reason", required=True, metavar="TEXT", help="Why: recorded in the tournament and its games.")
+@json_option
+@url_option
+@pass_session
+def withdraw(session: Session, name: str, entrant: str, reason: str, as_json: bool) -> None:
+    """Withdraw ENTRANT from TOURNAMENT: an organiser's act, recorded and audited.
+
+    Swiss pairs the entrant no more (no table, no bye). Every game of theirs not
+    recorded yet has their seat withdrawn by the operator (red7 withdraw): it forfeits
+    as if they resigned, and the others play on. Games of a round robin not started
+    yet are forfeited as the run starts them. Results already recorded stand; the
+    standings mark the entrant (withdrawn). Exit 1 for a finished tournament or an
+    entrant withdrawn already.
+
+    \b
+    Example:
+        red7 tournament withdraw cup bob --reason "bob had to leave"
+    """
+    from red7es.tournament.withdrawal import withdraw_entrant
+
+    if not reason.strip():
+        raise click.UsageError("--reason: say why (it is recorded)")
+    done = withdraw_entrant(session.service, name, entrant, reason)
+    if as_json:
+        emit_json({"tournament": name, "entrant": entrant, "reason": reason, "games": done.games})
+        return
+    games = f"; withdrawn from {counted(len(done.games), 'game')} under way: {', '.join(done.games)}"
+    click.echo(f"{entrant} withdrawn from tournament {name}{games if done.games else ''}.")
+
+
 # ---------------------------------------------------------------------------- show
 
 
@@ -558,13 +596,18 @@ def show(session: Session, name: str, as_json: bool) -> None:
         f"{data['games_played']} of {counted(data['games_total'], 'game')} played"
         + ("; finished" if data["finished"] else "")
     )
+    withdrawn = data.get("withdrawn") or {}
     out.print(
         "Entrants: "
         + ", ".join(
-            shown(e["name"]) + (f" ({shown(e.get('bot') or '')})" if e["kind"] == "bot" else " (person)")
+            shown(e["name"])
+            + (f" ({shown(e.get('bot') or '')})" if e["kind"] == "bot" else " (person)")
+            + (" withdrawn" if e["name"] in withdrawn else "")
             for e in data["entrants"]
         )
     )
+    for who, why in withdrawn.items():
+        out.print(f"Withdrawn: {shown(who)}: {shown(why)}")
     for r in rounds:
         out.print(Text(f"Round {r['round']}", style="bold"))
         for t in r["tables"]:

@@ -545,7 +545,9 @@ class GameService:
         and :class:`ServiceError` (no worker has created it yet, or it is broken).
         """
         seat = self.seat_of(game_id, name)
-        return _operator_act(lambda: Folder(self.store).withdraw(game_id, seat, reason))
+        events = _operator_act(lambda: Folder(self.store).withdraw(game_id, seat, reason))
+        self.schedule(game_id)  # a worker folds what follows: commands waiting, a bot to move
+        return events
 
     def seat_key(self, game_id: str, seat: int, view: dict[str, Any] | None = None) -> str | None:
         """The public key seat ``seat`` joined with (None while it is open).

@@ -185,7 +185,8 @@ class Folder:
 
         A time-out already due comes first, at the same time (RULES.md, Time: before
         anything that comes after the deadline); the withdrawal is then refused if that
-        time-out ended the game or put the seat out.  Returns the events appended.  Raises
+        time-out ended the game or put the seat out.  The game is not folded further here:
+        the caller wakes a worker.  Returns the events appended.  Raises
         :class:`~red7es.game.IllegalStep` (a ValueError: the game is over, the seat is no
         seat or already out, no reason) and what :meth:`_operator_act` raises.
         """
@@ -196,16 +197,20 @@ class Folder:
                 raise GameOverError("the game is over")
             return events + table.withdraw(seat, reason, now)
 
-        return self._operator_act(game_id, "withdraw a seat from", act)
+        return self._operator_act(game_id, "withdraw a seat from", act, advance=False)
 
-    def _operator_act(self, game_id: str, what: str, act: Callable[[Table, int], list[LogEvent]]) -> list[LogEvent]:
+    def _operator_act(
+        self, game_id: str, what: str, act: Callable[[Table, int], list[LogEvent]], *, advance: bool = True
+    ) -> list[LogEvent]:
         """Append the events ``act`` makes of the game's table at Redis's time now.
 
         The same compare-and-append as a worker's: from the log as stored, at its version and
         command cursor, so a worker folding a turn meanwhile makes one of the two appends
         fail, and the loser is redone from the new log (the act then finds the game as that
         turn left it).  A time-out among the events is checked by ``append.lua`` as a
-        worker's is.  The game is then advanced (a bot to move, commands waiting).  Raises
+        worker's is.  With ``advance`` the game is then folded here (commands waiting: an
+        adjudication answers them as the game is over); else the caller wakes a worker for
+        what follows (a game that goes on: its bots think on workers, not here).  Raises
         :class:`NotStarted` for a game no worker has created yet, :class:`GameBroken` for
         one without its seed, and :class:`Contended` after 20 lost appends.
         """
@@ -231,7 +236,8 @@ class Folder:
                 self._flush(table, events, table.cursor, [], timed_out)
             except AppendConflict:
                 continue  # _flush dropped the table: the next try rebuilds it from the new log
-            self.advance(game_id, max_seconds=5.0)
+            if advance:
+                self.advance(game_id, max_seconds=5.0)
             return events
         raise Contended(f"game {game_id}: gave up after 20 conflicting appends")
 

@@ -88,12 +88,20 @@ def validate_seats(
         raise CreateRejected(f"seat names must be different ({', '.join(twice)} appears twice)")
 
 
-def _check_reason(reason: str, act: str) -> None:
-    """An operator's act (an adjudication, a withdrawal) states why, in at most MAX_REASON characters."""
+def reason_problem(reason: str, act: str) -> str | None:
+    """What is wrong with the reason given for an operator's ``act`` (an adjudication, a
+    withdrawal): it must say why, in at most :data:`MAX_REASON` characters.  None if fine."""
     if not reason.strip():
-        raise IllegalStep(f"{act} needs a reason")
+        return f"{act} needs a reason"
     if len(reason) > MAX_REASON:
-        raise IllegalStep(f"{act}'s reason is at most {MAX_REASON} characters, not {len(reason):,}")
+        return f"{act}'s reason is at most {MAX_REASON} characters, not {len(reason):,}"
+    return None
+
+
+def _check_reason(reason: str, act: str) -> None:
+    problem = reason_problem(reason, act)
+    if problem is not None:
+        raise IllegalStep(problem)
 
 
 def bot_seed(seed: bytes, seat: int, version: int) -> int:

@@ -32,7 +32,7 @@ from ..facts import GameOver
 from ..service.audit import FAIL, AuditReport, audit_record
 from ..service.client import GameService
 from ..service.codec import CorruptEvent, decode_command, decode_event, event_hash
-from ..service.events import CreateCommand
+from ..service.events import CreateCommand, Withdrawn
 from ..service.records import Record, RecordError, export
 from ..service.store import NoSuchGame
 from ..wording import counted
@@ -157,7 +157,7 @@ def _pairing(state: TournamentState, r: int, previous: list[RoundPaired]) -> Non
     """Round ``r`` must be what pairing gives from the rounds and results before it."""
     spec = state.spec
     earlier = {g: res for g, res in state.results.items() if res.round < r}
-    derived = pair_round(spec, previous, earlier)
+    derived = pair_round(spec, previous, earlier, state.withdrawn_before(r))
     written = state.rounds[r]
     if derived != written:
         raise _Divergence(
@@ -208,6 +208,7 @@ def _game(
     audit = game_audit(record)
     if audit.result == FAIL:
         raise _Divergence(f"game {t.game}: {audit.line()}")
+    _check_withdrawals(state, t, record)
     from_log = _outcome(record, r, spec.places_forfeits)
     if from_log is None:
         if recorded is not None:
@@ -218,6 +219,21 @@ def _game(
     if recorded is not None:
         _compare_result(record, recorded, from_log)
     return from_log
+
+
+def _check_withdrawals(state: TournamentState, t: Seating, record: Record) -> None:
+    """A seat of a tournament game is withdrawn by the operator (RULES.md, Withdrawal) only
+    when its entrant is withdrawn from the tournament (docs/tournaments.md, Withdrawing):
+    the organiser cannot put an entrant out of one game quietly."""
+    for i, entry in enumerate(record.events):
+        if b"Withdrawn" not in entry.raw:
+            continue  # (the type's name is in every such event's bytes: the rest need no decoding)
+        event = decode_event(entry.raw, f"event {i}").event
+        if isinstance(event, Withdrawn) and t.seats[event.seat] not in state.withdrawn:
+            name = state.spec.entrants[t.seats[event.seat]].name
+            raise _Divergence(
+                f"game {t.game}: the operator withdrew {name} at event {i}, but the tournament never withdrew {name}"
+            )
 
 
 def _created_joins(record: Record) -> tuple[tuple[int, str], ...] | None:
@@ -267,8 +283,8 @@ def _compare_result(record: Record, recorded: GameFinished, from_log: GameFinish
 def _compare_standings(state: TournamentState, from_logs: Mapping[str, GameFinished]) -> None:
     spec = state.spec
     rounds = state.paired_rounds
-    folded = [s.as_dict() for s in standings(spec, rounds, state.results)]
-    fresh = [s.as_dict() for s in standings(spec, rounds, from_logs)]
+    folded = [s.as_dict() for s in standings(spec, rounds, state.results, withdrawn=state.withdrawn)]
+    fresh = [s.as_dict() for s in standings(spec, rounds, from_logs, withdrawn=state.withdrawn)]
     for i, (a, b) in enumerate(zip(folded, fresh, strict=True)):
         for key in a:
             if a[key] != b[key]:

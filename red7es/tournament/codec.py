@@ -18,10 +18,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..service.codec import parse_seat, seat_data
-from ..service.envelope import GENESIS, CorruptEvent, EventCodec, EventType, Recorded, event_hash, flat
+from ..service.envelope import GENESIS, CorruptEvent, EventCodec, EventType, Field, Recorded, event_hash, flat
 from ..variant import Variant
 from .events import (
     TOURNAMENT_RULES,
+    EntrantWithdrew,
     GameFinished,
     RoundPaired,
     Seating,
@@ -140,6 +141,7 @@ TOURNAMENT_EVENT_TYPES: dict[str, EventType] = {
         },
         _finished,
     ),
+    "EntrantWithdrew": flat(EntrantWithdrew, Field("entrant", int), Field("reason", str)),
     "TournamentFinished": flat(TournamentFinished, "seed"),
 }
 

@@ -28,6 +28,7 @@ __all__ = [
     "RoundPaired",
     "GameFinished",
     "TournamentFinished",
+    "EntrantWithdrew",
     "TournamentEvent",
 ]
 
@@ -153,10 +154,25 @@ class GameFinished:
 
 
 @dataclass(frozen=True)
+class EntrantWithdrew:
+    """The organiser withdrew an entrant (``red7 tournament withdraw``; docs/tournaments.md,
+    Withdrawing), for ``reason``.
+
+    From then on Swiss pairs the entrant no more (no table, no bye); every game of theirs
+    not recorded yet, paired before or (round robin) after, has their seat withdrawn by the
+    operator (RULES.md, Withdrawal), so it forfeits and the others play on.  Results already
+    recorded stand.
+    """
+
+    entrant: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class TournamentFinished:
     """Every round was played and recorded; the seed is revealed for the audit."""
 
     seed: str  # hex; SHA-256 of it equals TournamentCreated.commitment
 
 
-TournamentEvent = TournamentCreated | RoundPaired | GameFinished | TournamentFinished
+TournamentEvent = TournamentCreated | RoundPaired | GameFinished | EntrantWithdrew | TournamentFinished

@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from itertools import combinations, permutations
 from math import comb
 
@@ -316,12 +316,16 @@ def assign_seats(
 
 
 def pair_round(
-    spec: TournamentCreated, previous: Sequence[RoundPaired], results: Mapping[str, GameFinished]
+    spec: TournamentCreated,
+    previous: Sequence[RoundPaired],
+    results: Mapping[str, GameFinished],
+    withdrawn: Collection[int] = (),
 ) -> RoundPaired:
     """The pairing of the round after ``previous`` (rounds 1..r−1, in order).
 
-    Swiss needs every game of the previous rounds in ``results``; round robin does not
-    look at results at all.
+    Swiss needs every game of the previous rounds in ``results``, and pairs only the
+    entrants not ``withdrawn`` (neither a table nor a bye); round robin looks at neither:
+    its schedule is fixed, and a withdrawn entrant's games are forfeited in play.
     """
     r = len(previous) + 1
     if r > spec.rounds:
@@ -351,11 +355,12 @@ def pair_round(
                     last[e] = s
                 met.update(frozenset(p) for p in combinations(t.seats, 2))
         points = entrant_points(spec, previous, results)
-        ranking = sorted(range(n), key=lambda e: (-points[e], number[e]))
+        ranking = sorted((e for e in range(n) if e not in withdrawn), key=lambda e: (-points[e], number[e]))
         groups, _ = swiss_tables(ranking, k, met, byes)
         seated = assign_seats(groups, counts, number, last)
     else:
         raise TournamentError(f"unknown format {spec.format!r}")
     playing = {e for t in seated for e in t}
     tables = tuple(Seating(i + 1, game_id(spec.tournament, r, i + 1), s) for i, s in enumerate(seated))
-    return RoundPaired(r, tables, tuple(e for e in order if e not in playing))
+    resting = (e for e in order if e not in playing and (spec.format != SWISS or e not in withdrawn))
+    return RoundPaired(r, tables, tuple(resting))

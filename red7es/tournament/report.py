@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from ..game import RESIGNED
+from ..game import RESIGNED, WITHDRAWN
 from ..wording import counted
 from .events import SWISS, GameFinished, RoundPaired, TournamentCreated
 from .points import game_points
@@ -93,7 +93,8 @@ def _standings_table(spec: TournamentCreated, table: Sequence[Standing]) -> str:
     left = {"Player", "Kind"}
     rows = []
     for s in table:
-        cells = [str(s.rank), s.name, f"{s.bot} bot" if s.kind == "bot" else "person", *s.figures(swiss)]
+        name = s.name + (" (withdrawn)" if s.withdrawn else "")
+        cells = [str(s.rank), name, f"{s.bot} bot" if s.kind == "bot" else "person", *s.figures(swiss)]
         tds = "".join(
             f'<td class="l">{escape(c)}</td>' if h in left else f"<td>{escape(c)}</td>"
             for h, c in zip(head, cells, strict=True)
@@ -182,7 +183,7 @@ def _legend(names: Sequence[str]) -> str:
 
 # Why the seat whose forfeit ended a game went out, as GameFinished.reason gives it
 # (RULES.md, Time and Resigning).  The result records no reason for earlier forfeits.
-_FORFEIT_REASONS = {"time": "out of time", RESIGNED: "resigned"}
+_FORFEIT_REASONS = {"time": "out of time", RESIGNED: "resigned", WITHDRAWN: "withdrawn"}
 
 
 def _forfeits_text(names: Sequence[str], seats: Sequence[int], result: GameFinished) -> str:

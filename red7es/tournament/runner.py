@@ -28,8 +28,7 @@ from ..service.client import GameService, ServiceError, UnreadableKey, meta_int,
 from ..service.codec import decode_command, parse_outcome
 from ..service.connection import is_cluster
 from ..service.events import CreateCommand
-from ..service.store import Keys, now_ms, text
-from .codec import encode, event_hash
+from ..service.store import Keys, text
 from .events import (
     SWISS,
     GameFinished,
@@ -40,9 +39,10 @@ from .events import (
     TournamentFinished,
 )
 from .ids import TournamentError, game_seed
-from .pairing import pair_round, total_games
+from .pairing import pair_round
 from .state import TournamentState
 from .store import TournamentStore
+from .withdrawal import withdraw_seats
 
 __all__ = ["TournamentRunner", "RunReport", "Reporter", "NullReporter"]
 
@@ -113,10 +113,10 @@ class TournamentRunner:
         if seed is None or commitment(seed) != self.state.spec.commitment:
             raise TournamentError(f"tournament {tournament} has lost its secret seed: its games cannot be created")
         self.seed = seed
-        self.total = total_games(self.state.spec)
         self.known: set[str] = set()  # games known to exist
         self.cursors: dict[str, str] = {}  # game -> last change id seen
         self.announced: set[str] = set()  # games whose people were told to play
+        self.withdrawals_made: set[tuple[str, int]] = set()  # (game, entrant) withdrawn by this run
         self._discovered = False
 
     # ------------------------------------------------------------------ the loop
@@ -126,7 +126,7 @@ class TournamentRunner:
         last_done = -1
         while True:
             self.refresh()
-            done, total = len(self.state.results), self.total
+            done, total = len(self.state.results), self.state.total_games
             if done != last_done:
                 self.reporter.progress(done, total, self.state.current_round)
                 last_done = done
@@ -138,6 +138,7 @@ class TournamentRunner:
                 self._append([TournamentFinished(self.seed.hex())])
                 continue
             self._ensure_games()
+            self._withdraw_seats()
             if self._record_finished():
                 continue
             self._announce()
@@ -157,12 +158,7 @@ class TournamentRunner:
 
     def _append(self, events: list[TournamentEvent]) -> bool:
         """Compare-and-append after the folded state; False if someone else wrote first."""
-        raws, head, at = [], self.state.head, now_ms()
-        for i, event in enumerate(events):
-            raw = encode(event, self.state.length + i, head, at)
-            head = event_hash(raw)
-            raws.append(raw)
-        return self.store.append(self.tournament, self.state.length, raws)
+        return self.store.append_after(self.tournament, self.state, events)
 
     def _pair_next(self) -> bool:
         """Pair what can be paired now: every remaining round-robin round, or the next Swiss round."""
@@ -173,7 +169,7 @@ class TournamentRunner:
         previous = [state.rounds[i] for i in range(1, r + 1)]
         new: list[RoundPaired] = []
         while len(previous) < spec.rounds:
-            paired = pair_round(spec, previous, state.results)
+            paired = pair_round(spec, previous, state.results, set(state.withdrawn))
             previous.append(paired)
             new.append(paired)
             if spec.format == SWISS:
@@ -230,6 +226,12 @@ class TournamentRunner:
             self.known.add(game)
             if game not in self.cursors:
                 self.cursors[game] = cursor if cursor is not None else self.service.store.last_change_id(game)
+
+    def _withdraw_seats(self) -> None:
+        """Withdraw the entrants withdrawn from the tournament from their games not recorded
+        yet (:func:`~red7es.tournament.withdrawal.withdraw_seats`), once per game and entrant."""
+        games = [t for _r, t in self._unrecorded() if t.game in self.known]
+        withdraw_seats(self.service, self.state, games, self.withdrawals_made)
 
     def _record_finished(self) -> bool:
         """Record every known game that is over; True if the stream changed."""
@@ -348,16 +350,19 @@ class TournamentRunner:
     # ------------------------------------------------------------------ helpers
 
     def _has_people(self, t: Seating) -> bool:
-        return any(not self.state.spec.entrants[e].is_bot for e in t.seats)
+        """Whether people are to play this game: a withdrawn entrant's seat is not waited for."""
+        return bool(self._people(t))
 
     def _people(self, t: Seating) -> list[str]:
-        return [self.state.spec.entrants[e].name for e in t.seats if not self.state.spec.entrants[e].is_bot]
+        """The people (not withdrawn) a game waits for, in seat order."""
+        entrants, withdrawn = self.state.spec.entrants, self.state.withdrawn
+        return [entrants[e].name for e in t.seats if not entrants[e].is_bot and e not in withdrawn]
 
     def _report(self) -> RunReport:
         waiting = {
             t.game: self._people(t) for _r, t in self._unrecorded() if t.game in self.known and self._has_people(t)
         }
-        return RunReport(len(self.state.results), self.total, False, waiting)
+        return RunReport(len(self.state.results), self.state.total_games, False, waiting)
 
 
 def _finished_version(game: str, meta: dict[str, str]) -> int:

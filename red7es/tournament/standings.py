@@ -8,7 +8,7 @@ entrants equal on everything but the name share a rank (docs/tournaments.md).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -41,6 +41,7 @@ class Standing:
     # games it went out of for good (GameFinished.forfeited: out of time on its clock, or
     # resigned; RULES.md, Time and Resigning): a no-show seated with a clock shows here
     forfeits: int = 0
+    withdrawn: bool = False  # withdrawn from the tournament (docs/tournaments.md, Withdrawing)
 
     def as_dict(self) -> dict[str, object]:
         """Plain values for JSON and CSV (points as decimals, rounded to 4 places)."""
@@ -55,6 +56,7 @@ class Standing:
             "round_wins": self.round_wins,
             "byes": self.byes,
             "forfeits": self.forfeits,
+            "withdrawn": self.withdrawn,
             "buchholz": None if self.buchholz is None else _num(self.buchholz),
             "head_to_head": _num(self.head_to_head),
             "head_to_head_games": self.head_to_head_games,
@@ -123,10 +125,14 @@ def standings(
     rounds: Sequence[RoundPaired],
     results: Mapping[str, GameFinished],
     history: Sequence[list[Rating]] | None = None,
+    *,
+    withdrawn: Collection[int] = (),
 ) -> list[Standing]:
     """The standings over the recorded games of ``rounds``, best first.
 
     ``history``: :func:`rating_history` of the same games, if the caller has it already.
+    ``withdrawn``: the entrants withdrawn from the tournament, marked so (their results
+    stand and rank them like anyone's).
     """
     n = len(spec.entrants)
     rounds = sorted(rounds, key=lambda r: r.round)
@@ -196,6 +202,7 @@ def standings(
                 final[e],
                 h2h_games[e],
                 forfeits[e],
+                e in withdrawn,
             )
         )
     return out

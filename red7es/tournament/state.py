@@ -14,7 +14,17 @@ from dataclasses import dataclass, field
 
 from ..service.codec import GENESIS
 from .codec import TRecorded
-from .events import GameFinished, RoundPaired, Seating, TournamentCreated, TournamentEvent, TournamentFinished
+from .events import (
+    SWISS,
+    EntrantWithdrew,
+    GameFinished,
+    RoundPaired,
+    Seating,
+    TournamentCreated,
+    TournamentEvent,
+    TournamentFinished,
+)
+from .pairing import total_games
 
 __all__ = ["TournamentState", "TournamentCorrupt"]
 
@@ -31,6 +41,9 @@ class TournamentState:
     rounds: dict[int, RoundPaired] = field(default_factory=dict)
     results: dict[str, GameFinished] = field(default_factory=dict)
     finished: TournamentFinished | None = None
+    # entrant -> its withdrawal (docs/tournaments.md, Withdrawing), in the order they came
+    withdrawn: dict[int, EntrantWithdrew] = field(default_factory=dict)
+    withdrawn_after: dict[int, int] = field(default_factory=dict)  # entrant -> rounds paired before it
     length: int = 0  # events folded: the expected length of the next append
     head: bytes = GENESIS  # hash of the last event folded
     last_id: str = "0-0"  # stream id of the last event folded
@@ -65,6 +78,11 @@ class TournamentState:
             self._fold_round(e, where)
         elif isinstance(e, GameFinished):
             self._fold_result(e, where)
+        elif isinstance(e, EntrantWithdrew):
+            if not 0 <= e.entrant < len(self.spec.entrants) or e.entrant in self.withdrawn:
+                raise TournamentCorrupt(f"{where}: entrant {e.entrant} cannot withdraw (no such entrant, or again)")
+            self.withdrawn[e.entrant] = e
+            self.withdrawn_after[e.entrant] = len(self.rounds)
         else:
             if not self.complete:
                 raise TournamentCorrupt(f"{where}: TournamentFinished before every game was recorded")
@@ -78,9 +96,9 @@ class TournamentState:
         spec = self.spec
         if e.round != len(self.rounds) + 1 or e.round > spec.rounds:
             raise TournamentCorrupt(f"{where}: round {e.round} paired after {len(self.rounds)} of {spec.rounds}")
-        n, k = len(spec.entrants), spec.table_size
+        k = spec.table_size
         seen: list[int] = [s for t in e.tables for s in t.seats] + list(e.byes)
-        if sorted(seen) != list(range(n)) or any(len(t.seats) != k for t in e.tables):
+        if sorted(seen) != self.pairable or any(len(t.seats) != k for t in e.tables):
             raise TournamentCorrupt(f"{where}: round {e.round} does not seat every entrant once at tables of {k}")
         for t in e.tables:
             if t.game in self._seating:
@@ -114,6 +132,29 @@ class TournamentState:
         if self.created is None:
             raise TournamentCorrupt("the tournament has no TournamentCreated event")
         return self.created
+
+    @property
+    def pairable(self) -> list[int]:
+        """The entrants the next round pairs (a table or a bye each): every entrant in a round
+        robin (its schedule is fixed: a withdrawn entrant's games forfeit), and those not
+        withdrawn in a Swiss."""
+        everyone = range(len(self.spec.entrants))
+        if self.spec.format != SWISS:
+            return list(everyone)
+        return [e for e in everyone if e not in self.withdrawn]
+
+    def withdrawn_before(self, round_number: int) -> set[int]:
+        """The entrants withdrawn before round ``round_number`` was paired (Swiss pairs them no more)."""
+        return {e for e, paired in self.withdrawn_after.items() if paired < round_number}
+
+    @property
+    def total_games(self) -> int:
+        """How many games the whole tournament plays, as far as is known now: a Swiss round
+        not paired yet seats as many tables as the entrants not withdrawn fill."""
+        if self.spec.format != SWISS:
+            return total_games(self.spec)
+        paired = sum(len(p.tables) for p in self.rounds.values())
+        return paired + (self.spec.rounds - len(self.rounds)) * (len(self.pairable) // self.spec.table_size)
 
     @property
     def paired_rounds(self) -> list[RoundPaired]:

@@ -15,12 +15,14 @@ or record a game twice; the loser re-reads and finds the work done.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import redis
 
-from ..service.store import entry_field, start_after, text
-from .codec import TRecorded, decode
+from ..service.store import entry_field, now_ms, start_after, text
+from .codec import TRecorded, decode, encode, event_hash
+from .events import TournamentEvent
 from .ids import NoSuchTournament, check_tournament_id
 from .state import TournamentState
 
@@ -78,6 +80,16 @@ class TournamentStore:
         k = TournamentKeys(tournament)
         ok, _length = self._append(keys=[k.events], args=[expected, *events])
         return bool(ok)
+
+    def append_after(self, tournament: str, state: TournamentState, events: Sequence[TournamentEvent]) -> bool:
+        """Encode ``events`` to follow the folded ``state`` (numbered and hash-chained after
+        its last event, stamped now) and compare-and-append them; False if someone wrote first."""
+        raws, head, at = [], state.head, now_ms()
+        for i, event in enumerate(events):
+            raw = encode(event, state.length + i, head, at)
+            head = event_hash(raw)
+            raws.append(raw)
+        return self.append(tournament, state.length, raws)
 
     def read(self, tournament: str, after: str = "0-0") -> list[tuple[str, bytes]]:
         """(stream id, bytes) of the events after stream id ``after``, oldest first."""

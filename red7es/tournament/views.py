@@ -16,7 +16,6 @@ from ..service.codec import CorruptEvent, seat_data
 from ..service.store import GameStore
 from .ids import NoSuchTournament
 from .lifecycle import load
-from .pairing import total_games
 from .rating import rating_history
 from .report import render_report
 from .standings import standings
@@ -54,7 +53,7 @@ def summary_data(state: TournamentState) -> dict[str, Any]:
         "table_size": spec.table_size,
         "rounds": spec.rounds,
         "games_played": len(state.results),
-        "games_total": total_games(spec),
+        "games_total": state.total_games,
         "finished": state.finished is not None,
         "status": progress(state),
         "created": spec.created,
@@ -116,11 +115,12 @@ def show_data(state: TournamentState, statuses: Mapping[str, str | None]) -> dic
         "table_size": spec.table_size,
         "rounds": spec.rounds,
         "entrants": [seat_data(e) for e in spec.entrants],
+        "withdrawn": {spec.entrants[e].name: w.reason for e, w in state.withdrawn.items()},
         "commitment": spec.commitment,
         "seed": state.finished.seed if state.finished else None,
         "finished": state.finished is not None,
         "games_played": len(state.results),
-        "games_total": total_games(spec),
+        "games_total": state.total_games,
         "paired": rounds,
     }
 
@@ -143,8 +143,10 @@ def standings_data(state: TournamentState) -> dict[str, Any]:
         "rounds_paired": state.current_round,
         "rounds": spec.rounds,
         "games_played": len(state.results),
-        "games_total": total_games(spec),
-        "standings": [r.as_dict() for r in standings(spec, state.paired_rounds, state.results)],
+        "games_total": state.total_games,
+        "standings": [
+            r.as_dict() for r in standings(spec, state.paired_rounds, state.results, withdrawn=state.withdrawn)
+        ],
     }
 
 
@@ -155,7 +157,7 @@ def report_page(state: TournamentState) -> str:
     history = rating_history(spec, rounds, state.results)
     return render_report(
         spec,
-        standings(spec, rounds, state.results, history),
+        standings(spec, rounds, state.results, history, withdrawn=state.withdrawn),
         history,
         rounds,
         state.results,

@@ -881,7 +881,7 @@ def test_a_tournament_of_bots_is_followed_live_on_its_page(
                 )
                 played_seen.append(n)
             gate.go.release()
-            if kind == "played" and n == runner.total:
+            if kind == "played" and n == runner.state.total_games:
                 break
     finally:
         for _ in range(100):
