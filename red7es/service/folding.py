@@ -497,11 +497,10 @@ class Folder:
         except AppendConflict:
             self.tables.pop(table.game_id, None)
             raise
-        version, new_cursor = appended
-        table.version, table.head, table.cursor = version, head, new_cursor
+        table.version, table.head, table.cursor = appended.version, head, appended.cursor
         if any(isinstance(e, GameOver) for e in events):
             self.store.finish(table.game_id)  # once, when the game ends (later rejections need not)
-        return appended.last_command != new_cursor
+        return appended.last_command != appended.cursor
 
     def _remember(self, table: Table) -> None:
         self.tables[table.game_id] = table
