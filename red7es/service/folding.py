@@ -514,7 +514,10 @@ class Folder:
 
 
 def has_work(meta: dict[str, str], last_command_id: str) -> bool:
-    """Whether a game (its meta and last command id) has unanswered commands or a bot to move."""
+    """Whether a game (its meta and last command id) has unanswered commands or a bot to move.
+
+    release_look.lua decides the same in Lua, to take a game with none off the work index
+    in the script that releases it: tests/service/test_release_look.py holds them alike."""
     if meta.get("broken"):
         return False
     if meta.get("bot_to_move") == "1" and meta.get("status") != "over":
