@@ -536,11 +536,10 @@ class Folder:
         except AppendConflict:
             self.tables.pop(table.game_id, None)
             raise
-        version, new_cursor = appended
-        table.version, table.head, table.cursor = version, head, new_cursor
+        table.version, table.head, table.cursor = appended.version, head, appended.cursor
         if any(isinstance(e, GameOver) for e in events):
             self.store.finish(table.game_id)  # once, when the game ends (later rejections need not)
-        return appended.last_command != new_cursor
+        return appended.last_command != appended.cursor
 
     def _remember(self, table: Table) -> None:
         self.tables[table.game_id] = table
@@ -554,7 +553,10 @@ class Folder:
 
 
 def has_work(meta: dict[str, str], last_command_id: str) -> bool:
-    """Whether a game (its meta and last command id) has unanswered commands or a bot to move."""
+    """Whether a game (its meta and last command id) has unanswered commands or a bot to move.
+
+    release_look.lua decides the same in Lua, to take a game with none off the work index
+    in the script that releases it: tests/service/test_release_look.py holds them alike."""
     if meta.get("broken"):
         return False
     if meta.get("bot_to_move") == "1" and meta.get("status") != "over":

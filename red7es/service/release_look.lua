@@ -21,6 +21,7 @@ local off = 0
 if #KEYS >= 5 and ARGV[3] == '1' then
   -- red7es.service.folding.has_work, read from the same meta: no work when the game is
   -- broken; else work when a bot is to move in a game not over, or a command is unanswered
+  -- (tests/service/test_release_look.py holds the two alike)
   local fields = {}
   for j = 1, #meta, 2 do fields[meta[j]] = meta[j + 1] end
   local work = false

@@ -103,17 +103,14 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class Appended(tuple[int, str]):
-    """What an append returns: (new version, new cursor), and ``last_command``, the commands
-    stream's last id as the append left it, read by the same script: a folder whose cursor
-    is that id knows no command waits, without reading the stream again (issue #23)."""
+class Appended(NamedTuple):
+    """What an append returns.  ``last_command`` is read by the same script as the append
+    (append.lua), so a folder whose new cursor is that id knows no command waits without
+    reading the stream again (issue #23)."""
 
-    last_command: str
-
-    def __new__(cls, version: int, cursor: str, last_command: str) -> Appended:
-        appended = super().__new__(cls, (version, cursor))
-        appended.last_command = last_command
-        return appended
+    version: int  # the game's version (its log's length) after the append
+    cursor: str  # the new cursor: the last command answered, the bot commands it wrote included
+    last_command: str  # the commands stream's last id as the append left it ("0-0" for none)
 
 
 class NoSuchGame(LookupError):
@@ -369,8 +366,8 @@ class GameStore:
         return text(stream_id), code == 2
 
     def append(self, game_id: str, batch: Batch) -> Appended:
-        """Compare-and-append; returns (new version, new cursor), with the commands stream's
-        last id after it (``last_command``), or raises AppendConflict."""
+        """Compare-and-append; returns the new version and cursor with the commands stream's
+        last id after it (:class:`Appended`), or raises AppendConflict."""
         k = Keys(game_id)
         view_keys = list(batch.views)
         args: list[Any] = [

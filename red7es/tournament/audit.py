@@ -36,7 +36,7 @@ from ..service.events import CreateCommand, Withdrawn
 from ..service.records import Record, RecordError, export
 from ..service.store import NoSuchGame
 from ..wording import counted
-from .events import GameFinished, RoundPaired, Seating
+from .events import GameFinished, RoundPaired, Seating, TournamentCreated
 from .ids import game_seed
 from .lifecycle import load
 from .pairing import pair_round
@@ -209,7 +209,7 @@ def _game(
     if audit.result == FAIL:
         raise _Divergence(f"game {t.game}: {audit.line()}")
     _check_withdrawals(state, t, record)
-    from_log = _outcome(record, r, spec.places_forfeits)
+    from_log = _outcome(spec, record, r)
     if from_log is None:
         if recorded is not None:
             raise _Divergence(f"game {t.game} is recorded as finished but its log has no GameOver")
@@ -253,14 +253,14 @@ def _joins_text(joins: tuple[tuple[int, str], ...] | None) -> str:
     return ", ".join(f"seat {seat} with key {key[:16]}…" for seat, key in joins) or "nobody"
 
 
-def _outcome(record: Record, round_number: int, forfeits: bool) -> GameFinished | None:
+def _outcome(spec: TournamentCreated, record: Record, round_number: int) -> GameFinished | None:
     """The result a game's log ends with (GameOver is near its end: look from there), with
     its forfeited seats when the tournament's rules record them."""
     for i, entry in reversed(list(enumerate(record.events))):
         event = decode_event(entry.raw, f"event {i}").event
         if isinstance(event, GameOver):
             return GameFinished.of(
-                round_number, record.game_id, event.outcome, i + 1, event_hash(entry.raw).hex(), forfeits
+                spec, round_number, record.game_id, event.outcome, i + 1, event_hash(entry.raw).hex()
             )
     return None
 

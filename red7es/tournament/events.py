@@ -135,11 +135,14 @@ class GameFinished:
 
     @classmethod
     def of(
-        cls, round_number: int, game: str, outcome: Outcome, version: int, head: str, forfeits: bool = True
+        cls, spec: TournamentCreated, round_number: int, game: str, outcome: Outcome, version: int, head: str
     ) -> GameFinished:
         """The result of ``game`` as its log's GameOver states it, pinned at ``version``/``head``;
-        with its forfeited seats when ``forfeits`` (the tournament's rules place them)."""
-        forfeited = outcome.forfeited if forfeits else ()
+        with its forfeited seats when the tournament's rules (``spec``) place them.
+
+        Given the spec rather than a flag, so that the runner recording a result and the
+        audit re-deriving it from the log cannot read the rules differently."""
+        forfeited = outcome.forfeited if spec.places_forfeits else ()
         return cls(
             round_number,
             game,

@@ -252,12 +252,12 @@ class TournamentRunner:
                 continue
             finished.append(
                 GameFinished.of(
+                    self.state.spec,
                     r,
                     t.game,
                     parse_outcome(outcome),
                     _finished_version(t.game, meta),
                     meta["head"],
-                    self.state.spec.places_forfeits,
                 )
             )
         if not finished:

@@ -20,7 +20,7 @@ from red7es.service.audit import audit_game
 from red7es.service.client import GameService, Rejected, ServiceError
 from red7es.service.events import Adjudicated, CommandApplied, CommandRejected, SeedRevealed
 from red7es.service.folding import Folder
-from red7es.service.store import GameStore
+from red7es.service.store import Appended, GameStore
 from red7es.service.table import Table
 from red7es.variant import Variant
 
@@ -126,7 +126,7 @@ def test_a_race_with_a_worker_is_resolved_by_the_version_and_the_turn_kept(real_
     real_append = operator.store.append
     raced = []
 
-    def append_after_the_worker(game_id: str, batch: Any) -> tuple[int, str]:
+    def append_after_the_worker(game_id: str, batch: Any) -> Appended:
         if not raced:  # the worker folds the turn between the operator's read and its append
             raced.append(fold(worker, game_id))
         return real_append(game_id, batch)

@@ -16,7 +16,7 @@ from red7es.service.codec import encode_command
 from red7es.service.events import JoinCommand
 from red7es.service.folding import Contended, Folder
 from red7es.service.redis_server import RedisServer
-from red7es.service.store import AppendConflict, Batch, GameStore
+from red7es.service.store import AppendConflict, Appended, Batch, GameStore
 from red7es.variant import Variant
 
 from .helpers import bot, check_game, events_of, fold, offline_service, person
@@ -236,7 +236,7 @@ class _AlwaysBeaten(GameStore):
 
     appends = 0
 
-    def append(self, game_id: str, batch: Batch) -> tuple[int, str]:
+    def append(self, game_id: str, batch: Batch) -> Appended:
         self.appends += 1
         raise AppendConflict(f"game {game_id} moved on (test)")
 

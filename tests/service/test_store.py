@@ -18,6 +18,7 @@ from red7es.service.store import (
     ACTIVE,
     INDEX,
     AppendConflict,
+    Appended,
     Batch,
     DamagedGame,
     GameStore,
@@ -211,8 +212,8 @@ def test_append_writes_everything(any_redis: redis.Redis) -> None:
     store = _created(any_redis)
     k = Keys(GID)
     cursor = store.last_command_id(GID)
-    version, new_cursor = store.append(GID, _batch(store, events=3, cursor=cursor))
-    assert (version, new_cursor) == (3, cursor)
+    appended = store.append(GID, _batch(store, events=3, cursor=cursor))
+    assert appended == Appended(version=3, cursor=cursor, last_command=cursor)
     assert store.log(GID) == [b"event-0", b"event-1", b"event-2"]
     assert [e for _, e in store.log_entries(GID)] == store.log(GID)
     assert store.log(GID, 1, 2) == [b"event-1"]
@@ -351,11 +352,12 @@ def test_append_to_no_game_is_refused(any_redis: redis.Redis) -> None:
 def test_bot_commands_are_written_with_their_events(any_redis: redis.Redis) -> None:
     store = _created(any_redis)
     store.append(GID, _batch(store))
-    version, cursor = store.append(GID, _batch(store, events=4, bots=2))
-    assert version == 6
+    appended = store.append(GID, _batch(store, events=4, bots=2))
+    assert appended.version == 6
     rows = store.commands(GID)
     assert [raw for _, raw in rows[-2:]] == [b"bot-command-0", b"bot-command-1"]
-    assert cursor == rows[-1][0] == store.meta(GID)["cursor"] == store.last_command_id(GID)
+    assert appended.cursor == rows[-1][0] == store.meta(GID)["cursor"] == store.last_command_id(GID)
+    assert appended.last_command == appended.cursor  # the bot commands are the last
     assert store.command_stream_id(GID, "bot-0") == rows[-2][0]
     assert store.command_stream_id(GID, "bot-1") == rows[-1][0]
 
@@ -371,8 +373,8 @@ def test_bot_commands_wait_for_unanswered_commands(any_redis: redis.Redis) -> No
         store.append(GID, folded)
     assert _snapshot(any_redis, GID) == before
     # once c1 is answered (the cursor covers it), the bot may move
-    version, _ = store.append(GID, _batch(store, bots=1))
-    assert version == 4 and store.meta(GID)["cursor"] == store.last_command_id(GID)
+    assert store.append(GID, _batch(store, bots=1)).version == 4
+    assert store.meta(GID)["cursor"] == store.last_command_id(GID)
 
 
 def test_client_commands_may_arrive_after_the_fold(any_redis: redis.Redis) -> None:
@@ -381,9 +383,9 @@ def test_client_commands_may_arrive_after_the_fold(any_redis: redis.Redis) -> No
     folded_up_to = store.last_command_id(GID)
     batch = _batch(store, cursor=folded_up_to)
     late, _ = store.submit(GID, "late", b"x")
-    version, cursor = store.append(GID, batch)
-    assert (version, cursor) == (2, folded_up_to)
-    assert store.commands(GID, after=cursor) == [(late, b"x")]
+    appended = store.append(GID, batch)
+    assert appended == Appended(version=2, cursor=folded_up_to, last_command=late)  # late waits: the folder knows
+    assert store.commands(GID, after=appended.cursor) == [(late, b"x")]
 
 
 def test_changes_nonblocking_and_exclusive(any_redis: redis.Redis) -> None:

@@ -16,7 +16,7 @@ from red7es.service.client import NUDGE_TTL_MS
 from red7es.service.codec import encode_command
 from red7es.service.events import CommandApplied, JoinCommand
 from red7es.service.inbox import INBOX_KEY
-from red7es.service.store import GameStore, Keys
+from red7es.service.store import Appended, Batch, GameStore, Keys
 from red7es.variant import Variant
 from red7es.workers import context as context_module
 from red7es.workers.context import WorkerContext
@@ -113,7 +113,7 @@ class _SubmitDuringAppend(GameStore):
         self.client = client
         self.fired = False
 
-    def append(self, game_id: str, batch: Any) -> Any:
+    def append(self, game_id: str, batch: Batch) -> Appended:
         result = super().append(game_id, batch)
         if not self.fired:
             self.fired = True

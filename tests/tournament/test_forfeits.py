@@ -10,6 +10,7 @@ from fractions import Fraction
 
 import pytest
 
+from red7es.facts import Outcome
 from red7es.service.codec import GENESIS
 from red7es.tournament.codec import decode, encode
 from red7es.tournament.events import TOURNAMENT_RULES, GameFinished, RoundPaired, Seating
@@ -71,3 +72,15 @@ def test_a_tournament_under_rules_1_records_no_forfeits() -> None:
     state = state_of(TOURNAMENT_RULES)
     state._fold_result(out((0, 2)), "event 2")
     assert state.results["g"].forfeited == (0, 2)
+
+
+def test_a_result_read_from_a_game_keeps_its_forfeits_only_under_rules_that_place_them() -> None:
+    """GameFinished.of reads the rules from the spec, as both the runner and the audit call it:
+    each tournament then folds the result it was given."""
+    over = Outcome((1,), (9, 2, 5, 0), (0, 1, 0, 0), "time", forfeited=(0, 2))
+    for rules, kept in ((1, ()), (TOURNAMENT_RULES, (0, 2))):
+        state = state_of(rules)
+        finished = GameFinished.of(state.spec, 1, "g", over, 7, "ab" * 32)
+        assert finished == GameFinished(1, "g", (1,), (9, 2, 5, 0), (0, 1, 0, 0), "time", 7, "ab" * 32, kept)
+        state._fold_result(finished, "event 2")
+        assert state.results["g"] is finished
