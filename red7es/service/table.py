@@ -453,6 +453,8 @@ class Table:
             reason = f"seat {name} is played by a bot"
         elif self.keys[seat] is not None:
             reason = f"seat {name} has already been taken"
+        elif seat in self.game.forfeited:  # withdrawn before anyone took it (RULES.md, Withdrawal)
+            reason = f"seat {name} is out of the game"
         elif len(key) != 64 or any(ch not in "0123456789abcdef" for ch in key):
             reason = "a seat key is 64 lower-case hex digits"
         if reason:

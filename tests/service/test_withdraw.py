@@ -19,7 +19,15 @@ from red7es.facts import Forfeited, GameOver
 from red7es.game import IllegalStep
 from red7es.service.audit import audit_game
 from red7es.service.client import GameService, Rejected
-from red7es.service.events import ClockStarted, CreateCommand, SeedRevealed, TimedOut, Withdrawn
+from red7es.service.events import (
+    ClockStarted,
+    CommandRejected,
+    CreateCommand,
+    JoinCommand,
+    SeedRevealed,
+    TimedOut,
+    Withdrawn,
+)
 from red7es.service.folding import Folder
 from red7es.service.table import Table
 from red7es.variant import Variant
@@ -172,3 +180,11 @@ def test_a_withdrawal_with_real_workers_lets_a_bot_play_on_and_audits(
         "the operator withdrew ann",
         "the operator withdrew bob",
     ]
+
+
+def test_a_seat_withdrawn_before_anyone_took_it_cannot_be_joined() -> None:
+    table, _tokens = seated_table(Variant(3), SEED, joined=2)
+    table.withdraw(2, "never came", 12_000)
+    refused = table.handle(JoinCommand("j", 2, "ab" * 32), from_client=True, at=13_000)
+    assert isinstance(refused[0], CommandRejected) and refused[0].reason == "seat p2 is out of the game"
+    assert table.keys[2] is None
