@@ -122,20 +122,29 @@ def time_options(fn: Any) -> Any:
                 callback=_duration(parse_duration),
                 help="A limit on each turn (30s; 2d for correspondence); out of time folds the round.",
             ),
+            click.option(
+                "--join-time",
+                metavar="TIME",
+                callback=_duration(parse_duration),
+                help="With --clock or --turn-time: a seat nobody takes within TIME of creation forfeits (10m).",
+            ),
         ]
     ):
         fn = decorator(fn)
     return fn
 
 
-def timed(variant: Variant, clock: tuple[int, int] | None, turn_time: int | None) -> Variant:
+def timed(
+    variant: Variant, clock: tuple[int, int] | None, turn_time: int | None, join_time: int | None = None
+) -> Variant:
     """``variant`` with the time control the options say (none: unchanged)."""
-    if clock is None and turn_time is None:
+    if clock is None and turn_time is None and join_time is None:
         return variant
     try:
-        return dataclasses.replace(variant, clock=clock, turn_time=turn_time)
+        return dataclasses.replace(variant, clock=clock, turn_time=turn_time, join_time=join_time)
     except VariantError as exc:
-        raise click.UsageError(str(exc).replace("a clock or a turn time", "--clock or --turn-time")) from None
+        words = str(exc).replace("a clock or a turn time", "--clock or --turn-time")
+        raise click.UsageError(words.replace("a join deadline", "--join-time")) from None
 
 
 def variant_from(players: int, scoring: bool, draw: bool, actions: bool, rounds: int, target: int | None) -> Variant:
@@ -346,6 +355,7 @@ def new(
     target: int | None,
     clock: tuple[int, int] | None,
     turn_time: int | None,
+    join_time: int | None,
     seed: str | None,
     game_id: str | None,
     join: bool,
@@ -382,7 +392,7 @@ def new(
     check_seed(seed)
     refuse_seed_over_http(session, seed)
     seats = seat_specs(people, bots)
-    variant = timed(variant_from(len(seats), scoring, draw, actions, rounds, target), clock, turn_time)
+    variant = timed(variant_from(len(seats), scoring, draw, actions, rounds, target), clock, turn_time, join_time)
     keys = reserved_keys(reserved, people)
     joins = [s.name for s in seats if not s.is_bot and s.name not in keys]
     joins = joins if join_all else (joins[:1] if join else [])

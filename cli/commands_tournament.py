@@ -146,6 +146,7 @@ def create(
     target: int | None,
     clock: tuple[int, int] | None,
     turn_time: int | None,
+    join_time: int | None,
     fmt: str,
     rounds_count: int | None,
     seed: str | None,
@@ -178,7 +179,7 @@ def create(
         raise click.UsageError(problem)
     entrants = seat_specs(people, bots)
     keys = reserved_keys(reserved, people, whose="person entrant")
-    variant = timed(variant_from(table_size, scoring, draw, actions, rounds, target), clock, turn_time)
+    variant = timed(variant_from(table_size, scoring, draw, actions, rounds, target), clock, turn_time, join_time)
     problem = count_problem(len(entrants), table_size)
     if problem is not None:  # like one seat or five for `new`: the options contradict the rules
         raise click.UsageError(problem)
@@ -580,6 +581,7 @@ def show(session: Session, name: str, as_json: bool) -> None:
     Example:
         red7 tournament show cup
     """
+    from red7es.tournament.events import VOID_WORDS
     from red7es.variant import Variant
 
     data = _reader(session).tournament(name)
@@ -613,10 +615,8 @@ def show(session: Session, name: str, as_json: bool) -> None:
         for t in r["tables"]:
             if t["winners"]:
                 result = f"won by {' and '.join(map(shown, t['winners']))}"
-            elif t.get("reason") == "aborted":
-                result = "aborted before anyone moved (a loss for every seat)"
-            elif t.get("reason") == "adjudicated" and t["winners"] == []:
-                result = "adjudicated with no winner (a loss for every seat)"
+            elif t.get("reason") in VOID_WORDS and t["winners"] == []:
+                result = f"{VOID_WORDS[t['reason']]} (a loss for every seat)"
             else:
                 result = t["status"]
             out.print(f"  {t['game']}: {', '.join(map(shown, t['seats']))} — {result}")

@@ -281,6 +281,7 @@ def _ordinal(n: int) -> str:
 NO_WINNER = {
     "aborted": "aborted before anyone moved, no winner",
     "adjudicated": "adjudicated by the operator, no winner",
+    "no-show": "nobody came by the join deadline, no winner",
 }
 
 
@@ -314,7 +315,12 @@ def outcome_line(view: dict[str, Any]) -> str:
 
 # How the last seat out of a game won by forfeit went (GameOver's reason; RULES.md, Time,
 # Resigning and Withdrawal).
-_FORFEITED = {"time": "ran out of time", "resigned": "resigned", "withdrawn": "was withdrawn by the operator"}
+_FORFEITED = {
+    "time": "ran out of time",
+    "resigned": "resigned",
+    "withdrawn": "was withdrawn by the operator",
+    "no-show": "never took their seat",
+}
 
 
 def _last_forfeit(view: dict[str, Any], reason: str) -> str:
@@ -455,6 +461,8 @@ def forfeit_words(who: str, reason: Any) -> str:
         return f"{who} resigned."
     if reason == "withdrawn":
         return f"{who} is out of the game (withdrawn)."
+    if reason == "no-show":
+        return f"{who} is out of the game (seat not taken by the join deadline)."
     return f"{who} forfeited ({reason or 'time'})."
 
 

@@ -61,6 +61,7 @@ SEAT_WORDS = 5  # the first batch rules under which resign and abort are command
 RESIGNED = "resigned"  # a Forfeited's reason when the seat resigned (and GameOver's, if it ended the game)
 ABORTED = "aborted"  # GameOver's reason for a game aborted before anyone moved: no winners
 ADJUDICATED = "adjudicated"  # GameOver's reason for a game an operator ended (RULES.md, Adjudication)
+NO_SHOW = "no-show"  # a Forfeited's and GameOver's reason: a seat nobody took by the join deadline
 WITHDRAWN = "withdrawn"  # a Forfeited's (and GameOver's) reason: the operator withdrew the seat (RULES.md, Withdrawal)
 FOLD_TAKES_BACK = 4  # the first batch rules under which a fold takes its turn back
 
@@ -682,6 +683,18 @@ class Game:
         n = self.variant.players
         start = len(self.log) if self.log is not None else 0
         self._end(Outcome((), tuple(self.score(s) for s in range(n)), tuple(self.round_wins), ABORTED))
+        return self.log[start:] if self.log is not None else []
+
+    def void(self, reason: str) -> list[Fact]:
+        """End the game now with no winner (RULES.md, Time, Join deadline: nobody came):
+        ``GameOver`` with ``reason``, the scores and round wins as they stand, the seats out
+        of the game as they are."""
+        if self.outcome is not None:
+            raise GameOverError("the game is over")
+        n = self.variant.players
+        start = len(self.log) if self.log is not None else 0
+        totals = tuple(self.score(s) for s in range(n))
+        self._end(Outcome((), totals, tuple(self.round_wins), reason, tuple(self.forfeited)))
         return self.log[start:] if self.log is not None else []
 
     def adjudicate(self, winners: Iterable[int]) -> list[Fact]:

@@ -28,6 +28,8 @@ class Variant:
     Time controls (RULES.md, Time): ``clock`` is a game clock per seat, ``(base,
     increment)`` in milliseconds; ``turn_time`` a limit on each turn, in milliseconds.
     A game has at most one of them; with neither (the default) nobody is ever timed.
+    ``join_time`` (ms, a timed game only) is the join deadline: a person's seat nobody
+    has taken that long after the game's creation forfeits (RULES.md, Time, Join deadline).
     """
 
     players: int = 2
@@ -38,6 +40,7 @@ class Variant:
     target: int | None = None
     clock: tuple[int, int] | None = None
     turn_time: int | None = None
+    join_time: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.players, int) or not 2 <= self.players <= 4:
@@ -62,6 +65,11 @@ class Variant:
             raise VariantError(f"a turn time is 1 ms to 30 days, not {self.turn_time!r}")
         if self.clock is not None and self.turn_time is not None:
             raise VariantError("a game has a clock or a turn time, not both")
+        if self.join_time is not None:
+            if type(self.join_time) is not int or not 0 < self.join_time <= LONGEST_MS:
+                raise VariantError(f"a join deadline is 1 ms to 30 days, not {self.join_time!r}")
+            if not self.timed:
+                raise VariantError("a join deadline needs a clock or a turn time")
 
     @property
     def timed(self) -> bool:
@@ -69,11 +77,12 @@ class Variant:
         return self.clock is not None or self.turn_time is not None
 
     def describe_time(self) -> str:
-        """``clock 5m+5s``, ``30s a turn`` or ``""`` (untimed)."""
+        """``clock 5m+5s``, ``30s a turn`` or ``""`` (untimed), and ``, join within 10m``."""
+        join = f", join within {format_duration(self.join_time)}" if self.join_time is not None else ""
         if self.clock is not None:
-            return f"clock {format_clock(self.clock)}"
+            return f"clock {format_clock(self.clock)}{join}"
         if self.turn_time is not None:
-            return f"{format_duration(self.turn_time)} a turn"
+            return f"{format_duration(self.turn_time)} a turn{join}"
         return ""
 
     @property
@@ -102,8 +111,8 @@ class Variant:
         return f"{flags}{extra}{timed}"
 
     def to_dict(self) -> dict[str, object]:
-        """The six keys every variant has, and ``clock``/``turn_time`` only when set: an
-        untimed game's variant (in GameCreated, Create and the views) is what it always was."""
+        """The six keys every variant has, and ``clock``/``turn_time``/``join_time`` only when
+        set: an untimed game's variant (in GameCreated, Create and the views) is what it always was."""
         data: dict[str, object] = {
             "players": self.players,
             "scoring": self.scoring,
@@ -116,6 +125,8 @@ class Variant:
             data["clock"] = list(self.clock)
         if self.turn_time is not None:
             data["turn_time"] = self.turn_time
+        if self.join_time is not None:
+            data["join_time"] = self.join_time
         return data
 
     @classmethod

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..deal import commitment
 from ..facts import CardDrawn, Forfeited, GameOver, PlayerOut, RoundDealt, RoundWon, StepApplied, TurnTakenBack
-from ..game import BATCH_RULES, RESIGNED, WITHDRAWN, IllegalStep
+from ..game import BATCH_RULES, NO_SHOW, RESIGNED, WITHDRAWN, IllegalStep
 from ..steps import StepError, is_abort, is_resign
 from ..steps import Turn as TurnText
 from ..wording import counted
@@ -59,6 +59,7 @@ from .events import (
     CommandRejected,
     CreateCommand,
     GameCreated,
+    JoinClosed,
     LogEvent,
     SeatJoined,
     SeedRevealed,
@@ -707,7 +708,7 @@ class _Audit:
                 if problem is not None:
                     return problem, pos
                 continue
-            timed_out = found is not None and found["type"] == "TimedOut"
+            timed_out = found is not None and found["type"] in ("TimedOut", "JoinClosed")
             if not timed_out:
                 if due is not None and at is not None and at > due:
                     return self._missing_time_out(k, at, due, pos, table), pos
@@ -716,7 +717,7 @@ class _Audit:
                     return self._missing_time_out(None, None, due, pos, table), pos
                 return None, pos
             event = self._event(pos)
-            if not isinstance(event, TimedOut):
+            if not isinstance(event, TimedOut | JoinClosed):
                 return self._undecodable(k, None, pos), pos
             problem = self._time_out_problem(k, at, due, pos, event)
             if problem is not None:
@@ -779,7 +780,7 @@ class _Audit:
         return None, pos + len(expected)
 
     def _time_out_problem(
-        self, k: int | None, at: int | None, due: int | None, pos: int, event: TimedOut
+        self, k: int | None, at: int | None, due: int | None, pos: int, event: TimedOut | JoinClosed
     ) -> Divergence | None:
         """Why the recorded time-out at ``pos`` cannot be (None if it can)."""
         found = show_event(event)
@@ -1200,6 +1201,13 @@ class _Audit:
             if isinstance(before, Withdrawn) and before.seat == event.seat:
                 return None
             expected = f"the operator's withdrawal of seat {event.seat} before it"
+        elif event.reason == NO_SHOW:
+            while isinstance(before, Forfeited) and before.reason == NO_SHOW and i > 0:
+                i -= 1  # the seats not taken forfeit one after another, after one JoinClosed
+                before = self._event(i)
+            if isinstance(before, JoinClosed):
+                return None
+            expected = f"the join deadline's JoinClosed before seat {event.seat}'s no-show"
         else:
             if isinstance(before, TimedOut) and before.seat == event.seat:
                 return None

@@ -61,7 +61,9 @@ from .events import (
     CommandRejected,
     CreateCommand,
     GameCreated,
+    JoinClosed,
     JoinCommand,
+    JoinDeadline,
     SeatJoined,
     SeatSpec,
     SeedRevealed,
@@ -179,7 +181,7 @@ _VARIANT_KINDS: dict[str, tuple[type, ...]] = {
     "target": (int, type(None)),
 }
 # Time controls (RULES.md, Time): present only in a timed game's variant.
-_TIME_KINDS: dict[str, tuple[type, ...]] = {"clock": (list,), "turn_time": (int,)}
+_TIME_KINDS: dict[str, tuple[type, ...]] = {"clock": (list,), "turn_time": (int,), "join_time": (int,)}
 
 
 def _exactly(value: Any, kinds: tuple[type, ...], what: str) -> Any:
@@ -192,7 +194,8 @@ def _exactly(value: Any, kinds: tuple[type, ...], what: str) -> Any:
 
 def _command_variant(data: Any) -> Variant:
     """A Create's ``variant``: exactly the six keys, each of its documented type, and
-    optionally a time control (``clock`` [base ms, increment ms] or ``turn_time`` ms)."""
+    optionally a time control (``clock`` [base ms, increment ms] or ``turn_time`` ms, and
+    ``join_time`` ms)."""
     _exactly(data, (dict,), "variant")
     missing = [key for key in _VARIANT_KINDS if key not in data]
     unknown = sorted(repr(key) for key in data if key not in _VARIANT_KINDS and key not in _TIME_KINDS)
@@ -326,6 +329,8 @@ EVENT_TYPES: dict[str, EventType] = {
         lambda d: Adjudicated(_seats(d["winners"]), d["reason"]),
         checks=(Field("reason", str),),
     ),
+    "JoinDeadline": flat(JoinDeadline, Field("at", int), Field("deadline", int)),
+    "JoinClosed": flat(JoinClosed, Field("deadline", int), Field("at", int)),
     "Withdrawn": flat(Withdrawn, Field("seat", int), Field("reason", str), Field("at", int)),
     "RoundWon": EventType(
         RoundWon,

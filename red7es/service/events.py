@@ -24,6 +24,8 @@ __all__ = [
     "TimedOut",
     "Adjudicated",
     "Withdrawn",
+    "JoinDeadline",
+    "JoinClosed",
     "CreateCommand",
     "JoinCommand",
     "TurnCommand",
@@ -143,6 +145,27 @@ class TimedOut:
 
 
 @dataclass(frozen=True)
+class JoinDeadline:
+    """A game with a join deadline (variant ``join_time``; RULES.md, Time, Join deadline) was
+    created at referee time ``at`` with a person's seat nobody had taken: the seats still not
+    taken after ``deadline`` (``at`` + ``join_time``) forfeit.  Right after round 1's deal."""
+
+    at: int
+    deadline: int
+
+
+@dataclass(frozen=True)
+class JoinClosed:
+    """The join deadline passed with seats not taken, and the referee saw it at ``at`` (after
+    ``deadline``; no later than any command answered after it).  Each seat not taken then
+    forfeits, in seat order (``Forfeited``, reason ``"no-show"``), or, with no seat taken and
+    no bot, the game ends with no winner (``GameOver``, reason ``"no-show"``)."""
+
+    deadline: int
+    at: int
+
+
+@dataclass(frozen=True)
 class Adjudicated:
     """An operator ended the game with these winners, for this reason (RULES.md, Adjudication).
 
@@ -214,6 +237,8 @@ LogEvent = (
     | SeedRevealed
     | ClockStarted
     | TimedOut
+    | JoinDeadline
+    | JoinClosed
     | Adjudicated
     | Withdrawn
     | Fact

@@ -20,7 +20,7 @@ from ..cards import Card
 from ..cards import bits as _bits
 from ..deal import commitment
 from ..facts import FACT_TYPES, CardDrawn, GameOver, Outcome, RoundDealt
-from ..game import BATCH_RULES, SEAT_WORDS, WITHDRAWN, Game, IllegalStep
+from ..game import BATCH_RULES, NO_SHOW, SEAT_WORDS, WITHDRAWN, Game, IllegalStep
 from ..observation import Observation
 from ..rules import qualifying_mask
 from ..steps import ABORT, RESIGN, StepError, Turn, is_abort, is_resign
@@ -37,7 +37,9 @@ from .events import (
     CommandRejected,
     CreateCommand,
     GameCreated,
+    JoinClosed,
     JoinCommand,
+    JoinDeadline,
     LogEvent,
     SeatJoined,
     SeatSpec,
@@ -142,6 +144,9 @@ class Table:
     # Why an operator ended the game (RULES.md, Adjudication): Adjudicated's reason, shown
     # in the views' outcome; None for every game that ended by play.
     adjudication: str | None = None
+    # The join deadline (RULES.md, Time, Join deadline) as JoinDeadline set it: None without
+    # one, and once JoinClosed was recorded.  It is due while a person's seat is not taken.
+    join_deadline: int | None = None
 
     # ------------------------------------------------------------------ building
 
@@ -195,6 +200,10 @@ class Table:
             events.extend(table._join(seat, key, command.id))
         events.extend(game.log or [])
         if stream_at is not None:
+            join_time = command.variant.join_time
+            if join_time is not None and not table.seated:
+                table.join_deadline = stream_at + join_time
+                events.append(JoinDeadline(stream_at, table.join_deadline))
             events.extend(table._clock_after(stream_at))
         return table, events
 
@@ -251,6 +260,12 @@ class Table:
             self.clock = event
         elif isinstance(event, TimedOut):
             self.clock = None  # a ClockStarted follows unless the game ended
+        elif isinstance(event, JoinDeadline):
+            self.join_deadline = event.deadline
+        elif isinstance(event, JoinClosed):
+            self.join_deadline = None
+            if not self._present():
+                self.game.void(NO_SHOW)  # its GameOver follows in the log; else the forfeits do
         elif isinstance(event, Adjudicated):
             self.game.adjudicate(event.winners)  # its GameOver follows in the log
             self.adjudication = event.reason
@@ -278,13 +293,36 @@ class Table:
 
     @property
     def deadline(self) -> int | None:
-        """When the seat to move's time is up (Redis ms), or None: untimed, not started, over."""
-        return None if self.clock is None or self.over else self.clock.deadline
+        """When the seat to move's time is up (Redis ms) or, before every seat is taken, the
+        join deadline; None: untimed, not started and no join deadline, over."""
+        if self.over:
+            return None
+        if self.clock is not None:
+            return self.clock.deadline
+        return self.join_deadline if not self.seated else None
+
+    def _absent(self) -> list[int]:
+        """The person's seats nobody has taken that are still in the game, in seat order."""
+        return [
+            i
+            for i, spec in enumerate(self.seats)
+            if not spec.is_bot and self.keys[i] is None and i not in self.game.forfeited
+        ]
+
+    def _present(self) -> list[int]:
+        """The seats in the game that someone plays: a bot's, or a person's seat taken."""
+        absent = self._absent()
+        return [i for i in range(len(self.seats)) if i not in absent and i not in self.game.forfeited]
 
     @property
     def bot_to_move(self) -> bool:
+        """Whether a bot is to move now.  Not in a timed game whose clocks have not started
+        (a person's seat not taken yet): it begins when everyone is there (RULES.md, Time),
+        and a bot's turn there is timed by its own command's stream id."""
         seat = self.to_move
-        return seat is not None and self.seats[seat].is_bot
+        if seat is None or not self.seats[seat].is_bot:
+            return False
+        return not (self.variant.timed and self.clock is None)
 
     # ------------------------------------------------------------------ deciding
 
@@ -325,6 +363,8 @@ class Table:
         With a turn time the referee plays the seat's fold; with a game clock the seat
         forfeits the game (RULES.md, Time). The next seat's clock starts at ``at``.
         """
+        if self.clock is None and self.deadline is not None:
+            return self._close_joins(at)
         clock = self.clock
         if clock is None or self.over or self.to_move != clock.seat:
             raise ValueError("no seat's clock is running")
@@ -340,6 +380,31 @@ class Table:
             self.seed_revealed = self.game.seed.hex()
             events.append(SeedRevealed(self.seed_revealed))
         events.extend(self._clock_after(at, timed_out=clock.seat))
+        return events
+
+    def _close_joins(self, at: int) -> list[LogEvent]:
+        """The join deadline passed, seen at ``at`` (RULES.md, Time, Join deadline): every seat
+        not taken forfeits, in seat order, or, when nobody came (no seat taken, no bot), the
+        game ends with no winner.  The clocks start at ``at`` if the game goes on."""
+        deadline = self.join_deadline
+        assert deadline is not None
+        if at <= deadline:
+            raise ValueError(f"the join deadline is {deadline}, not passed at {at}")
+        events: list[LogEvent] = [JoinClosed(deadline, at)]
+        self.join_deadline = None
+        if not self._present():
+            facts = self.game.void(NO_SHOW)
+        else:
+            facts = []
+            for seat in self._absent():
+                if self.over:
+                    break
+                facts.extend(self.game.forfeit(seat, NO_SHOW))
+        events.extend(facts)
+        if self.over and self.game.seed is not None:
+            self.seed_revealed = self.game.seed.hex()
+            events.append(SeedRevealed(self.seed_revealed))
+        events.extend(self._clock_after(at))
         return events
 
     def adjudicate(self, winners: tuple[int, ...], reason: str) -> list[LogEvent]:
@@ -375,7 +440,8 @@ class Table:
         if clock is not None and at < clock.at:
             raise IllegalStep(f"a withdrawal at {at} comes before the running clock's start ({clock.at})")
         if due is not None and at > due:
-            raise IllegalStep(f"seat {clock.seat if clock else '?'}'s time was up at {due}: its time-out comes first")
+            whose = f"seat {clock.seat}'s time" if clock is not None else "the join deadline"
+            raise IllegalStep(f"{whose} was up at {due}: its time-out comes first")
         mover, round_number, unseated = self.to_move, self.game.round, self.clock is None
         facts = self.game.forfeit(seat, WITHDRAWN)
         events: list[LogEvent] = [Withdrawn(seat, reason, at), *facts]
@@ -616,6 +682,8 @@ class Table:
             view["clock"] = (
                 None if clock is None else {"seat": clock.seat, "started": clock.at, "deadline": clock.deadline}
             )
+            if self.variant.join_time is not None:  # seats not taken by then forfeit (None: closed)
+                view["join_deadline"] = self.deadline if clock is None else None
         if obs is None:
             return view
         leader = obs.leader

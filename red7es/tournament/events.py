@@ -13,13 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..facts import Outcome
-from ..game import ABORTED, ADJUDICATED
+from ..game import ABORTED, ADJUDICATED, NO_SHOW
 from ..service.events import SeatSpec
 from ..variant import Variant
 
 __all__ = [
     "FORFEITS_PLACED",
     "TOURNAMENT_RULES",
+    "VOID_WORDS",
     "ROUND_ROBIN",
     "SWISS",
     "FORMATS",
@@ -38,6 +39,13 @@ __all__ = [
 # tournaments keep being run and audited under the rules they were created with.
 TOURNAMENT_RULES = 2
 FORFEITS_PLACED = 2
+
+# How a game with no result ended, as standings, show and the report say it (GameFinished.void).
+VOID_WORDS = {
+    ABORTED: "aborted before anyone moved",
+    ADJUDICATED: "adjudicated with no winner",
+    NO_SHOW: "nobody came by the join deadline",
+}
 
 ROUND_ROBIN = "round-robin"
 SWISS = "swiss"
@@ -128,10 +136,10 @@ class GameFinished:
 
     @property
     def void(self) -> bool:
-        """A game with no result: aborted, or adjudicated with no winner (RULES.md, Aborting
-        and Adjudication).  Every seat scores it as a loss and it is not rated
+        """A game with no result: aborted, adjudicated with no winner, or nobody came by its
+        join deadline (RULES.md, Aborting, Adjudication and Time).  Every seat scores it as a loss and it is not rated
         (docs/tournaments.md, Aborted and adjudicated games)."""
-        return not self.winners and self.reason in (ABORTED, ADJUDICATED)
+        return not self.winners and self.reason in (ABORTED, ADJUDICATED, NO_SHOW)
 
     @classmethod
     def of(

@@ -12,9 +12,9 @@ import math
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from ..game import RESIGNED, WITHDRAWN
+from ..game import NO_SHOW, RESIGNED, WITHDRAWN
 from ..wording import counted
-from .events import SWISS, GameFinished, RoundPaired, TournamentCreated
+from .events import SWISS, VOID_WORDS, GameFinished, RoundPaired, TournamentCreated
 from .points import game_points
 from .rating import Rating
 from .standings import Standing, two_decimals
@@ -183,7 +183,7 @@ def _legend(names: Sequence[str]) -> str:
 
 # Why the seat whose forfeit ended a game went out, as GameFinished.reason gives it
 # (RULES.md, Time and Resigning).  The result records no reason for earlier forfeits.
-_FORFEIT_REASONS = {"time": "out of time", RESIGNED: "resigned", WITHDRAWN: "withdrawn"}
+_FORFEIT_REASONS = {"time": "out of time", RESIGNED: "resigned", WITHDRAWN: "withdrawn", NO_SHOW: "no-show"}
 
 
 def _forfeits_text(names: Sequence[str], seats: Sequence[int], result: GameFinished) -> str:
@@ -210,10 +210,8 @@ def _games_table(names: Sequence[str], rounds: Sequence[RoundPaired], results: M
                 outcome = '<span class="muted">not finished</span>'
             else:
                 points = game_points(result)
-                if result.aborted:
-                    outcome = "aborted before anyone moved (a loss for every seat)"
-                elif result.void:
-                    outcome = "adjudicated with no winner (a loss for every seat)"
+                if result.void:
+                    outcome = f"{VOID_WORDS[result.reason]} (a loss for every seat)"
                 else:
                     outcome = "won by " + " and ".join(escape(names[t.seats[w]]) for w in result.winners)
                     if result.reason == "adjudicated":

@@ -153,10 +153,14 @@ class Games:
     def _past(self, deadline: int) -> None:
         wait_for(lambda: redis_now(self.connection) > deadline, "the deadline to pass", timeout=10, every=0.005)
 
-    def no_show(self, game_id: str, variant: Variant, person: str, bot: str = "random") -> None:
+    def no_show(
+        self, game_id: str, variant: Variant, person: str, bot: str = "random", absent: str | None = None
+    ) -> None:
         """A timed game of bots and ``person``, who joins and never moves: they time out
-        when their time is up by Redis's clock, and the bots play on to the end."""
-        seats = [SeatSpec(person)] + [SeatSpec(f"bot{i}", BOT, bot) for i in range(1, variant.players)]
+        when their time is up by Redis's clock, and the bots play on to the end.  With
+        ``absent``, a second person's seat nobody takes (a join deadline closes it)."""
+        people = [SeatSpec(person)] + ([SeatSpec(absent)] if absent else [])
+        seats = people + [SeatSpec(f"bot{i}", BOT, bot) for i in range(len(people), variant.players)]
         self.service.create(variant, seats, join=[person], seed=f"seed-{game_id}", game_id=game_id, wait=None)
         while not self.over(game_id):
             self.settle(game_id)

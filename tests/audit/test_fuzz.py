@@ -89,15 +89,18 @@ def genuine(module_games: Games, tmp_path_factory: pytest.TempPathFactory) -> Ge
     module_games.people("fuzz-fold", Variant(2, actions=True), ("alice", "bob"), rng=random.Random(5), mid_fold=1.0)
     # a timed game: clocks, and alice's time-out forfeiting her seat (RULES.md, Time)
     module_games.no_show("fuzz-time", Variant(3, clock=(50, 10)), "alice")
+    # a join deadline: nobody takes cy's seat, which forfeits (RULES.md, Time, Join deadline)
+    module_games.no_show("fuzz-join", Variant(3, clock=(50, 10), join_time=30), "alice", absent="cy")
     # an operator's adjudication of a game under way (RULES.md, Adjudication)
     module_games.people("fuzz-adj", Variant(2), ("alice", "bob"), rng=random.Random(7), stop_after=2)
     module_games.service.adjudicate("fuzz-adj", ["bob"], "alice left")
-    games = ("fuzz-over", "fuzz-on", "fuzz-fold", "fuzz-time", "fuzz-adj")
+    games = ("fuzz-over", "fuzz-on", "fuzz-fold", "fuzz-time", "fuzz-adj", "fuzz-join")
     records = tuple(module_games.record(g) for g in games)
     assert audit_record(records[0]).result == PASS and records[1].seed is None
     assert audit_record(records[2]).result == PASS
     assert audit_record(records[3]).result == PASS
     assert audit_record(records[4]).result == PASS
+    assert audit_record(records[5]).result == PASS
     folder = tmp_path_factory.mktemp("fuzz")
     files = {}
     for fmt in FORMATS:

@@ -55,3 +55,20 @@ def test_both_time_controls_or_a_bad_duration_are_usage_errors(alice: Red7) -> N
     ]:
         err = fails(alice("new", "-p", "alice", "-p", "bob", *options), 2)
         assert err.rstrip("\n").splitlines()[-1] == error
+
+
+def test_a_join_deadline_forfeits_the_seat_nobody_took_and_show_says_so(alice: Red7) -> None:
+    game = new_id()
+    out = alice.ok("new", "-p", "alice", "-p", "bob", "--clock", "1m", "--join-time", "1s", "--id", game)
+    assert "2 players, basic, clock 1m, join within 1s" in out.stdout
+    view = alice.json("show", game)
+    assert view["variant"]["join_time"] == 1_000 and view["clock"] is None
+    wait_for(lambda: alice.json("show", game)["status"] == "over", "the join deadline to end it", timeout=30)
+    view = alice.json("show", game)
+    assert view["outcome"]["reason"] == "no-show" and view["outcome"]["forfeited"] == [1]
+    assert "Game over: alice wins: bob never took their seat." in alice.ok("show", game, "--public").stdout
+    late = alice("join", game, "bob")
+    assert late.exit_code == 1 and "over" in late.stderr
+    assert "PASS" in alice.ok("audit", game).stdout
+    refused = alice("new", "-p", "alice", "-b", "greedy", "--join-time", "1s")
+    assert refused.exit_code == 2 and "--join-time needs --clock or --turn-time" in refused.stderr

@@ -42,7 +42,9 @@ from red7es.service.events import (
     CommandRejected,
     CreateCommand,
     GameCreated,
+    JoinClosed,
     JoinCommand,
+    JoinDeadline,
     SeatJoined,
     SeatSpec,
     SeedRevealed,
@@ -88,6 +90,8 @@ EVENTS: list[Any] = [
     Adjudicated((0, 2), "bob left the club"),
     Adjudicated((), "a broken deck"),
     Withdrawn(2, "cy left the club", 1_700_000_000_000),
+    JoinDeadline(1_700_000_000_000, 1_700_000_600_000),
+    JoinClosed(1_700_000_600_000, 1_700_000_600_004),
     GameOver(Outcome((), (0, 0), (0, 0), "aborted")),
 ]
 

@@ -83,3 +83,16 @@ def test_an_adjudicated_game_with_no_winner_is_void_and_one_with_a_winner_counts
     state._fold_round(RoundPaired(1, (Seating(1, "g", (0, 1)),), ()), "event 1")
     state._fold_result(void, "event 2")
     assert state.results["g"].void
+
+
+def test_a_game_nobody_came_to_is_void_and_one_with_a_winner_by_no_show_counts() -> None:
+    """RULES.md, Time, Join deadline: no seat taken and no bot ends with no winner."""
+    void = GameFinished(1, "g", (), (0, 0), (0, 0), "no-show", 3, "00")
+    assert void.void and game_points(void) == [Fraction(0), Fraction(0)]
+    won = GameFinished(1, "g", (0,), (0, 0), (0, 0), "no-show", 3, "00", forfeited=(1,))
+    assert not won.void and game_points(won) == [Fraction(1), Fraction(0)]
+    state = TournamentState(created=spec(2))
+    state._fold_round(RoundPaired(1, (Seating(1, "g", (0, 1)),), ()), "event 1")
+    state._fold_result(void, "event 2")
+    page = report_page(state)
+    assert "nobody came by the join deadline (a loss for every seat)" in page

@@ -506,3 +506,17 @@ def test_a_swiss_of_no_shows_and_a_withdrawal_finishes_by_itself_and_audits(red7
     assert "PASS" in red7.ok("audit", t).stdout
     late = red7("withdraw", t, "ghost", "--reason", "too late")
     assert late.exit_code == 1 and "is finished" in late.stderr
+
+
+def test_an_entrant_without_a_key_who_never_joins_forfeits_at_the_join_deadline(red7: TournamentRed7) -> None:
+    """`--join-time` (RULES.md, Time, Join deadline): a seat nobody takes within it forfeits
+    ("no-show"), so a tournament of a person who never comes finishes by itself and audits."""
+    t = new_id("jt")
+    red7.ok("create", t, "-p", "ann", "-b", "greedy", "-b", "random", "--clock", "1m", "--join-time", "2s")
+    assert f"Tournament {t} finished: 3 games." in red7.ok("run", t).stdout
+    rows = {r["name"]: r for r in red7.json("standings", t)["standings"]}
+    assert rows["ann"]["games"] == 2 and rows["ann"]["forfeits"] == 2 and rows["ann"]["points"] == 0
+    assert red7.ok("report", t, "-o", "-").stdout.count("forfeited: ann (no-show)") == 2
+    assert "PASS" in red7.ok("audit", t).stdout
+    refused = red7("create", new_id("jt"), "-p", "ann", "-b", "greedy", "--join-time", "2s")
+    assert refused.exit_code == 2 and "--join-time needs --clock or --turn-time" in refused.stderr

@@ -1,0 +1,77 @@
+"""The join deadline audited (RULES.md, Time, Join deadline): a JoinClosed before the deadline,
+or none where a join came after it, fails the audit.
+
+One genuine record, played by the worker's code on a real Redis: ann joined at creation, bob
+never came; the worker closes the joins after 1 s, bob forfeits and ann wins ("no-show"), so
+the seed is revealed and the audit re-executes everything."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from red7es.facts import Forfeited
+from red7es.service.audit import audit_record
+from red7es.service.client import GameService
+from red7es.service.events import JoinClosed, SeatJoined, SeatSpec
+from red7es.service.folding import Folder
+from red7es.service.records import Record, export
+from red7es.service.redis_server import RedisServer
+from red7es.variant import Variant
+
+from .tamper import events_of, first_divergence, rechain, settle
+
+
+@pytest.fixture(scope="module")
+def record(redis_server: RedisServer) -> Iterator[Record]:
+    connection = redis.Redis.from_url(redis_server.url)
+    connection.flushall()
+    svc = GameService(connection, wake=lambda game_id: None)
+    seats = [SeatSpec("ann"), SeatSpec("bob")]
+    variant = Variant(2, clock=(600_000, 0), join_time=1_000)
+    svc.create(variant, seats, join=["ann"], seed="jd-t", game_id="jd", wait=None)
+    folder = Folder(svc.store)
+    settle(folder, "jd")
+    time.sleep(1.1)
+    settle(folder, "jd")  # the deadline has passed: JoinClosed, bob's no-show
+    yield export(svc, "jd")
+    connection.close()
+
+
+def _at(record: Record) -> int:
+    return next(i for i, e in enumerate(events_of(record)) if isinstance(e, JoinClosed))
+
+
+def test_the_genuine_record_has_the_no_show_and_passes(record: Record) -> None:
+    i = _at(record)
+    assert events_of(record)[i + 1] == Forfeited(1, "no-show")
+    report = audit_record(record)
+    assert report.passed, report.line()
+
+
+def test_a_join_closed_at_the_deadline_is_early(record: Record) -> None:
+    events = events_of(record)
+    i = _at(record)
+    closed = events[i]
+    assert isinstance(closed, JoinClosed)
+    early = rechain(record, [*events[:i], dataclasses.replace(closed, at=closed.deadline), *events[i + 1 :]])
+    problem = first_divergence(early)
+    assert (problem.check, problem.event) == ("early-timeout", i), problem
+
+
+def test_a_no_show_without_its_join_closed_fails(record: Record) -> None:
+    events = events_of(record)
+    i = _at(record)
+    problem = first_divergence(rechain(record, events[:i] + events[i + 1 :]))
+    assert problem.event == i, problem
+
+
+def test_a_seat_taken_in_place_of_the_no_show_fails(record: Record) -> None:
+    events = events_of(record)
+    i = _at(record)
+    problem = first_divergence(rechain(record, [*events[:i], SeatJoined(1, "bob", "ab" * 32)]))
+    assert problem.event is not None and problem.event >= i, problem  # no join command, no end: it fails there
