@@ -472,16 +472,18 @@ def test_an_aborted_game_is_shown_as_a_loss_for_both(red7: TournamentRed7, pool_
 
 
 def test_a_swiss_of_no_shows_and_a_withdrawal_finishes_by_itself_and_audits(red7: TournamentRed7) -> None:
-    """Issue #18's tournament: people who never show (seated with their keys, so their
-    clocks run out), one withdrawn by the organiser after round 1 was paired, and bots;
-    `run` finishes it with nobody doing anything more, and the audit passes."""
+    """Issue #18's tournament: people who never show — two seated with their keys (their
+    clocks run out) and one without a key who never joins (the join deadline puts them
+    out) — one withdrawn by the organiser after round 1 was paired, and bots; `run`
+    finishes it with nobody doing anything more, and the audit passes."""
     from red7es.service.tokens import public_key
 
     t = new_id("sw-ns")
     people = ("ghost", "ghost2", "quitter")
     keys = [a for p in people for a in ("-p", p, "--reserve", f"{p}={public_key(new_token())}")]
     bots = ["-b", "greedy", "-b", "random", "-b", "g2=greedy"]
-    red7.ok("create", t, *keys, *bots, "--format", "swiss", "-n", "3", "--clock", "3s")
+    timing = ["--clock", "3s", "--join-time", "2s"]
+    red7.ok("create", t, *keys, "-p", "nobody", *bots, "--format", "swiss", "-n", "3", *timing)
     red7.ok("run", t, "--no-wait")  # round 1 paired, its games started
     said = red7.ok("withdraw", t, "quitter", "--reason", "quitter had to leave").stdout
     assert said.startswith(f"quitter withdrawn from tournament {t}")
@@ -497,7 +499,7 @@ def test_a_swiss_of_no_shows_and_a_withdrawal_finishes_by_itself_and_audits(red7
     assert all("quitter" not in tb["seats"] and "quitter" not in r["byes"] for r in rounds[1:] for tb in r["tables"])
     rows = {r["name"]: r for r in red7.json("standings", t)["standings"]}
     assert rows["quitter"]["withdrawn"] and rows["quitter"]["games"] == 1 and rows["quitter"]["forfeits"] == 1
-    for ghost in ("ghost", "ghost2"):  # out of time in every game, unless the other seat was out first
+    for ghost in ("ghost", "ghost2", "nobody"):  # out in every game, unless the other seat was out first
         row = rows[ghost]
         assert not row["withdrawn"] and row["forfeits"] > 0 and row["forfeits"] + row["wins"] == row["games"], row
     assert "quitter (withdrawn)" in red7.ok("standings", t).stdout
