@@ -49,7 +49,7 @@ from red7es.service.envelope import CorruptEvent
 from red7es.service.records import stream_order
 from red7es.service.store import Keys, start_after, text
 from red7es.tournament.codec import decode
-from red7es.tournament.events import GameFinished, RoundPaired, Seating, TournamentFinished
+from red7es.tournament.events import EntrantWithdrew, GameFinished, RoundPaired, Seating, TournamentFinished
 from red7es.tournament.ids import NoSuchTournament, valid_tournament_id
 from red7es.tournament.lifecycle import load
 from red7es.tournament.state import TournamentCorrupt, TournamentState
@@ -198,6 +198,14 @@ class _Entrant:
             line["seat"] = seating.seats.index(self.index)
         return line
 
+    def entrant_withdrew(self, change_id: str, withdrawal: EntrantWithdrew) -> dict[str, Any] | None:
+        """The line of an entrant's withdrawal: on the tournament's stream, and on that
+        entrant's own (no other entrant's stream is told)."""
+        if self.index is not None and self.index != withdrawal.entrant:
+            return None
+        name = self.state.spec.entrants[withdrawal.entrant].name
+        return {"type": "entrant_withdrew", "id": change_id, "entrant": name, "reason": withdrawal.reason}
+
     def game_finished(self, change_id: str, result: GameFinished) -> dict[str, Any]:
         _round, seating = self.state.seating(result.game)
         return {
@@ -295,6 +303,8 @@ async def tournament_lines(
                     break  # its games start before any later event is told
                 if isinstance(event, GameFinished) and shown.plays(state.seating(event.game)[1]):
                     yield shown.game_finished(change_id, event)
+                if isinstance(event, EntrantWithdrew) and (line := shown.entrant_withdrew(change_id, event)):
+                    yield line
                 if isinstance(event, TournamentFinished):
                     standings = standings_data(state)["standings"]
                     yield {"type": "tournament_over", "id": change_id, "seed": event.seed, "standings": standings}

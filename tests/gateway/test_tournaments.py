@@ -323,3 +323,25 @@ def test_an_entrant_with_a_key_of_its_own_plays_its_whole_tournament_over_http_w
     assert len(told) == 2
     with redis.Redis.from_url(redis_server.url) as connection:
         assert audit_tournament(GameService(connection), tid).ok
+
+
+def test_a_withdrawal_is_told_on_the_tournaments_stream_and_the_entrants_own(
+    http: httpx.Client, redis_server: RedisServer
+) -> None:
+    from red7es.tournament.withdrawal import withdraw_entrant
+
+    with redis.Redis.from_url(redis_server.url) as connection:
+        tid = new_tournament(connection, [SeatSpec(f"b{i}", BOT, "random") for i in range(3)])
+        withdraw_entrant(GameService(connection), tid, "b0", "b0's author pulled it")
+    run = Run(redis_server.url, tid)
+    run.finish()
+    told = {"type": "entrant_withdrew", "entrant": "b0", "reason": "b0's author pulled it"}
+    story = ndjson(http.get(f"/api/tournaments/{tid}/stream?after=0-0"))
+    (line,) = [x for x in story if x["type"] == "entrant_withdrew"]
+    assert {k: line[k] for k in told} == told and story[0] == line  # before round 1 was paired
+    own = ndjson(http.get(f"/api/tournaments/{tid}/stream?after=0-0&entrant=b0"))
+    assert [x for x in own if x["type"] == "entrant_withdrew"] == [line]
+    other = ndjson(http.get(f"/api/tournaments/{tid}/stream?after=0-0&entrant=b1"))
+    assert not [x for x in other if x["type"] == "entrant_withdrew"]
+    standings = http.get(f"/api/tournaments/{tid}/standings").json()["standings"]
+    assert [r["withdrawn"] for r in standings if r["name"] == "b0"] == [True]
