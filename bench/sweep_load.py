@@ -25,7 +25,7 @@ Redis 7 counts them; the drivers' reads and submits are in the load figures), Re
 index sweep) and the turns applied; then the ratio clocked/untimed, and per turn the
 load's cost above idle.
 
-Usage:  python bench/sweep_load.py [--games 2000] [--moving 100] [--rate 50] [--seconds 20] [--sweeps 8] [--json]
+Usage:  python bench/sweep_load.py [--games 2000] [--moving 100] [--rate 50] [--seconds 20] [--sweeps 12] [--json]
 Full size (issue #18):  python bench/sweep_load.py --games 10000
 """
 
@@ -255,7 +255,7 @@ def main() -> None:
     parser.add_argument("--moving", type=int, default=100, help="of them, the games the people move in under load")
     parser.add_argument("--rate", type=float, default=50, help="turns/s the people submit in all under load")
     parser.add_argument("--seconds", type=float, default=20, help="length of the window under load")
-    parser.add_argument("--sweeps", type=int, default=8, help="idle: sweep periods measured (2 to 2.5 s each)")
+    parser.add_argument("--sweeps", type=int, default=12, help="idle: sweep periods measured (2 to 2.5 s each)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     print(f"load average at start: {load_average()}", flush=True)
