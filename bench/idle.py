@@ -52,12 +52,20 @@ def measure(conn: redis.Redis, action: Callable[[], object], times: int) -> tupl
     return (commands(conn) - before - 1) / times, cpu_ms / times  # (-1: the INFO that read it)
 
 
-def add_games(service: GameService, context: WorkerContext, start: int, stop: int, timed: bool) -> None:
-    variant = Variant(2, turn_time=TWO_DAYS_MS) if timed else Variant(2)
+def add_games(
+    service: GameService, context: WorkerContext, start: int, stop: int, variant: Variant
+) -> dict[str, dict[int, tuple[str, str]]]:
+    """Games ``start`` to ``stop`` of two people (ann, bob: both joined), each dealt and
+    waiting for its first turn; their seats, seat -> (name, token), for a bench that moves them."""
+    seats: dict[str, dict[int, tuple[str, str]]] = {}
     for n in range(start, stop):
-        game = f"{'t' if timed else 'u'}{n:06d}"
-        service.create(variant, [SeatSpec("ann"), SeatSpec("bob")], game_id=game, join=["ann", "bob"], wait=None)
+        game = f"{'t' if variant.timed else 'u'}{n:06d}"
+        created = service.create(
+            variant, [SeatSpec("ann"), SeatSpec("bob")], game_id=game, join=["ann", "bob"], wait=None
+        )
         context.advance(game)  # dealt: waits for its first turn, nothing for a worker to do
+        seats[game] = {0: ("ann", created.tokens["ann"]), 1: ("bob", created.tokens["bob"])}
+    return seats
 
 
 def run(sizes: list[int], sweeps: int) -> list[dict[str, Any]]:
@@ -71,7 +79,7 @@ def run(sizes: list[int], sweeps: int) -> list[dict[str, Any]]:
                 folding = WorkerContext(conn, owner="folder")
                 made = 0
                 for size in sizes:
-                    add_games(service, folding, made, size, timed)
+                    add_games(service, folding, made, size, Variant(2, turn_time=TWO_DAYS_MS) if timed else Variant(2))
                     made = size
                     worker = WorkerContext(conn, owner="sweeper")
                     worker.sweep()  # its first: every game
