@@ -799,7 +799,8 @@ def standings_rows(standings: list[dict[str, Any]], swiss: bool) -> list[list[st
     return [
         [
             str(s["rank"]),
-            f"{s['name']} ({s['bot']} bot)" if s["kind"] == "bot" else s["name"],
+            (f"{s['name']} ({s['bot']} bot)" if s["kind"] == "bot" else s["name"])
+            + (" (withdrawn)" if s["withdrawn"] else ""),
             str(s["games"]),
             str(s["wins"]),
             two_decimals(s["points"]),
@@ -922,6 +923,32 @@ def test_a_tournament_of_bots_is_followed_live_on_its_page(
     page.wait_for_selector(f"#tournaments li[data-tournament='{tid}'] a", timeout=WAIT_MS)
     assert page.get_attribute(f"#tournaments li[data-tournament='{tid}'] a", "href") == f"/t/{tid}"
     assert "Winter cup" in (page.text_content(f"#tournaments li[data-tournament='{tid}']") or "")
+
+
+@needs_chromium
+def test_a_withdrawal_is_shown_live_on_the_tournaments_page(
+    served: Gateway, redis_server: RedisServer, service: GameService, page: Page
+) -> None:
+    """docs/tournaments.md, Withdrawing: the page names the entrant withdrawn as the stream
+    tells it, and its standings mark them."""
+    from red7es.tournament.withdrawal import withdraw_entrant
+
+    tid = f"tw-{uuid.uuid4().hex[:8]}"
+    entrants = [SeatSpec("ann"), SeatSpec("b1", "bot", "greedy"), SeatSpec("b2", "bot", "random")]
+    with redis.Redis.from_url(redis_server.url) as connection:
+        create_tournament(connection, tid, entrants, Variant(2), SWISS, seed=f"seed of {tid}")
+    page.goto(f"{served.base}/t/{tid}")
+    page.wait_for_function("() => document.getElementById('connection').textContent === 'live'")
+    assert page.text_content("#entrants") == "ann, b1 (greedy bot), b2 (random bot)"
+    withdraw_entrant(service, tid, "ann", "ann had to leave")
+    page.wait_for_function(
+        "() => document.getElementById('entrants').textContent === 'ann (withdrawn), b1 (greedy bot), b2 (random bot)'",
+        timeout=WAIT_MS,
+    )
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('#standings td')].some(td => td.textContent === 'ann (withdrawn)')",
+        timeout=WAIT_MS,
+    )
 
 
 @needs_chromium

@@ -37,7 +37,8 @@
   }
 
   function entrantText(e) {
-    return e.kind === "bot" ? `${e.name} (${e.bot} bot)` : e.name;
+    const withdrawn = state.show && state.show.withdrawn && e.name in state.show.withdrawn ? ", withdrawn" : "";
+    return e.kind === "bot" ? `${e.name} (${e.bot} bot${withdrawn})` : withdrawn ? `${e.name} (withdrawn)` : e.name;
   }
 
   /* ---------------------------------------------------------------- what it is, and its rounds */
@@ -136,7 +137,7 @@
 
   const COLUMNS = [
     ["#", (s) => String(s.rank)],
-    ["Player", (s) => (s.kind === "bot" ? `${s.name} (${s.bot} bot)` : s.name), "l"],
+    ["Player", (s) => (s.kind === "bot" ? `${s.name} (${s.bot} bot)` : s.name) + (s.withdrawn ? " (withdrawn)" : ""), "l"],
     ["Games", (s) => String(s.games)],
     ["Wins", (s) => String(s.wins)],
     ["Points", (s) => R.twoDecimals(s.points)],
@@ -223,6 +224,14 @@
     askStandings();
   }
 
+  /* An entrant withdrawn (docs/tournaments.md, Withdrawing): named so among the entrants,
+     and in the standings read again. */
+  function onWithdrew(line) {
+    state.show.withdrawn = { ...(state.show.withdrawn || {}), [line.entrant]: line.reason };
+    renderShow();
+    askStandings();
+  }
+
   function onOver(line) {
     state.show.finished = true;
     state.show.seed = line.seed;
@@ -248,6 +257,7 @@
     source.addEventListener("round_paired", (m) => onRoundPaired(JSON.parse(m.data)));
     source.addEventListener("game_started", (m) => onGameStarted(JSON.parse(m.data)));
     source.addEventListener("game_finished", (m) => onGameFinished(JSON.parse(m.data)));
+    source.addEventListener("entrant_withdrew", (m) => onWithdrew(JSON.parse(m.data)));
     source.addEventListener("tournament_over", (m) => {
       onOver(JSON.parse(m.data));
       stop("finished");
