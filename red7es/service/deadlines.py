@@ -78,11 +78,25 @@ def append_indexed(
         if reply[0] == 1:
             index(connection, game_id, deadline)
         return reply
-    pipe = connection.pipeline(transaction=True)
-    append(keys=keys, args=args, client=pipe)
-    sync(keys=[meta_key, DEADLINES], args=[game_id], client=pipe)
-    reply, _synced = pipe.execute()
-    return reply
+    # EVALSHA in the transaction, not the Script objects: a Script queued in a pipeline
+    # makes redis-py send SCRIPT EXISTS first, one more round trip on every clocked turn
+    # (bench/sweep_load.py).  A server that lost its scripts (a restart, SCRIPT FLUSH)
+    # answers NOSCRIPT and the append is not written (at most the index is set again from
+    # the meta, which changes nothing): load them and run the transaction again.
+    for attempt in (1, 2):
+        pipe = connection.pipeline(transaction=True)
+        pipe.evalsha(append.sha, len(keys), *keys, *args)
+        pipe.evalsha(sync.sha, 2, meta_key, DEADLINES, game_id)
+        try:
+            reply, _synced = pipe.execute()
+        except redis.exceptions.NoScriptError:
+            if attempt == 2:
+                raise
+            connection.script_load(append.script)
+            connection.script_load(sync.script)
+            continue
+        return reply
+    raise AssertionError("unreachable")
 
 
 def redis_now(connection: redis.Redis) -> int:

@@ -167,3 +167,24 @@ def test_a_bot_to_move_first_waits_for_every_seat_to_be_taken_in_a_timed_game(re
     assert any(isinstance(e, ClockStarted) for e in log)
     assert svc.view(game)["to_move"] != view["to_move"] or svc.view(game)["status"] == "over"  # the bot moved
     assert audit_game(svc, game).divergence is None
+
+
+def test_a_clocked_append_sends_no_script_check_and_survives_a_script_flush(real_redis: redis.Redis) -> None:
+    """The append and its deadline index entry go in one transaction of EVALSHAs: no SCRIPT
+    EXISTS round trip before each (red7es.service.deadlines.append_indexed), and a server
+    that lost its scripts has them loaded again, the append written once."""
+    svc = offline_service(real_redis)
+    tokens = _game(svc, "jd-sha", Variant(3, clock=(600_000, 0)), ["ann", "bob"])
+    folder = Folder(svc.store)
+    fold(folder, "jd-sha")
+    real_redis.config_resetstat()
+    real_redis.script_flush()
+    view = svc.view("jd-sha")
+    mover = view["to_move"]
+    name = ("ann", "bob", "g")[mover]
+    svc.submit("jd-sha", name, tokens[name], svc.view("jd-sha", mover)["legal"][0])
+    fold(folder, "jd-sha")
+    stats = real_redis.info("commandstats")
+    assert "cmdstat_script|exists" not in stats and stats["cmdstat_script|load"]["calls"] >= 2
+    assert audit_game(svc, "jd-sha").divergence is None
+    assert svc.view("jd-sha")["version"] > view["version"]
