@@ -19,7 +19,7 @@ from ..bots.base import BotError, decide, make_bot, thinks_long
 from ..cards import Card
 from ..cards import bits as _bits
 from ..deal import commitment
-from ..facts import FACT_TYPES, CardDrawn, GameOver, Outcome, RoundDealt
+from ..facts import FACT_TYPES, CardDrawn, Forfeited, GameOver, Outcome, RoundDealt
 from ..game import BATCH_RULES, NO_SHOW, SEAT_WORDS, WITHDRAWN, Game, IllegalStep
 from ..observation import Observation
 from ..rules import qualifying_mask
@@ -147,6 +147,8 @@ class Table:
     # The join deadline (RULES.md, Time, Join deadline) as JoinDeadline set it: None without
     # one, and once JoinClosed was recorded.  It is due while a person's seat is not taken.
     join_deadline: int | None = None
+    # seat -> the reason of its Forfeited, as folded or decided (views and results name them)
+    forfeit_why: dict[int, str] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ building
 
@@ -273,6 +275,8 @@ class Table:
             self.game.load_deal(event)
         elif isinstance(event, FACT_TYPES):
             self.game.apply_fact(event)
+            if isinstance(event, Forfeited):
+                self.forfeit_why[event.seat] = event.reason
 
     # ------------------------------------------------------------------ queries
 
@@ -355,7 +359,7 @@ class Table:
                 passes = applied and not Turn.parse(command.turn).open
         if passes and at is not None:
             events.extend(self._clock_after(at))
-        return events
+        return self._noted(events)
 
     def time_out(self, at: int) -> list[LogEvent]:
         """The seat to move's time is up, seen at referee time ``at`` (after its deadline).
@@ -364,7 +368,7 @@ class Table:
         forfeits the game (RULES.md, Time). The next seat's clock starts at ``at``.
         """
         if self.clock is None and self.deadline is not None:
-            return self._close_joins(at)
+            return self._noted(self._close_joins(at))
         clock = self.clock
         if clock is None or self.over or self.to_move != clock.seat:
             raise ValueError("no seat's clock is running")
@@ -380,7 +384,7 @@ class Table:
             self.seed_revealed = self.game.seed.hex()
             events.append(SeedRevealed(self.seed_revealed))
         events.extend(self._clock_after(at, timed_out=clock.seat))
-        return events
+        return self._noted(events)
 
     def _close_joins(self, at: int) -> list[LogEvent]:
         """The join deadline passed, seen at ``at`` (RULES.md, Time, Join deadline): every seat
@@ -452,7 +456,20 @@ class Table:
         # not taken (the clocks start now): as after a resign (RULES.md, Resigning).
         if self.to_move != mover or self.game.round != round_number or self.over or unseated:
             events.extend(self._clock_after(at))
+        return self._noted(events)
+
+    def _noted(self, events: list[LogEvent]) -> list[LogEvent]:
+        """``events``, their forfeits' reasons remembered (:attr:`forfeit_reasons`)."""
+        for event in events:
+            if isinstance(event, Forfeited):
+                self.forfeit_why[event.seat] = event.reason
         return events
+
+    @property
+    def forfeit_reasons(self) -> list[str]:
+        """Why each seat out of the game went out, in the order they did (``Forfeited``'s
+        reasons: ``time``, ``resigned``, ``withdrawn``, ``no-show``)."""
+        return [self.forfeit_why.get(seat, "") for seat in self.game.forfeited]
 
     def _clock_after(self, at: int, timed_out: int | None = None) -> list[LogEvent]:
         """The ClockStarted of the seat to move once the turn passed to it at ``at`` (none for
@@ -705,10 +722,13 @@ class Table:
         return view
 
     def _outcome(self, outcome: Outcome) -> dict[str, Any]:
-        """A view's outcome: GameOver's data, and ``adjudication`` (why) when an operator ended it."""
+        """A view's outcome: GameOver's data, ``adjudication`` (why) when an operator ended it,
+        and ``forfeit_reasons`` (why each seat in ``forfeited`` went out) when any did."""
         data = outcome_data(outcome)
         if self.adjudication is not None:
             data["adjudication"] = self.adjudication
+        if outcome.forfeited:
+            data["forfeit_reasons"] = self.forfeit_reasons
         return data
 
     def _seat_time(self, seat: int) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..deal import commitment
-from ..facts import GameOver
+from ..facts import Forfeited, GameOver
 from ..service.audit import FAIL, AuditReport, audit_record
 from ..service.client import GameService
 from ..service.codec import CorruptEvent, decode_command, decode_event, event_hash
@@ -255,18 +255,30 @@ def _joins_text(joins: tuple[tuple[int, str], ...] | None) -> str:
 
 def _outcome(spec: TournamentCreated, record: Record, round_number: int) -> GameFinished | None:
     """The result a game's log ends with (GameOver is near its end: look from there), with
-    its forfeited seats when the tournament's rules record them."""
+    its forfeited seats, and why each went out (its Forfeited facts, in order), when the
+    tournament's rules record them."""
     for i, entry in reversed(list(enumerate(record.events))):
         event = decode_event(entry.raw, f"event {i}").event
         if isinstance(event, GameOver):
-            return GameFinished.of(
-                spec, round_number, record.game_id, event.outcome, i + 1, event_hash(entry.raw).hex()
-            )
+            reasons = _forfeit_reasons(record, i) if event.outcome.forfeited else []
+            head = event_hash(entry.raw).hex()
+            return GameFinished.of(spec, round_number, record.game_id, event.outcome, i + 1, head, reasons)
     return None
 
 
+def _forfeit_reasons(record: Record, end: int) -> list[str]:
+    """The reasons of the log's Forfeited facts before event ``end``, in order."""
+    reasons = []
+    for i, entry in enumerate(record.events[:end]):
+        if b"Forfeited" in entry.raw:  # (the type's name is in such an event's bytes: no others decoded)
+            event = decode_event(entry.raw, f"event {i}").event
+            if isinstance(event, Forfeited):
+                reasons.append(event.reason)
+    return reasons
+
+
 def _compare_result(record: Record, recorded: GameFinished, from_log: GameFinished) -> None:
-    for name in ("winners", "scores", "round_wins", "reason", "forfeited"):
+    for name in ("winners", "scores", "round_wins", "reason", "forfeited", "forfeit_reasons"):
         if getattr(recorded, name) != getattr(from_log, name):
             raise _Divergence(
                 f"game {record.game_id}: the tournament recorded {name} {list(getattr(recorded, name))!r}"

@@ -49,6 +49,12 @@ def _ints(items: Any) -> tuple[int, ...]:
     return tuple(items)
 
 
+def _texts(items: Any) -> tuple[str, ...]:
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise ValueError(f"expected a list of strings, got {items!r}")
+    return tuple(items)
+
+
 def _created(d: dict[str, Any]) -> TournamentCreated:
     return TournamentCreated(
         str(d["tournament"]),
@@ -92,6 +98,7 @@ def _finished(d: dict[str, Any]) -> GameFinished:
         int(d["version"]),
         str(d["head"]),
         _ints(d.get("forfeited", [])),
+        _texts(d.get("forfeit_reasons", [])),
     )
 
 
@@ -138,6 +145,7 @@ TOURNAMENT_EVENT_TYPES: dict[str, EventType] = {
             "head": e.head,
             # only when a seat forfeited: every other result stays byte-identical
             **({"forfeited": list(e.forfeited)} if e.forfeited else {}),
+            **({"forfeit_reasons": list(e.forfeit_reasons)} if e.forfeit_reasons else {}),
         },
         _finished,
     ),

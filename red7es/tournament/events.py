@@ -10,6 +10,7 @@ their position in a table, so a rename can never make two events disagree.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..facts import Outcome
@@ -35,10 +36,13 @@ __all__ = [
 
 # A tournament's rules version (TournamentCreated.rules): 1, every tournament created
 # before forfeits were placed; 2, a game's forfeited seats are recorded with its result
-# and finish below every seat still in it (docs/tournaments.md, Points).  Old
+# and finish below every seat still in it (docs/tournaments.md, Points); 3, with the
+# reason each went out.  Old
 # tournaments keep being run and audited under the rules they were created with.
-TOURNAMENT_RULES = 2
+TOURNAMENT_RULES = 3
 FORFEITS_PLACED = 2
+# Rules 3: a result names why each forfeited seat went out (GameFinished.forfeit_reasons).
+FORFEIT_REASONS = 3
 
 # How a game with no result ended, as standings, show and the report say it (GameFinished.void).
 VOID_WORDS = {
@@ -80,6 +84,11 @@ class TournamentCreated:
     def places_forfeits(self) -> bool:
         """Whether its results record forfeited seats, which finish last (rules 2 on)."""
         return self.rules >= FORFEITS_PLACED
+
+    @property
+    def names_forfeit_reasons(self) -> bool:
+        """Whether its results record why each forfeited seat went out (rules 3 on)."""
+        return self.rules >= FORFEIT_REASONS
 
     @property
     def table_size(self) -> int:
@@ -128,6 +137,9 @@ class GameFinished:
     # Seats out of the game (RULES.md, Time and Resigning), the first out first: they
     # finish below every seat still in it.  Recorded under tournament rules 2 on only.
     forfeited: tuple[int, ...] = ()
+    # Why each of ``forfeited`` went out, in the same order (Forfeited's reasons: "time",
+    # "resigned", "withdrawn", "no-show").  Recorded under tournament rules 3 on only.
+    forfeit_reasons: tuple[str, ...] = ()
 
     @property
     def aborted(self) -> bool:
@@ -143,14 +155,23 @@ class GameFinished:
 
     @classmethod
     def of(
-        cls, spec: TournamentCreated, round_number: int, game: str, outcome: Outcome, version: int, head: str
+        cls,
+        spec: TournamentCreated,
+        round_number: int,
+        game: str,
+        outcome: Outcome,
+        version: int,
+        head: str,
+        reasons: Sequence[str] = (),
     ) -> GameFinished:
         """The result of ``game`` as its log's GameOver states it, pinned at ``version``/``head``;
-        with its forfeited seats when the tournament's rules (``spec``) place them.
+        with its forfeited seats when the tournament's rules (``spec``) place them, and why
+        each went out (``reasons``, in the order of ``outcome.forfeited``) when they name it.
 
         Given the spec rather than a flag, so that the runner recording a result and the
         audit re-deriving it from the log cannot read the rules differently."""
         forfeited = outcome.forfeited if spec.places_forfeits else ()
+        why = tuple(reasons) if spec.names_forfeit_reasons and forfeited else ()
         return cls(
             round_number,
             game,
@@ -161,6 +182,7 @@ class GameFinished:
             version,
             head,
             forfeited,
+            why,
         )
 
 

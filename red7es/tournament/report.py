@@ -181,21 +181,27 @@ def _legend(names: Sequence[str]) -> str:
     return f'<ul class="legend">{items}</ul>'
 
 
-# Why the seat whose forfeit ended a game went out, as GameFinished.reason gives it
-# (RULES.md, Time and Resigning).  The result records no reason for earlier forfeits.
+# Why a seat went out of a game, in words (Forfeited's reasons; RULES.md, Time, Resigning,
+# Withdrawal): from GameFinished.forfeit_reasons (rules 3), or, in an older result, its
+# reason, which is the last seat's.
 _FORFEIT_REASONS = {"time": "out of time", RESIGNED: "resigned", WITHDRAWN: "withdrawn", NO_SHOW: "no-show"}
 
 
 def _forfeits_text(names: Sequence[str], seats: Sequence[int], result: GameFinished) -> str:
-    """` · forfeited: A, B (out of time)`: who went out of the game, first out first.
+    """` · forfeited: A (no-show), B (out of time)`: who went out of the game, first out first.
 
-    The result states a reason only for the forfeit that ended the game (its ``reason``,
-    the last seat out), so only that one is named a time-out or a resignation."""
+    A result of tournament rules 3 names why each seat went out (``forfeit_reasons``); an
+    older one states a reason only for the forfeit that ended the game (its ``reason``, the
+    last seat out), so only that one is named a time-out or a resignation."""
     if not result.forfeited:
         return ""
-    why = _FORFEIT_REASONS.get(result.reason)
     shown = [escape(names[seats[f]]) for f in result.forfeited]
-    if why is not None:
+    if result.forfeit_reasons:
+        shown = [
+            f"{name} ({_FORFEIT_REASONS.get(why, escape(why))})"
+            for name, why in zip(shown, result.forfeit_reasons, strict=True)
+        ]
+    elif (why := _FORFEIT_REASONS.get(result.reason)) is not None:
         shown[-1] += f" ({why})"
     return " · forfeited: " + ", ".join(shown)
 

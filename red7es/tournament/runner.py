@@ -258,6 +258,7 @@ class TournamentRunner:
                     parse_outcome(outcome),
                     _finished_version(t.game, meta),
                     meta["head"],
+                    outcome.get("forfeit_reasons") or (),
                 )
             )
         if not finished:

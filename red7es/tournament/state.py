@@ -123,6 +123,8 @@ class TournamentState:
             or any(not 0 <= s < k or s in e.winners for s in out)
         ):
             raise TournamentCorrupt(f"{where}: game {e.game} records forfeited seats {list(out)} it cannot have")
+        if e.forfeit_reasons and (not self.spec.names_forfeit_reasons or len(e.forfeit_reasons) != len(out)):
+            raise TournamentCorrupt(f"{where}: game {e.game} records reasons {list(e.forfeit_reasons)} for no forfeit")
         self.results[e.game] = e
 
     # ------------------------------------------------------------------ queries

@@ -138,6 +138,7 @@ def test_the_service_withdraws_a_seat_and_the_audit_names_it(real_redis: redis.R
     fold(folder, "wd-svc")
     over = svc.view("wd-svc")["outcome"]
     assert over["winners"] == [1] and over["forfeited"] == [2, 0] and over["reason"] == "resigned"
+    assert over["forfeit_reasons"] == ["withdrawn", "resigned"]
     report = audit_game(svc, "wd-svc")
     assert report.passed, report.line()
     at = next(r.seq for r in decoded_log(svc.store, "wd-svc") if isinstance(r.event, Withdrawn))

@@ -433,12 +433,35 @@ def test_a_no_show_out_of_time_at_a_table_of_three_finishes_last_and_the_audit_r
     (result,) = state.results.values()
     seats = state.seating(result.game)[1].seats
     assert result.forfeited[0] == seats.index(0)  # the ghost (entrant 0) was out first
-    # the two bots played on, so the result gives no reason for the ghost's forfeit: named, no more
-    assert "forfeited: ghost ·" in red7.ok("report", t, "-o", "-").stdout
+    assert result.forfeit_reasons == ("time",)  # tournament rules 3: why, though the bots played on
+    assert "forfeited: ghost (out of time) ·" in red7.ok("report", t, "-o", "-").stdout
     assert "PASS" in red7.ok("audit", t).stdout
 
+    def reason_changed(events: list[TournamentEvent]) -> list[TournamentEvent]:
+        return [
+            dataclasses.replace(e, forfeit_reasons=("resigned",)) if isinstance(e, GameFinished) else e for e in events
+        ]
+
+    with redis.Redis.from_url(pool_url) as connection:
+        rewrite_stream(connection, t, reason_changed)
+    failed = red7("audit", t)
+    assert failed.exit_code == 1 and "the tournament recorded forfeit_reasons ['resigned']" in failed.stdout, (
+        failed.stdout
+    )
+    with redis.Redis.from_url(pool_url) as connection:
+        rewrite_stream(
+            connection,
+            t,
+            lambda events: [
+                dataclasses.replace(e, forfeit_reasons=("time",)) if isinstance(e, GameFinished) else e for e in events
+            ],
+        )
+
     def forfeit_left_out(events: list[TournamentEvent]) -> list[TournamentEvent]:
-        return [dataclasses.replace(e, forfeited=()) if isinstance(e, GameFinished) else e for e in events]
+        return [
+            dataclasses.replace(e, forfeited=(), forfeit_reasons=()) if isinstance(e, GameFinished) else e
+            for e in events
+        ]
 
     with redis.Redis.from_url(pool_url) as connection:
         rewrite_stream(connection, t, forfeit_left_out)

@@ -84,3 +84,25 @@ def test_a_result_read_from_a_game_keeps_its_forfeits_only_under_rules_that_plac
         assert finished == GameFinished(1, "g", (1,), (9, 2, 5, 0), (0, 1, 0, 0), "time", 7, "ab" * 32, kept)
         state._fold_result(finished, "event 2")
         assert state.results["g"] is finished
+
+
+def test_rules_3_results_name_why_each_seat_went_out_and_older_ones_cannot() -> None:
+    with_reasons = dataclasses.replace(out((0, 2)), forfeit_reasons=("no-show", "time"))
+    raw = encode(with_reasons, 1, GENESIS, 0)
+    assert decode(raw).event.forfeit_reasons == ("no-show", "time")
+    assert b"forfeit_reasons" not in encode(out((0, 2)), 1, GENESIS, 0)  # none: the bytes of rules 2
+    state_of(3)._fold_result(with_reasons, "event 2")
+    with pytest.raises(TournamentCorrupt, match="records reasons"):
+        state_of(2)._fold_result(with_reasons, "event 2")
+    with pytest.raises(TournamentCorrupt, match="records reasons"):
+        state_of(3)._fold_result(dataclasses.replace(with_reasons, forfeit_reasons=("time",)), "event 2")
+
+
+def test_a_result_of_rules_2_keeps_no_reasons_whatever_the_game_says() -> None:
+    from red7es.facts import Outcome
+
+    outcome = Outcome((1,), (0, 0, 0, 0), (0, 1, 0, 0), "rounds", (0,))
+    two = dataclasses.replace(spec(4, k=4), rules=2)
+    assert GameFinished.of(two, 1, "g", outcome, 9, "00", ["time"]).forfeit_reasons == ()
+    three = dataclasses.replace(spec(4, k=4), rules=3)
+    assert GameFinished.of(three, 1, "g", outcome, 9, "00", ["time"]).forfeit_reasons == ("time",)
