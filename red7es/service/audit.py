@@ -387,6 +387,7 @@ class _Audit:
         self.stop = self.n
         self.adjudicated: str | None = None  # the report's line on an operator's adjudication
         self.withdrawals: list[str] = []  # the report's lines on the operator's withdrawals
+        self.answered_at = 0  # the referee time (stream ms) of the last command re-executed
 
     def run(self) -> AuditReport:
         found = self._structure()
@@ -665,6 +666,7 @@ class _Audit:
         if problem is not None:
             return problem
         pos += len(expected)
+        self.answered_at = stream_ms(entry.stream_id)
         for k, entry in commands[1:]:
             if pos > self.stop:
                 return None
@@ -678,6 +680,7 @@ class _Audit:
             if problem is not None:
                 return problem
             pos += len(answer)
+            self.answered_at = max(self.answered_at, stream_ms(entry.stream_id))
         problem, pos = self._time_outs(None, None, pos, table)
         if problem is not None:
             return problem
@@ -753,8 +756,9 @@ class _Audit:
         """The operator's withdrawal at ``pos`` (RULES.md, Withdrawal), before command ``k``:
         trusted as the operator's act (nothing signs it), but its seat must be in a game not
         over, its time no later than Redis wrote it, not before the running clock started
-        and not after the seat to move's deadline (a time-out due comes first), and what
-        follows it must be what it gives.  The report names it."""
+        not after the seat to move's deadline (a time-out due comes first), and not before
+        the last command answered before it; and what follows it must be what it gives.
+        The report names it."""
         event = self._event(pos)
         if not isinstance(event, Withdrawn):
             return self._undecodable(k, None, pos), pos
@@ -762,6 +766,10 @@ class _Audit:
         try:
             if event.at > written:
                 raise ValueError(f"the withdrawal says {event.at}, after Redis wrote it ({written})")
+            if event.at < self.answered_at:  # it was decided after the answers before it
+                raise ValueError(
+                    f"the withdrawal says {event.at}, before the command answered before it ({self.answered_at})"
+                )
             expected = table.withdraw(event.seat, event.reason, event.at)
         except ValueError as exc:  # IllegalStep: over, no such seat, out already, the clocks
             return _div(

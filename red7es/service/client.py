@@ -243,10 +243,13 @@ class GameService:
         keys: Mapping[str, str] | None = None,
         game_id: str | None = None,
         wait: float | None = 10.0,
+        withdrawn: Sequence[tuple[str, str]] = (),
     ) -> CreatedGame:
         """Create a game; people named in ``join`` are seated at once (tokens returned), and
         the people named in ``keys`` are seated at once with the public key given (seat
-        name -> 64 hex digits: a token someone else holds, so the seat is theirs alone).
+        name -> 64 hex digits: a token someone else holds, so the seat is theirs alone);
+        the seats in ``withdrawn`` ((name, reason), in order) are out of it from the start
+        (RULES.md, Withdrawal: a tournament's entrant withdrawn before the game).
 
         Raises :class:`BadCreate` for a game that cannot be as asked, :class:`GameExists`
         for an id taken."""
@@ -288,7 +291,12 @@ class GameService:
             secret = make_seed(seed)
         except SeedError as exc:
             raise BadCreate(str(exc)) from None
-        command = CreateCommand(f"create-{game_id}", variant, seat_specs, commitment(secret), tuple(joins))
+        out = []
+        for name, reason in withdrawn:
+            if name not in names:
+                raise BadCreate(f"no seat named {name!r}")
+            out.append((names.index(name), reason))
+        command = CreateCommand(f"create-{game_id}", variant, seat_specs, commitment(secret), tuple(joins), tuple(out))
         mark = self.store.last_change_id(game_id) if wait else "0-0"  # only a wait reads from the mark
         at = now_ms()  # one clock reading: meta's created is the create command's at (GameCreated.created)
         try:

@@ -231,13 +231,18 @@ def _command_seats(items: Any) -> tuple[SeatSpec, ...]:
 
 def _command_joins(items: Any) -> tuple[tuple[int, str], ...]:
     """A Create's ``joins``: ``[seat, key]`` pairs, an int and a str."""
-    _exactly(items, (list,), "joins")
-    joins = []
+    return _command_pairs(items, "joins", "key")
+
+
+def _command_pairs(items: Any, what: str, second: str) -> tuple[tuple[int, str], ...]:
+    """A Create's ``joins`` or ``withdrawn``: ``[seat, <second>]`` pairs, an int and a str."""
+    _exactly(items, (list,), what)
+    pairs = []
     for i, pair in enumerate(items):
         if type(pair) is not list or len(pair) != 2:
-            raise TypeError(f"joins[{i}] must be a list [seat, key]")
-        joins.append((_exactly(pair[0], (int,), f"joins[{i}][0]"), _exactly(pair[1], (str,), f"joins[{i}][1]")))
-    return tuple(joins)
+            raise TypeError(f"{what}[{i}] must be a list [seat, {second}]")
+        pairs.append((_exactly(pair[0], (int,), f"{what}[{i}][0]"), _exactly(pair[1], (str,), f"{what}[{i}][1]")))
+    return tuple(pairs)
 
 
 # Events' fields are type-checked as commands' are: a damaged log's "id": null or
@@ -357,6 +362,8 @@ COMMAND_TYPES: dict[str, EventType] = {
             "seats": [seat_data(s) for s in c.seats],
             "commitment": c.commitment,
             "joins": [[seat, key] for seat, key in c.joins],
+            # only when any: every other create is byte-identical to what it always was
+            **({"withdrawn": [[seat, why] for seat, why in c.withdrawn]} if c.withdrawn else {}),
         },
         lambda d: CreateCommand(
             d["id"],
@@ -364,6 +371,7 @@ COMMAND_TYPES: dict[str, EventType] = {
             _command_seats(d["seats"]),
             d["commitment"],
             _command_joins(d["joins"]),
+            _command_pairs(d.get("withdrawn", []), "withdrawn", "reason"),
         ),
         checks=(Field("id", str), Field("commitment", str)),
     ),

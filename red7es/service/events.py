@@ -158,7 +158,7 @@ class JoinDeadline:
 class JoinClosed:
     """The join deadline passed with seats not taken, and the referee saw it at ``at`` (after
     ``deadline``; no later than any command answered after it).  Each seat not taken then
-    forfeits, in seat order (``Forfeited``, reason ``"no-show"``), or, with no seat taken and
+    forfeits, in seat order (``Forfeited``, reason ``"no-show"``), or, with no seat still in the game taken and
     no bot, the game ends with no winner (``GameOver``, reason ``"no-show"``)."""
 
     deadline: int
@@ -199,13 +199,16 @@ class Withdrawn:
 
 @dataclass(frozen=True)
 class CreateCommand:
-    """Create a game (the first command of its stream); ``joins`` seat people at once."""
+    """Create a game (the first command of its stream); ``joins`` seat people at once, and
+    ``withdrawn`` puts seats out of it at once (RULES.md, Withdrawal: a tournament entrant
+    withdrawn before the game was created), each with the withdrawal's reason."""
 
     id: str
     variant: Variant
     seats: tuple[SeatSpec, ...]
     commitment: str
     joins: tuple[tuple[int, str], ...]  # (seat, public key hex)
+    withdrawn: tuple[tuple[int, str], ...] = ()  # (seat, reason)
 
 
 @dataclass(frozen=True)

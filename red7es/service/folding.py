@@ -38,7 +38,7 @@ from .connection import is_cluster
 from .deadlines import index as index_deadline
 from .deadlines import redis_now
 from .envelope import MAX_SIZE, chain_problem
-from .events import Command, CommandRejected, CreateCommand, LogEvent, TimedOut, TurnCommand
+from .events import Command, CommandRejected, CreateCommand, JoinClosed, LogEvent, TimedOut, TurnCommand
 from .store import LAST_STREAM_ID, AppendConflict, Batch, DamagedGame, GameStore, Keys, log_length_problem, now_ms
 from .table import CreateRejected, Table, public_event
 
@@ -197,10 +197,16 @@ class Folder:
                 raise GameOverError("the game is over")
             return events + table.withdraw(seat, reason, now)
 
-        return self._operator_act(game_id, "withdraw a seat from", act, advance=False)
+        return self._operator_act(game_id, "withdraw a seat from", act, advance=False, answer_first=True)
 
     def _operator_act(
-        self, game_id: str, what: str, act: Callable[[Table, int], list[LogEvent]], *, advance: bool = True
+        self,
+        game_id: str,
+        what: str,
+        act: Callable[[Table, int], list[LogEvent]],
+        *,
+        advance: bool = True,
+        answer_first: bool = False,
     ) -> list[LogEvent]:
         """Append the events ``act`` makes of the game's table at Redis's time now.
 
@@ -208,14 +214,18 @@ class Folder:
         command cursor, so a worker folding a turn meanwhile makes one of the two appends
         fail, and the loser is redone from the new log (the act then finds the game as that
         turn left it).  A time-out among the events is checked by ``append.lua`` as a
-        worker's is.  With ``advance`` the game is then folded here (commands waiting: an
-        adjudication answers them as the game is over); else the caller wakes a worker for
-        what follows (a game that goes on: its bots think on workers, not here).  Raises
+        worker's is.  With ``answer_first`` the commands already stored are answered before
+        each try (a quick fold here: they came before the act, and a time-out the act makes
+        must not overtake one that came in time).  With ``advance`` the game is then folded
+        here (commands waiting: an adjudication answers them as the game is over); else the
+        caller wakes a worker for what follows (its bots think on workers, not here).  Raises
         :class:`NotStarted` for a game no worker has created yet, :class:`GameBroken` for
         one without its seed, and :class:`Contended` after 20 lost appends.
         """
         for _attempt in range(20):
             try:
+                if answer_first and self.store.meta(game_id).get("version", "0") != "0":
+                    self.advance(game_id, max_seconds=1.0, quick=True)
                 table, _rows = self._table(game_id)
             except AppendConflict:
                 continue  # a worker appended while the log was read
@@ -231,7 +241,9 @@ class Folder:
             except ValueError:
                 self.tables.pop(game_id, None)  # the act may have changed the warm table first
                 raise
-            timed_out = (now, due) if due is not None and any(isinstance(e, TimedOut) for e in events) else None
+            timed_out = (
+                (now, due) if due is not None and any(isinstance(e, TimedOut | JoinClosed) for e in events) else None
+            )
             try:
                 self._flush(table, events, table.cursor, [], timed_out)
             except AppendConflict:

@@ -201,13 +201,32 @@ class Table:
         for seat, key in command.joins:
             events.extend(table._join(seat, key, command.id))
         events.extend(game.log or [])
-        if stream_at is not None:
+        events.extend(table._withdrawn_at_creation(command, stream_at if stream_at is not None else at))
+        if stream_at is not None and not table.over:
             join_time = command.variant.join_time
             if join_time is not None and not table.seated:
                 table.join_deadline = stream_at + join_time
                 events.append(JoinDeadline(stream_at, table.join_deadline))
-            events.extend(table._clock_after(stream_at))
+            if table.clock is None:  # (a withdrawal that left every seat taken started it)
+                events.extend(table._clock_after(stream_at))
         return table, events
+
+    def _withdrawn_at_creation(self, command: CreateCommand, at: int) -> list[LogEvent]:
+        """The withdrawals a create command asks (a tournament entrant withdrawn before its
+        game was created), each as the operator's withdrawal at the creation's time, in the
+        order given.  A seat that is none, given twice, or a bad reason cannot be created."""
+        events: list[LogEvent] = []
+        seen: set[int] = set()
+        for seat, reason in command.withdrawn:
+            if not 0 <= seat < len(self.seats) or seat in seen:
+                raise CreateRejected(f"it withdraws seat {seat}, which it has not or withdraws twice")
+            problem = reason_problem(reason, "a withdrawal")
+            if problem is not None:
+                raise CreateRejected(problem)
+            seen.add(seat)
+            if not self.over:
+                events.extend(self.withdraw(seat, reason, at))
+        return events
 
     @classmethod
     def rebuild(cls, events: list[LogEvent], seed: bytes | None) -> Table:
@@ -609,6 +628,8 @@ class Table:
         if command.by == BOT:
             if not spec.is_bot:
                 return f"seat {spec.name} is not a bot"
+            if self.variant.timed and self.clock is None:  # (bot_to_move: it waits for the clocks)
+                return "a bot moves in a timed game once its clocks run (every person's seat taken)"
         else:
             if spec.is_bot:
                 return f"seat {spec.name} is played by a bot"

@@ -33,14 +33,14 @@ from ..service.audit import FAIL, AuditReport, audit_record
 from ..service.client import GameService
 from ..service.codec import CorruptEvent, decode_command, decode_event, event_hash
 from ..service.events import CreateCommand, Withdrawn
-from ..service.records import Record, RecordError, export
+from ..service.records import Record, RecordError, export, stream_order
 from ..service.store import NoSuchGame
 from ..wording import counted
 from .events import GameFinished, RoundPaired, Seating, TournamentCreated
 from .ids import game_seed
 from .lifecycle import load
 from .pairing import pair_round
-from .runner import entrant_joins
+from .runner import creation_withdrawals_problem, entrant_joins
 from .standings import standings
 from .state import TournamentCorrupt, TournamentState
 
@@ -198,6 +198,11 @@ def _game(
     if record.variant != spec.variant:
         raise _Divergence(f"game {t.game} is played as {record.variant.describe()}, not {spec.variant.describe()}")
     joins = _created_joins(record)
+    withdrawn_problem = creation_withdrawals_problem(
+        state, t, _created_withdrawn(record), record.commands[0].stream_id if record.commands else "0-0"
+    )
+    if withdrawn_problem is not None:
+        raise _Divergence(f"game {t.game}: {withdrawn_problem}")
     if joins != entrant_joins(spec, t):
         raise _Divergence(
             f"game {t.game} seated {_joins_text(joins)} at creation, but the tournament registered"
@@ -223,17 +228,37 @@ def _game(
 
 def _check_withdrawals(state: TournamentState, t: Seating, record: Record) -> None:
     """A seat of a tournament game is withdrawn by the operator (RULES.md, Withdrawal) only
-    when its entrant is withdrawn from the tournament (docs/tournaments.md, Withdrawing):
-    the organiser cannot put an entrant out of one game quietly."""
+    when its entrant was withdrawn from the tournament before (docs/tournaments.md,
+    Withdrawing): the organiser cannot put an entrant out of one game quietly."""
     for i, entry in enumerate(record.events):
         if b"Withdrawn" not in entry.raw:
             continue  # (the type's name is in every such event's bytes: the rest need no decoding)
         event = decode_event(entry.raw, f"event {i}").event
-        if isinstance(event, Withdrawn) and t.seats[event.seat] not in state.withdrawn:
-            name = state.spec.entrants[t.seats[event.seat]].name
+        if not isinstance(event, Withdrawn):
+            continue
+        entrant = t.seats[event.seat]
+        name = state.spec.entrants[entrant].name
+        if entrant not in state.withdrawn:
             raise _Divergence(
                 f"game {t.game}: the operator withdrew {name} at event {i}, but the tournament never withdrew {name}"
             )
+        since = stream_order(state.withdrawn_ids[entrant])[0]
+        if event.at < since:
+            raise _Divergence(
+                f"game {t.game}: the operator withdrew {name} at event {i} (at {event.at}), before the tournament "
+                f"withdrew {name} (at {since})"
+            )
+
+
+def _created_withdrawn(record: Record) -> tuple[tuple[int, str], ...]:
+    """The (seat, reason) pairs a game's create command withdrew at once (none: no create)."""
+    if not record.commands:
+        return ()
+    try:
+        command = decode_command(record.commands[0].raw)[0]
+    except CorruptEvent:
+        return ()
+    return command.withdrawn if isinstance(command, CreateCommand) else ()
 
 
 def _created_joins(record: Record) -> tuple[tuple[int, str], ...] | None:

@@ -28,6 +28,7 @@ from ..service.client import GameService, ServiceError, UnreadableKey, meta_int,
 from ..service.codec import decode_command, parse_outcome
 from ..service.connection import is_cluster
 from ..service.events import CreateCommand
+from ..service.records import stream_order
 from ..service.store import Keys, text
 from .events import (
     SWISS,
@@ -208,9 +209,16 @@ class TournamentRunner:
         spec = self.state.spec
         seats = [spec.entrants[e] for e in t.seats]
         keys = {seats[seat].name: key for seat, key in entrant_joins(spec, t)}  # (what the checks expect)
+        withdrawn = [(seats[t.seats.index(e)].name, w.reason) for e, w in self.state.withdrawn.items() if e in t.seats]
         try:
             self.service.create(
-                spec.variant, seats, seed=game_seed(self.seed, t.game), keys=keys, game_id=t.game, wait=None
+                spec.variant,
+                seats,
+                seed=game_seed(self.seed, t.game),
+                keys=keys,
+                game_id=t.game,
+                wait=None,
+                withdrawn=withdrawn,
             )
         except ServiceError:
             if not self.service.store.exists(t.game):
@@ -303,6 +311,7 @@ class TournamentRunner:
             and command.seats == tuple(spec.entrants[e] for e in t.seats)
             and command.variant == spec.variant
             and command.joins == entrant_joins(spec, t)
+            and creation_withdrawals_problem(self.state, t, command.withdrawn) is None
         ):
             raise self._not_ours(t.game)
 
@@ -382,6 +391,27 @@ def _joined(game: str, raw_view: bytes | None) -> dict[str, str | None]:
     view = read_view(game, raw_view)
     seats = [s for s in view.get("seats", []) if s.get("kind") == "person" and s.get("joined")]
     return {s["name"]: s.get("key") for s in seats}
+
+
+def creation_withdrawals_problem(
+    state: TournamentState, t: Seating, withdrawn: tuple[tuple[int, str], ...], before: str | None = None
+) -> str | None:
+    """What is wrong with the seats a game of this tournament was created withdrawn from
+    (its create command's ``withdrawn``), or None: each must be an entrant the tournament
+    withdrew, with that withdrawal's reason, in the order they were withdrawn.  With
+    ``before`` (the create command's stream id), every entrant withdrawn before it must
+    be there too: a game created after a withdrawal is created without the entrant in it."""
+    expected = [
+        (t.seats.index(e), w.reason)
+        for e, w in state.withdrawn.items()
+        if e in t.seats and (before is None or stream_order(state.withdrawn_ids[e]) < stream_order(before))
+    ]
+    given = list(withdrawn)
+    if before is None:
+        expected = [pair for pair in expected if pair in given]
+    if given != expected:
+        return f"it was created withdrawing {given}, but the tournament had withdrawn {expected}"
+    return None
 
 
 def entrant_joins(spec: TournamentCreated, t: Seating) -> tuple[tuple[int, str], ...]:

@@ -44,6 +44,7 @@ class TournamentState:
     # entrant -> its withdrawal (docs/tournaments.md, Withdrawing), in the order they came
     withdrawn: dict[int, EntrantWithdrew] = field(default_factory=dict)
     withdrawn_after: dict[int, int] = field(default_factory=dict)  # entrant -> rounds paired before it
+    withdrawn_ids: dict[int, str] = field(default_factory=dict)  # entrant -> stream id of its withdrawal
     length: int = 0  # events folded: the expected length of the next append
     head: bytes = GENESIS  # hash of the last event folded
     last_id: str = "0-0"  # stream id of the last event folded
@@ -83,6 +84,7 @@ class TournamentState:
                 raise TournamentCorrupt(f"{where}: entrant {e.entrant} cannot withdraw (no such entrant, or again)")
             self.withdrawn[e.entrant] = e
             self.withdrawn_after[e.entrant] = len(self.rounds)
+            self.withdrawn_ids[e.entrant] = stream_id or "0-0"
         else:
             if not self.complete:
                 raise TournamentCorrupt(f"{where}: TournamentFinished before every game was recorded")

@@ -114,3 +114,12 @@ def test_a_forfeit_for_withdrawal_without_the_withdrawal_fails(record: Record) -
     assert events[i + 1] == Forfeited(2, "withdrawn")
     problem = first_divergence(rechain(record, events[:i] + events[i + 1 :]))
     assert problem.event == i, problem
+
+
+def test_a_withdrawal_dated_before_the_commands_answered_before_it_fails(record: Record) -> None:
+    """With no clock to bound it from below, the last command answered before it does: an
+    operator cannot date a withdrawal back (and start clocks in the past)."""
+    i = _at(record)
+    forged = dataclasses.replace(_withdrawal(record), at=1_000)
+    problem = first_divergence(_replaced(record, i, forged))
+    assert (problem.check, problem.event) == ("withdrawal", i), problem

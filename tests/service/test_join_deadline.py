@@ -24,8 +24,10 @@ from red7es.service.events import (
     JoinClosed,
     JoinCommand,
     JoinDeadline,
+    SeatJoined,
     SeatSpec,
     SeedRevealed,
+    Withdrawn,
 )
 from red7es.service.folding import Folder
 from red7es.service.table import Table
@@ -188,3 +190,22 @@ def test_a_clocked_append_sends_no_script_check_and_survives_a_script_flush(real
     assert "cmdstat_script|exists" not in stats and stats["cmdstat_script|load"]["calls"] >= 2
     assert audit_game(svc, "jd-sha").divergence is None
     assert svc.view("jd-sha")["version"] > view["version"]
+
+
+def test_a_withdrawal_after_the_deadline_answers_a_join_that_came_in_time_first(real_redis: redis.Redis) -> None:
+    """The operator's act comes after every command stored before it: cy's join, sent before
+    the deadline but not yet answered, takes her seat; no JoinClosed overtakes it."""
+    svc = offline_service(real_redis)
+    seats = [person("ann"), person("bob"), person("cy")]
+    variant = Variant(3, clock=(600_000, 0), join_time=1_500)
+    svc.create(variant, seats, join=["ann", "bob"], seed="jd-in", game_id="jd-in", wait=None)
+    Folder(svc.store).advance("jd-in", max_seconds=1.0)
+    svc.submit_join("jd-in", 2, public_key(new_token()))  # in time; no worker answers it yet
+    time.sleep(1.6)
+    svc.withdraw("jd-in", "bob", "bob left")
+    log = events_of(decoded_log(svc.store, "jd-in"))
+    assert not any(isinstance(e, JoinClosed) for e in log)
+    joined = next(i for i, e in enumerate(log) if isinstance(e, SeatJoined) and e.name == "cy")
+    withdrawn = next(i for i, e in enumerate(log) if isinstance(e, Withdrawn))
+    assert joined < withdrawn
+    assert audit_game(svc, "jd-in").divergence is None

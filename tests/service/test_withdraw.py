@@ -155,10 +155,11 @@ def test_a_time_out_already_due_is_recorded_before_the_withdrawal(real_redis: re
     assert len(started) == 1 and not any(isinstance(e, TimedOut) for e in log)
     time.sleep(2.1)  # no worker: the first seat's time is up, and nobody has timed it out
     other = ("ann", "bob", "cy")[(started[0].seat + 1) % 3]
-    events = svc.withdraw("wd-due", other, "gone")
-    kinds = [type(e) for e in events]
-    assert kinds[0] is TimedOut and Withdrawn in kinds
-    assert events[kinds.index(Withdrawn)].at == events[0].at  # type: ignore[attr-defined]
+    svc.withdraw("wd-due", other, "gone")
+    log = events_of(decoded_log(svc.store, "wd-due"))
+    timed_out = next(e for e in log if isinstance(e, TimedOut))
+    withdrawn = next(e for e in log if isinstance(e, Withdrawn))
+    assert log.index(timed_out) < log.index(withdrawn) and withdrawn.at >= timed_out.at
     report = audit_game(svc, "wd-due")
     assert report.passed, report.line()
 
@@ -189,3 +190,19 @@ def test_a_seat_withdrawn_before_anyone_took_it_cannot_be_joined() -> None:
     refused = table.handle(JoinCommand("j", 2, "ab" * 32), from_client=True, at=13_000)
     assert isinstance(refused[0], CommandRejected) and refused[0].reason == "seat p2 is out of the game"
     assert table.keys[2] is None
+
+
+def test_a_game_created_with_a_seat_withdrawn_starts_without_it(real_redis: redis.Redis) -> None:
+    """A create's ``withdrawn`` (a tournament entrant withdrawn before the game): the seat is
+    out from the start, so the clocks start once the others are seated (here at once)."""
+    svc = offline_service(real_redis)
+    seats = [person("ann"), person("bob"), person("cy")]
+    variant = Variant(3, clock=(600_000, 0))
+    svc.create(variant, seats, join=["ann", "bob"], seed="wd-c", game_id="wd-c", wait=None, withdrawn=[("cy", "gone")])
+    fold(Folder(svc.store), "wd-c")
+    log = events_of(decoded_log(svc.store, "wd-c"))
+    withdrawn = next(i for i, e in enumerate(log) if isinstance(e, Withdrawn))
+    started = next(i for i, e in enumerate(log) if isinstance(e, ClockStarted))
+    assert log[withdrawn] == Withdrawn(2, "gone", log[withdrawn].at) and withdrawn < started
+    assert svc.view("wd-c")["seats"][2]["forfeited"]
+    assert audit_game(svc, "wd-c").divergence is None

@@ -145,3 +145,38 @@ def test_a_swiss_field_withdrawn_below_a_table_pairs_byes_only(inline: Inline) -
     (left,) = [e for e in range(3) if e not in seated]
     assert state.rounds[2] == dataclasses.replace(state.rounds[2], tables=(), byes=(left,))
     assert audit_tournament(inline.service, "few").ok
+
+
+def test_a_withdrawn_bot_plays_none_of_the_games_created_after_its_withdrawal(inline: Inline) -> None:
+    """The run creates them with the entrant's seat withdrawn from the start (the create
+    command's ``withdrawn``): no bot moves for it before the withdrawal, whatever the timing."""
+    create_tournament(inline.connection, "rb", bots(4), Variant(2), "round-robin", seed="b")
+    withdraw_entrant(inline.service, "rb", "e0", "its author pulled it")
+    assert TournamentRunner(inline.service, "rb", driver=inline.drive).run().finished
+    state = load(inline.connection, "rb")
+    hers = [(t, state.results[t.game]) for _r, t in state.paired_games if 0 in t.seats]
+    assert len(hers) == 3
+    assert all(r.reason == "withdrawn" and r.forfeited == (t.seats.index(0),) for t, r in hers)
+    assert all(r.round_wins == (0, 0) for _t, r in hers)  # nobody played a round
+    assert audit_tournament(inline.service, "rb").ok
+
+
+def test_the_audit_fails_a_game_created_after_a_withdrawal_with_the_entrant_in_it(inline: Inline) -> None:
+    from red7es.tournament.ids import game_seed
+    from red7es.tournament.store import TournamentStore
+
+    create_tournament(inline.connection, "late", bots(4), Variant(2), "round-robin", seed="l")
+    withdraw_entrant(inline.service, "late", "e0", "gone")
+    runner = TournamentRunner(inline.service, "late", driver=inline.drive)
+    runner._pair_next()
+    runner.refresh()
+    spec = runner.state.spec
+    t = next(t for _r, t in runner.state.paired_games if 0 in t.seats)
+    seed = TournamentStore(inline.connection).seed("late")
+    assert seed is not None
+    seats = [spec.entrants[e] for e in t.seats]  # created as if nobody had withdrawn
+    inline.service.create(spec.variant, seats, seed=game_seed(seed, t.game), game_id=t.game, wait=None)
+    assert TournamentRunner(inline.service, "late", driver=inline.drive).run().finished
+    audit = audit_tournament(inline.service, "late")
+    assert not audit.ok and audit.divergence is not None
+    assert f"game {t.game}: it was created withdrawing [], but the tournament had withdrawn" in audit.divergence
