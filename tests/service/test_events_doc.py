@@ -60,7 +60,7 @@ def test_the_field_types_of_each_command_are_the_codec_s() -> None:
         checked = [(f.name, f.kind.__name__) for f in COMMAND_TYPES[name].checks if f.kind is not None]
         assert documented[name] == checked, name
     create = [field for field, _kind in documented["Create"]]
-    assert create == ["id", "variant", "seats", "commitment", "joins"]
+    assert create == ["id", "variant", "seats", "commitment", "joins", "withdrawn"]
     checked = {f.name: f.kind for f in COMMAND_TYPES["Create"].checks}
     assert checked == {"id": str, "commitment": str}
     assert {n: k for n, k in documented["Create"] if n in checked} == {n: k.__name__ for n, k in checked.items()}
