@@ -1174,12 +1174,25 @@ class _Audit:
                 )
                 if problem is not None:
                     return problem
-            if isinstance(event, TimedOut):
+            if isinstance(event, TimedOut | JoinClosed):
                 problem = self._time_out_problem(None, None, table.deadline, j, event)
+                if problem is not None:
+                    return problem
+            if isinstance(event, Withdrawn):
+                problem = self._seedless_withdrawal(j, event, table)
                 if problem is not None:
                     return problem
             if isinstance(event, Forfeited):
                 problem = self._seedless_forfeit(j, event)
+                if problem is None and event.reason == NO_SHOW and table.keys[event.seat] is not None:
+                    problem = _div(
+                        "forfeit",
+                        j,
+                        None,
+                        "a no-show of a seat nobody took",
+                        show_event(event),
+                        f"seat {event.seat} was taken: it cannot be a no-show",
+                    )
                 if problem is not None:
                     return problem
             if isinstance(event, CommandApplied) and is_abort(event.turn) and not table.game.untouched:
@@ -1191,6 +1204,23 @@ class _Audit:
             if isinstance(event, StepApplied):
                 self.counts["steps"] += 1
         return None
+
+    def _seedless_withdrawal(self, j: int, event: Withdrawn, table: Table) -> Divergence | None:
+        """A withdrawal's time in a game still running (RULES.md, Withdrawal): no later than
+        Redis wrote it, not before the running clock started, not after the deadline due
+        (its time-out comes first).  With the seed, re-execution checks this and more."""
+        written = stream_order(self.record.events[j].stream_id)[0]
+        clock, due = table.clock, table.deadline
+        why = None
+        if event.at > written:
+            why = f"the withdrawal says {event.at}, after Redis wrote it ({written})"
+        elif clock is not None and event.at < clock.at:
+            why = f"a withdrawal at {event.at} comes before the running clock's start ({clock.at})"
+        elif due is not None and event.at > due:
+            why = f"the time was up at {due}: its time-out comes first"
+        if why is None:
+            return None
+        return _div("withdrawal", j, None, "a withdrawal at a time the clocks allow", show_event(event), why)
 
     def _seedless_forfeit(self, j: int, event: Forfeited) -> Divergence | None:
         """A forfeit must answer the seat's own applied ``resign`` or its time-out, right

@@ -75,3 +75,34 @@ def test_a_seat_taken_in_place_of_the_no_show_fails(record: Record) -> None:
     i = _at(record)
     problem = first_divergence(rechain(record, [*events[:i], SeatJoined(1, "bob", "ab" * 32)]))
     assert problem.event is not None and problem.event >= i, problem  # no join command, no end: it fails there
+
+
+@pytest.fixture(scope="module")
+def running(redis_server: RedisServer) -> Iterator[Record]:
+    """A game still running (its seed secret: the audit checks without it): ann joined, bob
+    never came and forfeited at the join deadline, the bot and ann play on."""
+    connection = redis.Redis.from_url(redis_server.url)
+    svc = GameService(connection, wake=lambda game_id: None)
+    seats = [SeatSpec("ann"), SeatSpec("bob"), SeatSpec("g", "bot", "greedy")]
+    variant = Variant(3, clock=(600_000, 0), join_time=1_000)
+    svc.create(variant, seats, join=["ann"], seed="jd-r", game_id="jd-run", wait=None)
+    folder = Folder(svc.store)
+    settle(folder, "jd-run")
+    time.sleep(1.1)
+    settle(folder, "jd-run")
+    yield export(svc, "jd-run")
+    connection.close()
+
+
+def test_a_running_game_checks_its_join_closed_and_no_shows_without_the_seed(running: Record) -> None:
+    assert running.seed is None and audit_record(running).divergence is None
+    events = events_of(running)
+    i = _at(running)
+    closed = events[i]
+    assert isinstance(closed, JoinClosed) and events[i + 1] == Forfeited(1, "no-show")
+    early = rechain(running, [*events[:i], dataclasses.replace(closed, at=closed.deadline), *events[i + 1 :]])
+    problem = first_divergence(early)
+    assert (problem.check, problem.event) == ("early-timeout", i), problem
+    wrong_seat = rechain(running, [*events[: i + 1], Forfeited(0, "no-show"), *events[i + 2 :]])
+    problem = first_divergence(wrong_seat)
+    assert (problem.check, problem.event) == ("forfeit", i + 1), problem

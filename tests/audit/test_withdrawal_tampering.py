@@ -123,3 +123,23 @@ def test_a_withdrawal_dated_before_the_commands_answered_before_it_fails(record:
     forged = dataclasses.replace(_withdrawal(record), at=1_000)
     problem = first_divergence(_replaced(record, i, forged))
     assert (problem.check, problem.event) == ("withdrawal", i), problem
+
+
+def test_a_running_game_checks_its_withdrawals_time_without_the_seed(redis_server: RedisServer) -> None:
+    connection = redis.Redis.from_url(redis_server.url)
+    svc = GameService(connection, wake=lambda game_id: None)
+    seats = [SeatSpec("ann"), SeatSpec("bob"), SeatSpec("cy")]
+    svc.create(
+        Variant(3, clock=(600_000, 0)), seats, join=["ann", "bob", "cy"], seed="wd-r", game_id="wd-run", wait=None
+    )
+    folder = Folder(svc.store)
+    settle(folder, "wd-run")
+    svc.withdraw("wd-run", "cy", REASON)
+    settle(folder, "wd-run")
+    running = export(svc, "wd-run")
+    connection.close()
+    assert running.seed is None and audit_record(running).divergence is None
+    i = _at(running)
+    late = dataclasses.replace(_withdrawal(running), at=_withdrawal(running).at + 10_000_000)
+    problem = first_divergence(_replaced(running, i, late))
+    assert (problem.check, problem.event) == ("withdrawal", i), problem
