@@ -109,6 +109,8 @@ class Folder:
         self.tables: OrderedDict[str, Table] = OrderedDict()
         # The first read of a game just taken (take), made with its lease: game -> (cursor, reply)
         self._taken: dict[str, tuple[str | None, Any]] = {}
+        # game -> the version at which its meta said a bot is to move (see advance)
+        self._meta_bot: dict[str, str] = {}
 
     # ------------------------------------------------------------------ public
 
@@ -132,6 +134,11 @@ class Folder:
             try:
                 self._advance(game_id, progress, deadline, quick)
                 table = self.tables.get(game_id)
+                said_bot = self._meta_bot.pop(game_id, None)
+                if table is not None and said_bot == str(table.version) and not table.bot_to_move:
+                    # A meta written by an older worker (a bot to move in a timed game not
+                    # started: it now waits) would have the game rescheduled for ever.
+                    self.store.clear_bot_to_move(game_id, table.version)
                 if table is not None and table.variant.timed:
                     # also corrects an index entry left stale (docs/architecture.md, Clocks)
                     index_deadline(self.store.redis, game_id, table.deadline)
@@ -442,6 +449,8 @@ class Folder:
             meta, rows = self.reader.meta_and_commands(game_id, cursor, _limit(table))
         if meta.get("broken"):
             raise GameBroken(f"game {game_id}: {meta['broken']}")
+        if meta.get("bot_to_move") == "1":
+            self._meta_bot[game_id] = meta.get("version", "")
         if table is not None and str(table.version) == meta["version"] and table.cursor == meta["cursor"]:
             self.tables.move_to_end(game_id)
             return table, rows

@@ -41,6 +41,12 @@ from .deadlines import DEADLINES, SYNC, append_indexed
 from .envelope import MAX_COMMAND_SIZE, pack_map
 from .work_index import WORK, WorkIndex
 
+# KEYS: meta.  ARGV: the version the caller folded.  Only at that version (no append since).
+_CLEAR_BOT_TO_MOVE = """
+if redis.call('HGET', KEYS[1], 'version') == ARGV[1] then redis.call('HSET', KEYS[1], 'bot_to_move', 0) end
+return 1
+"""
+
 __all__ = [
     "Appended",
     "GameStore",
@@ -417,6 +423,11 @@ class GameStore:
         pipe.zrem(WORK, game_id)
         pipe.execute()
         compaction.schedule(self.redis, game_id, self.keep_changes_ms)
+
+    def clear_bot_to_move(self, game_id: str, version: int) -> None:
+        """Set the meta's ``bot_to_move`` to 0 if the game is still at ``version`` (a meta an
+        older worker left saying a bot is to move when none may: the folder knows better)."""
+        self.redis.eval(_CLEAR_BOT_TO_MOVE, 1, Keys(game_id).meta, str(version))  # type: ignore[no-untyped-call]
 
     def mark_broken(self, game_id: str, reason: str) -> None:
         """Mark a game broken (its log needs a human) and stop sweeping it.

@@ -163,6 +163,11 @@ def test_a_bot_to_move_first_waits_for_every_seat_to_be_taken_in_a_timed_game(re
         pytest.fail("no game had a bot to move first")
     assert not folder.pending(game) and view["clock"] is None and view["round"] == 1
     assert all(not isinstance(e, ClockStarted) for e in events_of(decoded_log(svc.store, game)))
+    # a meta an older worker wrote (a bot to move) is corrected, not rescheduled for ever
+    real_redis.hset(f"red7:{{{game}}}:meta", "bot_to_move", 1)
+    assert folder.pending(game)
+    folder.advance(game, max_seconds=1.0)
+    assert not folder.pending(game)
     svc.submit_join(game, 1, public_key(new_token()))
     fold(folder, game)
     log = events_of(decoded_log(svc.store, game))
