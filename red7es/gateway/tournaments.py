@@ -218,6 +218,9 @@ class _Entrant:
             "scores": list(result.scores),
             "round_wins": list(result.round_wins),
             "reason": result.reason,
+            # the entrants out of the game, first out first, and why (rules 3; none before)
+            "forfeited": [self.state.spec.entrants[seating.seats[f]].name for f in result.forfeited],
+            "forfeit_reasons": list(result.forfeit_reasons),
         }
 
 

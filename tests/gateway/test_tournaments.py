@@ -345,3 +345,7 @@ def test_a_withdrawal_is_told_on_the_tournaments_stream_and_the_entrants_own(
     assert not [x for x in other if x["type"] == "entrant_withdrew"]
     standings = http.get(f"/api/tournaments/{tid}/standings").json()["standings"]
     assert [r["withdrawn"] for r in standings if r["name"] == "b0"] == [True]
+    finished = [x for x in own if x["type"] == "game_finished"]
+    assert len(finished) == 2 and all(
+        x["forfeited"] == ["b0"] and x["forfeit_reasons"] == ["withdrawn"] for x in finished
+    ), finished
