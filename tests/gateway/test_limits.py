@@ -71,6 +71,7 @@ def test_a_client_over_its_rate_gets_429_on_every_gateway_and_others_do_not(
         assert other.get(f"/api/games/{game}").status_code == 200
 
 
+@pytest.mark.usefixtures("served")  # its games need the module's worker, whichever test runs first
 def test_a_seat_over_its_rate_gets_429_from_any_address_and_other_seats_do_not(
     redis_server: RedisServer, service: GameService
 ) -> None:

@@ -132,6 +132,7 @@ def test_a_half_sent_request_is_dropped_within_seconds(strict: Gateway, half: by
         assert closed_within(conn, 15) < 10  # 1 s here; 10 s by default (uvicorn alone: never)
 
 
+@pytest.mark.usefixtures("served")  # its games need the module's worker, whichever test runs first
 def test_a_stream_outlives_the_request_deadline(strict: Gateway, service: GameService) -> None:
     game = new_game(service, ["ann", "cat"])
     with httpx.Client(base_url=strict.base, timeout=20) as client:
