@@ -129,8 +129,10 @@ def test_a_commands_stream_out_of_ids_refuses_a_move_in_one_line_and_breaks_the_
     red7.ok("new", "-p", "ann", "-p", "bob", "--id", "spent", "--join-all")
     wait_for(lambda: red7("show", "spent").exit_code == 0, "the game to be dealt")
     commands = Keys("spent").commands
-    real_redis.xadd(commands, {"c": b"junk"}, id=LAST_STREAM_ID)
-    real_redis.xdel(commands, LAST_STREAM_ID)
+    pipe = real_redis.pipeline(transaction=True)  # at once: a worker must never see the junk entry
+    pipe.xadd(commands, {"c": b"junk"}, id=LAST_STREAM_ID)
+    pipe.xdel(commands, LAST_STREAM_ID)
+    pipe.execute()
     before = real_redis.xlen(commands)
     reason = (
         "red7:{spent}:commands cannot take a command: "
