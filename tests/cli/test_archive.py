@@ -24,8 +24,12 @@ def _finished(alice: Red7, *args: str) -> str:
 
 
 def _keys(url: str, game: str) -> list[str]:
+    """The game's lasting keys: a worker's lease and nudge come and go on their own (a lease
+    taken to look at a finished game expires or is released at any moment), so they are left out."""
+    transient = {Keys(game).lease, Keys(game).nudge}
     with redis.Redis.from_url(url) as connection:
-        return sorted(k.decode() for k in connection.scan_iter(match=f"red7:{{{game}}}:*"))
+        found = (k.decode() for k in connection.scan_iter(match=f"red7:{{{game}}}:*"))
+        return sorted(k for k in found if k not in transient)
 
 
 def _readings(alice: Red7, game: str, tmp: Path) -> dict[str, Any]:
