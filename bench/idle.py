@@ -32,7 +32,7 @@ import redis
 
 from red7es import Variant
 from red7es.service.client import GameService
-from red7es.service.events import SeatSpec
+from red7es.service.events import BOT, SeatSpec
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
 from red7es.workers.context import SWEEP_SECONDS, WorkerContext
 
@@ -53,18 +53,19 @@ def measure(conn: redis.Redis, action: Callable[[], object], times: int) -> tupl
 
 
 def add_games(
-    service: GameService, context: WorkerContext, start: int, stop: int, variant: Variant
+    service: GameService, context: WorkerContext, start: int, stop: int, variant: Variant, bot: str | None = None
 ) -> dict[str, dict[int, tuple[str, str]]]:
-    """Games ``start`` to ``stop`` of two people (ann, bob: both joined), each dealt and
-    waiting for its first turn; their seats, seat -> (name, token), for a bench that moves them."""
+    """Games ``start`` to ``stop`` of two people (ann, bob: both joined), or of ann against
+    the ``bot``, each dealt and waiting for its first turn; their people's seats,
+    seat -> (name, token), for a bench that moves them."""
     seats: dict[str, dict[int, tuple[str, str]]] = {}
+    second = SeatSpec("bob") if bot is None else SeatSpec(bot, BOT, bot)
+    people = ["ann"] if bot is not None else ["ann", "bob"]
     for n in range(start, stop):
-        game = f"{'t' if variant.timed else 'u'}{n:06d}"
-        created = service.create(
-            variant, [SeatSpec("ann"), SeatSpec("bob")], game_id=game, join=["ann", "bob"], wait=None
-        )
-        context.advance(game)  # dealt: waits for its first turn, nothing for a worker to do
-        seats[game] = {0: ("ann", created.tokens["ann"]), 1: ("bob", created.tokens["bob"])}
+        game = f"{'t' if variant.timed else 'u'}{'b' if bot else ''}{n:06d}"
+        created = service.create(variant, [SeatSpec("ann"), second], game_id=game, join=people, wait=None)
+        context.advance(game)  # dealt (and the bot's first turn, if it starts): waits for ann
+        seats[game] = {seat: (name, created.tokens[name]) for seat, name in enumerate(people)}
     return seats
 
 

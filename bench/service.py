@@ -114,8 +114,9 @@ def throughput(
     return moves / elapsed, moves, elapsed, cpu
 
 
-def latency(service: GameService, clients: int, turns_each: int) -> list[float]:
-    """Submit-to-applied times of person turns, with ``clients`` people playing at once."""
+def latency(service: GameService, clients: int, turns_each: int, until: float | None = None) -> list[float]:
+    """Submit-to-applied times of person turns, with ``clients`` people playing at once:
+    ``turns_each`` turns each, or fewer if ``until`` (a ``time.monotonic()``) comes first."""
     samples: list[float] = []
     lock = threading.Lock()
     errors: list[BaseException] = []
@@ -126,7 +127,7 @@ def latency(service: GameService, clients: int, turns_each: int) -> list[float]:
             svc = GameService(conn)
             done = 0
             game_no = 0
-            while done < turns_each:
+            while done < turns_each and (until is None or time.monotonic() < until):
                 created = svc.create(
                     Variant(2, rounds=3),
                     [SeatSpec("me", PERSON), SeatSpec("bot", BOT, "greedy")],
@@ -137,7 +138,7 @@ def latency(service: GameService, clients: int, turns_each: int) -> list[float]:
                 token = created.tokens["me"]
                 gid = created.game_id
                 cursor = svc.store.last_change_id(gid)
-                while done < turns_each:
+                while done < turns_each and (until is None or time.monotonic() < until):
                     cursor, turn, over = next_person_turn(svc, gid, cursor)
                     if over:
                         break
