@@ -84,18 +84,32 @@ def test_a_crash_between_writing_the_file_and_deleting_the_keys_loses_nothing_an
     alice: Red7, service_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str
 ) -> None:
     """The process dies (KeyboardInterrupt: nothing after it runs) once the file is written
-    and synced: before the stub (check_file) or before the keys are deleted (_delete_script)."""
+    and synced: before the stub (check_file) or before the keys are deleted (_delete_script).
+    It dies at this game's step, whichever finished games (other tests') come before it."""
     game = _finished(alice)
     (tmp_path / "exports").mkdir()
     before = _readings(alice, game, tmp_path / "exports")
     keys = _keys(service_url, game)
     archive_dir = tmp_path / "archive"
+    real_check, real_delete = archive_module.check_file, archive_module._delete_script
 
-    def crash(*_args: Any, **_kwargs: Any) -> Any:
-        raise KeyboardInterrupt
+    def check_file(path: Path, record: Any) -> None:
+        if record.game_id == game:
+            raise KeyboardInterrupt
+        real_check(path, record)
+
+    def delete_script(connection: Any) -> Any:
+        script = real_delete(connection)
+
+        def run(*, keys: list[str], args: list[Any]) -> Any:
+            if any(f"{{{game}}}" in key for key in keys):
+                raise KeyboardInterrupt
+            return script(keys=keys, args=args)
+
+        return run
 
     with monkeypatch.context() as patch:
-        patch.setattr(archive_module, step, crash)
+        patch.setattr(archive_module, step, {"check_file": check_file, "_delete_script": delete_script}[step])
         result = alice("archive", "--older-than", "0s", "--dir", str(archive_dir))
     assert result.exit_code == 130  # the CLI says an interrupt so
     assert (archive_dir / f"{game}.msgpack").exists()  # written, synced, renamed into place
