@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import redis
 
@@ -79,12 +80,16 @@ def cpu_seconds(procs: list[subprocess.Popen[bytes]]) -> float:
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def next_person_turn(service: GameService, game_id: str, cursor: str) -> tuple[str, str | None, bool]:
+def next_person_turn(
+    service: GameService, game_id: str, cursor: str, view: dict[str, Any] | None = None
+) -> tuple[str, str | None, bool]:
     """One look of a scripted person at a game she plays as seat 0, as ``red7 play`` does:
-    the view, or (not her turn) a wait for the next change. Returns (cursor after it, the
+    the view (``view``: the one her last answer came with, :attr:`Answer.view`; read when
+    None), or (not her turn) a wait for the next change. Returns (cursor after it, the
     turn to play, None when not hers: the first legal one, or a fold only when it is the
     only one; whether the game is over)."""
-    view = service.view(game_id, 0)
+    if view is None:
+        view = service.view(game_id, 0)
     if view["status"] == "over":
         return cursor, None, True
     if view.get("to_move") != 0:

@@ -104,8 +104,10 @@ def play_games(url: str, games: int, clients: int, rounds: int) -> tuple[int, in
                     join=["me"],
                 )
                 gid, token, cursor = created.game_id, created.tokens["me"], "0-0"
+                seen = None  # the view her last answer came with (None: she reads it)
                 while True:
-                    cursor, turn, over = next_person_turn(svc, gid, cursor)
+                    cursor, turn, over = next_person_turn(svc, gid, cursor, seen)
+                    seen = None
                     if over:
                         break
                     if turn is None:
@@ -113,6 +115,7 @@ def play_games(url: str, games: int, clients: int, rounds: int) -> tuple[int, in
                     answer = svc.play(gid, "me", token, turn)
                     if not answer.applied:
                         raise RuntimeError(f"turn {turn} refused: {answer.reason}")
+                    seen = answer.view
                     with lock:
                         turns[0] += 1
         except BaseException as exc:  # reported by the main thread

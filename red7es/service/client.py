@@ -8,6 +8,7 @@ an answer is a blocking read of the game's changes stream, never polling.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 import uuid
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -22,9 +23,11 @@ from ..steps import StepError, Turn, command_text
 from ..variant import Variant
 from ..wording import with_article
 from .codec import GENESIS, Recorded, decode_command, decode_log, encode_command
+from .connection import is_cluster
 from .envelope import MAX_COMMAND_SIZE
 from .events import CommandRejected, CreateCommand, JoinCommand, LogEvent, SeatJoined, SeatSpec, TurnCommand
 from .folding import Contended, Folder, GameBroken, NotStarted
+from .inbox import MAXLEN as INBOX_MAXLEN
 from .inbox import Inbox
 from .store import (
     CommandTooLarge,
@@ -35,6 +38,7 @@ from .store import (
     MismatchedId,
     NoSuchGame,
     ReservedId,
+    Submitted,
     entry_field,
     new_game_id,
     now_ms,
@@ -178,6 +182,9 @@ class Answer:
     applied: bool
     reason: str | None
     events: list[dict[str, Any]]  # the public events of the answer
+    # The seat's view read in the same round trip as the answer (GameService.play), so a
+    # person need not read it again before her next turn (issue #23); None when not read.
+    view: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -223,6 +230,9 @@ class GameService:
         self.redis = connection
         self.store = GameStore(connection, scripted_create=scripted_create)
         self.wake = wake if wake is not None else Inbox(connection).post
+        # The default wake on a standalone Redis: a submit posts to the inbox in its own
+        # round trip (wake.lua); a cluster's slots keep the nudge and the inbox apart.
+        self._inbox = Inbox(connection) if wake is None and not is_cluster(connection) else None
         # Called when an answer is slow to come (the CLI starts a local worker if none runs).
         self.on_slow: Callable[[], None] | None = None
         # Called with (game, seat name, token) as soon as a new token is committed to
@@ -339,18 +349,24 @@ class GameService:
         command is stored and before the worker is woken (the CLI saves the token then)."""
         command = JoinCommand(uuid.uuid4().hex, seat, key)
         try:
-            self._store_command(game_id, command.id, encode_command(command, now_ms()))
+            submitted = self._store_command(game_id, command.id, encode_command(command, now_ms()))
         except GameIsOver as exc:
             raise ServiceError(f"{exc}: its seats can no longer be joined") from None
         if keep is not None:
             keep()
-        self.schedule(game_id)
+        if submitted.must_wake:
+            self.wake(game_id)
         return command.id
 
     def submit(
         self, game_id: str, name: str, token: str, turn: str | Turn, *, command_id: str | None = None
     ) -> tuple[str, bool]:
         """Append a signed turn for a seat; returns (command id, was it a duplicate)."""
+        command = self._signed(game_id, name, token, turn, command_id)
+        return command.id, self._submit_signed(game_id, command).duplicate
+
+    def _signed(self, game_id: str, name: str, token: str, turn: str | Turn, command_id: str | None) -> TurnCommand:
+        """Seat ``name``'s turn signed with ``token``, under ``command_id`` (a new one for None)."""
         seat = self.seat_of(game_id, name)
         try:
             text = command_text(turn)  # a turn, or resign (RULES.md, Resigning)
@@ -361,7 +377,7 @@ class GameService:
             signature = sign_turn(token, game_id, command_id, seat, text)
         except TokenError as exc:
             raise ServiceError(str(exc)) from None
-        return self.submit_signed(game_id, TurnCommand(command_id, seat, text, "person", signature))
+        return TurnCommand(command_id, seat, text, "person", signature)
 
     def submit_signed(self, game_id: str, command: TurnCommand) -> tuple[str, bool]:
         """Append a turn someone else signed (the HTTP gateway never holds a token) and wake
@@ -369,36 +385,54 @@ class GameService:
 
         :class:`TurnTooLarge` before anything is sent when the command would be larger than
         any referee reads (it would only be answered as corrupt)."""
+        return command.id, self._submit_signed(game_id, command).duplicate
+
+    def _submit_signed(self, game_id: str, command: TurnCommand) -> Submitted:
+        """:meth:`submit_signed`, with what the store read in the same round trip (the mark
+        the answer comes after, the command's stream id)."""
         command_id = command.id
         raw = encode_command(command, now_ms())
         if len(raw) > MAX_COMMAND_SIZE:
             size = len(command.turn.encode())
             raise TurnTooLarge(size, MAX_COMMAND_SIZE - (len(raw) - size))
         try:
-            stream_id, duplicate = self._store_command(game_id, command_id, raw)
+            submitted = self._store_command(game_id, command_id, raw)
         except (ReservedId, MismatchedId, CommandTooLarge) as exc:
             raise ServiceError(str(exc)) from None
         except GameIsOver as exc:
             # Refused before it is stored, so a finished game's record never changes.
             raise Rejected(str(exc)) from None
-        if duplicate:
-            self._check_same_command(game_id, stream_id, command)
-        self.schedule(game_id)
-        return command_id, duplicate
+        if submitted.must_wake:
+            self.wake(game_id)
+        if submitted.duplicate:
+            self._check_same_command(game_id, submitted.stream_id, command)
+        return submitted
 
-    def _store_command(self, game_id: str, command_id: str, command: bytes) -> tuple[str, bool]:
-        """Submit a command to the store; a game whose keys cannot take it (its commands stream
-        out of ids, a key of the wrong type: written by hand) is marked broken with the reason,
-        as a worker marks one whose keys cannot take an append, so that nobody is left trying."""
-        try:
-            return self.store.submit(game_id, command_id, command)
-        except DamagedGame as exc:
+    def _store_command(self, game_id: str, command_id: str, command: bytes) -> Submitted:
+        """Submit a command to the store, setting the game's nudge in the same round trip
+        (the caller wakes a worker when ``nudged``).  A refusal is raised, a worker woken
+        first if the nudge was set.  A game whose keys cannot take the command (its
+        commands stream out of ids, a key of the wrong type: written by hand) is marked
+        broken with the reason, as a worker marks one whose keys cannot take an append,
+        so that nobody is left trying."""
+        inbox = None
+        if self._inbox is not None:  # the default wake, on a standalone Redis: posted by wake.lua
+            if not self._inbox.group_ready:
+                self._inbox.ensure_group()  # so a post made before any worker started is not missed
+            inbox = (self._inbox.key, INBOX_MAXLEN)
+        submitted = self.store.submit_and_nudge(game_id, command_id, command, NUDGE_TTL_MS, inbox)
+        if submitted.refused is None:
+            return submitted
+        if submitted.must_wake:
+            self.wake(game_id)  # this call holds the nudge: later commands would not wake anyone
+        if isinstance(submitted.refused, DamagedGame):
             # A Redis user that may not write the changes stream (the HTTP gateway's:
             # docs/gateway.md) leaves the marking to the workers (nothing was written:
             # the whole transaction is refused); the client is told all the same.
             with contextlib.suppress(redis.exceptions.NoPermissionError):
-                self.store.mark_broken(game_id, str(exc))
-            raise BrokenGame(game_id, str(exc)) from None
+                self.store.mark_broken(game_id, str(submitted.refused))
+            raise BrokenGame(game_id, str(submitted.refused)) from None
+        raise submitted.refused
 
     def _check_same_command(self, game_id: str, stream_id: str, command: TurnCommand) -> None:
         """A resubmitted id must carry the same turn: otherwise say so instead of pretending."""
@@ -426,27 +460,43 @@ class GameService:
         command_id: str | None = None,
         wait: float = 10.0,
     ) -> Answer:
-        """Submit a turn and wait for the worker's answer."""
-        mark = self.store.last_change_id(game_id)
-        command_id, duplicate = self.submit(game_id, name, token, turn, command_id=command_id)
-        if duplicate:
-            mark = "0-0"  # the answer may be long written: look from the start
-        return self.answer(game_id, command_id, after=mark, wait=wait)
+        """Submit a turn and wait for the worker's answer, with the seat's view as the
+        answer left it (:attr:`Answer.view`): submitting, and waiting with the view, are
+        one round trip each (and a wake-up of a worker, when none is on its way)."""
+        command = self._signed(game_id, name, token, turn, command_id)
+        submitted = self._submit_signed(game_id, command)
+        # The mark was read just before the command was stored; a duplicate's answer may
+        # be long written: look from the start.
+        mark = "0-0" if submitted.duplicate else submitted.mark
+        return self.answer(game_id, command.id, after=mark, wait=wait, stream_id=submitted.stream_id, seat=command.seat)
 
-    def answer(self, game_id: str, command_id: str, *, after: str = "0-0", wait: float = 10.0) -> Answer:
+    def answer(
+        self,
+        game_id: str,
+        command_id: str,
+        *,
+        after: str = "0-0",
+        wait: float = 10.0,
+        stream_id: str | None = None,
+        seat: int | None = None,
+    ) -> Answer:
         """The worker's answer to a command, waiting for it without polling.
 
         An applied command's answer is its ``CommandApplied`` and the events after it
         in the same change, up to the next command's.  A command the worker could not
         read is answered as corrupt under its stream id (the only id it has then), so
-        that answer is recognised too.
+        that answer is recognised too: ``stream_id`` when the caller knows it (read
+        otherwise).  With a ``seat``, its view is read with each wait and the answer
+        carries the one read with it (:attr:`Answer.view`).
         """
-        stream_id = self.store.command_stream_id(game_id, command_id)
+        if stream_id is None:
+            stream_id = self.store.command_stream_id(game_id, command_id)
         ids = {command_id} if stream_id is None else {command_id, stream_id}
-        for batch in self._event_batches(game_id, after, wait):
+        seen = _SeenView(seat)
+        for batch in self._event_batches(game_id, after, wait, seen):
             found = answer_in(batch, command_id, ids)
             if found is not None:
-                return self.with_reason(game_id, found, ids)
+                return dataclasses.replace(self.with_reason(game_id, found, ids), view=seen.read(game_id))
         raise AssertionError("unreachable: the batches end only by an error")  # pragma: no cover
 
     def with_reason(self, game_id: str, answer: Answer, ids: set[str] | None = None) -> Answer:
@@ -610,8 +660,11 @@ class GameService:
             last = change_id
         return last, events
 
-    def _rows(self, game_id: str, after: str, timeout: float) -> list[tuple[str, int | None, bytes]]:
-        """The game's changes after ``after``, waiting up to ``timeout`` seconds for one.
+    def _rows(
+        self, game_id: str, after: str, timeout: float, seen: _SeenView | None = None
+    ) -> list[tuple[str, int | None, bytes]]:
+        """The game's changes after ``after``, waiting up to ``timeout`` seconds for one
+        (and with ``seen``, its seat's view read in the same round trip as each wait).
 
         A worker that breaks a game writes a last changes entry that wakes this wait;
         one that writes none (an older red7es, meta.broken set by hand) is noticed too,
@@ -620,7 +673,11 @@ class GameService:
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
-            rows = self.store.changes(game_id, after=after, block_ms=max(1, int(min(left, BROKEN_CHECK) * 1000)))
+            block_ms = max(1, int(min(left, BROKEN_CHECK) * 1000))
+            if seen is None or seen.seat is None:
+                rows = self.store.changes(game_id, after=after, block_ms=block_ms)
+            else:
+                rows, seen.raw = self.store.changes_and_view(game_id, after, block_ms, seen.seat)
             if rows or left <= BROKEN_CHECK:
                 return rows
             self.check_not_broken(game_id)
@@ -691,14 +748,16 @@ class GameService:
 
     # ------------------------------------------------------------------ helpers
 
-    def _changes(self, game_id: str, after: str, deadline: float) -> Iterator[tuple[str, int | None, bytes]]:
+    def _changes(
+        self, game_id: str, after: str, deadline: float, seen: _SeenView | None = None
+    ) -> Iterator[tuple[str, int | None, bytes]]:
         left = deadline - time.monotonic()
         if left <= 0:
             self.check_not_broken(game_id)  # broken before the wait began: no worker will answer
             raise NoAnswer(f"no answer from a worker for game {game_id}: is one running?")
         if self.on_slow is not None:
             # Wait a little first; if nothing comes, let the caller make sure a worker runs.
-            rows = self._rows(game_id, after, min(left, SLOW_AFTER))
+            rows = self._rows(game_id, after, min(left, SLOW_AFTER), seen)
             if rows:
                 yield from rows
                 return
@@ -706,15 +765,18 @@ class GameService:
             left = deadline - time.monotonic()
             if left <= 0:
                 return
-        rows = self._rows(game_id, after, left)
+        rows = self._rows(game_id, after, left, seen)
         yield from rows
 
-    def _event_batches(self, game_id: str, after: str, wait: float) -> Iterator[list[dict[str, Any]]]:
-        """The events of each change after ``after``, as they come; ServiceError after ``wait`` seconds."""
+    def _event_batches(
+        self, game_id: str, after: str, wait: float, seen: _SeenView | None = None
+    ) -> Iterator[list[dict[str, Any]]]:
+        """The events of each change after ``after``, as they come; ServiceError after ``wait``
+        seconds.  ``seen`` keeps the seat's view read with the last wait."""
         deadline = time.monotonic() + wait
         cursor = after
         while True:
-            for change_id, _v, payload in self._changes(game_id, cursor, deadline):
+            for change_id, _v, payload in self._changes(game_id, cursor, deadline, seen):
                 cursor = change_id
                 yield self._public_events(game_id, change_id, payload)
 
@@ -730,6 +792,28 @@ class GameService:
                 if match(event):
                     return dict(event)
         raise AssertionError("unreachable: the batches end only by an error")  # pragma: no cover
+
+
+class _SeenView:
+    """A seat's view as read with the last wait for changes (:meth:`GameStore.changes_and_view`)."""
+
+    def __init__(self, seat: int | None) -> None:
+        self.seat = seat
+        self.raw: tuple[bytes | None, str | None] | None = None  # (view, meta.broken), once read
+
+    def read(self, game_id: str) -> dict[str, Any] | None:
+        """The view as :meth:`GameService.view` reads it; None if none was read, or the game
+        broke, has no view or one that cannot be read (the caller's own read then says so:
+        the answer itself is told all the same)."""
+        if self.seat is None or self.raw is None:
+            return None
+        raw, broken = self.raw
+        if broken or raw is None:
+            return None
+        try:
+            return read_view(game_id, raw, self.seat)
+        except UnreadableKey:
+            return None
 
 
 def answer_in(batch: Sequence[dict[str, Any]], command_id: str, ids: Collection[str] = ()) -> Answer | None:

@@ -29,6 +29,11 @@ class Inbox:
         self.key = key
         self._group_ready = False
 
+    @property
+    def group_ready(self) -> bool:
+        """Whether this inbox made sure of the workers' group (:meth:`ensure_group`)."""
+        return self._group_ready
+
     def post(self, game_id: str) -> None:
         if not self._group_ready:
             self.ensure_group()  # so a post made before any worker started is not missed

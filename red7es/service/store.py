@@ -72,6 +72,7 @@ __all__ = [
     "MAX_BOT_TIME_KEY",
     "refused_key",
     "WorkState",
+    "Submitted",
     "KEEP_CHANGES_MS",
 ]
 
@@ -117,6 +118,16 @@ class Appended(NamedTuple):
     version: int  # the game's version (its log's length) after the append
     cursor: str  # the new cursor: the last command answered, the bot commands it wrote included
     last_command: str  # the commands stream's last id as the append left it ("0-0" for none)
+
+
+class Submitted(NamedTuple):
+    """What :meth:`GameStore.submit_and_nudge` did, read in its one round trip."""
+
+    stream_id: str  # the command's id on the commands stream ("" when refused)
+    duplicate: bool  # the id was submitted before: stream_id is the first one's
+    mark: str  # the game's last change id before the command was stored: its answer comes after
+    must_wake: bool  # this call set the game's nudge and posted nothing: its caller must wake a worker
+    refused: Exception | None = None  # why the command was not stored (to raise once a worker is woken)
 
 
 class NoSuchGame(LookupError):
@@ -249,6 +260,8 @@ class GameStore:
         self._renew = connection.register_script(_script("renew.lua"))
         self._drop_lease = connection.register_script(_script("drop_lease.lua"))
         self._sync_deadline = connection.register_script(SYNC)
+        self._wake = connection.register_script(_script("wake.lua"))
+        self.scripted_wake = True  # False once Redis refused wake.lua (a user whose ACL may not read the nudge)
         self.work = WorkIndex(connection)  # games with work a worker may have dropped (the sweep's)
 
     # ------------------------------------------------------------------ writing
@@ -356,6 +369,66 @@ class GameStore:
             )
         except redis.exceptions.NoScriptError:  # the script not loaded yet (a restarted Redis): nothing ran
             reply = self._submit(keys=keys, args=[command_id, command])
+        return self._submitted(game_id, command_id, reply)
+
+    def submit_and_nudge(
+        self, game_id: str, command_id: str, command: bytes, nudge_ttl_ms: int, inbox: tuple[str, int] | None = None
+    ) -> Submitted:
+        """:meth:`submit`, :meth:`last_change_id` read just before it and :meth:`set_nudge`
+        just after, in one round trip (issue #23: a person's turn paid one for each); with
+        ``inbox`` (the workers' inbox key and length cap, on a standalone Redis), the game
+        is posted there too when the nudge is set (``wake.lua``), in the same round trip.
+
+        A pipeline runs in order: the game goes on the work index before its command is
+        stored, the mark is read before (so no answer to the command can precede it), and
+        the nudge is set after, as :meth:`set_nudge` would.  Without ``inbox``, every
+        command is a plain one on a key the caller already reads or writes (the HTTP
+        gateway's Redis user, which may only read the changes and only write the nudge,
+        runs it too); a user whose ACL refuses ``wake.lua`` is answered so, and is not
+        asked again (:attr:`scripted_wake`).  A refused command is returned as
+        ``refused`` rather than raised, with ``must_wake`` all the same: whoever set the
+        nudge must wake a worker (or later commands would wait for the sweep)."""
+        if len(command) > MAX_COMMAND_SIZE:  # (submit.lua refuses it too: this spares sending it)
+            raise CommandTooLarge(len(command))
+        k = Keys(game_id)
+        keys = [k.commands, k.cmdids, k.meta]
+        scripted = inbox is not None and self.scripted_wake
+        wake = [k.nudge, inbox[0]] if inbox is not None else []
+        wake_args: list[str | int] = [nudge_ttl_ms, game_id, inbox[1]] if inbox is not None else []
+        mark, reply, nudged = self._indexed_with(
+            game_id,
+            lambda pipe: pipe.xrevrange(k.changes, max="+", min="-", count=1),
+            lambda pipe: pipe.evalsha(self._submit.sha, 3, *keys, command_id, command),
+            lambda pipe: (
+                pipe.evalsha(self._wake.sha, 2, *wake, *wake_args)
+                if scripted
+                else pipe.set(k.nudge, 1, nx=True, px=nudge_ttl_ms)
+            ),
+            kept=2,
+        )
+        if isinstance(reply, redis.exceptions.NoScriptError):  # not loaded yet (a restarted Redis): nothing ran
+            reply = self._submit(keys=keys, args=[command_id, command])
+        must_wake = False
+        if scripted and isinstance(nudged, redis.exceptions.NoScriptError):
+            nudged = self._wake(keys=wake, args=wake_args)
+        elif scripted and isinstance(nudged, redis.exceptions.NoPermissionError):
+            self.scripted_wake = False  # this user may not run it: plain commands from now on
+            must_wake = self.set_nudge(game_id, nudge_ttl_ms)
+        elif isinstance(nudged, Exception):
+            raise nudged
+        else:
+            must_wake = bool(nudged) and not scripted
+        if isinstance(reply, Exception):
+            return Submitted("", False, _last_id(mark), must_wake, reply)
+        try:
+            stream_id, duplicate = self._submitted(game_id, command_id, reply)
+        except (NoSuchGame, ReservedId, MismatchedId, GameIsOver, CommandTooLarge, DamagedGame) as exc:
+            return Submitted("", False, _last_id(mark), must_wake, exc)
+        return Submitted(stream_id, duplicate, _last_id(mark), must_wake)
+
+    @staticmethod
+    def _submitted(game_id: str, command_id: str, reply: Any) -> tuple[str, bool]:
+        """submit.lua's reply as (stream id, was it a duplicate), or its refusal raised."""
         code, stream_id, *refusal = reply
         if code == 7:
             raise DamagedGame(refused_key(text(stream_id), text(refusal[0])))
@@ -567,7 +640,27 @@ class GameStore:
         """Change notices after ``after`` as (id, version, payload); with ``block_ms``, wait
         for one (no polling).  An entry written by hand may lack its fields: the version
         then reads as None and the payload as no bytes, which the client refuses in one line."""
+        rows, _view = self._changes(game_id, after, block_ms, None)
+        return rows
+
+    def changes_and_view(
+        self, game_id: str, after: str, block_ms: int, seat: int
+    ) -> tuple[list[tuple[str, int | None, bytes]], tuple[bytes | None, str | None] | None]:
+        """:meth:`changes` waiting up to ``block_ms``, and :meth:`view_and_broken` of
+        ``seat`` read in the same round trip just after the wait ends (issue #23: the
+        view a person looks at after her answer).  Redis answers a connection's pipelined
+        commands in order, the read only once the blocking read is done, and a worker
+        writes a change and the views it makes in one script: the view is at least as
+        new as the changes returned.  None for the view when its key or the meta cannot
+        be read (a key of another type): a later :meth:`view_and_broken` says why."""
+        return self._changes(game_id, after, block_ms, seat)
+
+    def _changes(
+        self, game_id: str, after: str, block_ms: int | None, seat: int | None
+    ) -> tuple[list[tuple[str, int | None, bytes]], tuple[bytes | None, str | None] | None]:
+        """:meth:`changes`, and with a ``seat`` its view and meta.broken read after the last wait."""
         k = Keys(game_id)
+        view: tuple[bytes | None, str | None] | None = None
         if block_ms is None:
             start = start_after(after)
             rows = [] if start is None else self.redis.xrange(k.changes, min=start, max="+")
@@ -577,7 +670,20 @@ class GameStore:
             deadline = time.monotonic() + block_ms / 1000
             while True:
                 left = int((deadline - time.monotonic()) * 1000)
-                reply = self.redis.xread({k.changes: after}, block=max(1, min(left, _BLOCK_CHUNK_MS)))
+                block = max(1, min(left, _BLOCK_CHUNK_MS))
+                if seat is None:
+                    reply = self.redis.xread({k.changes: after}, block=block)
+                else:
+                    pipe = self.redis.pipeline(transaction=False)  # one slot ({game}): fine on a cluster
+                    pipe.xread({k.changes: after}, block=block)
+                    pipe.get(k.view(seat))
+                    pipe.hget(k.meta, "broken")
+                    reply, raw, broken = pipe.execute(raise_on_error=False)
+                    if isinstance(reply, Exception):
+                        raise reply
+                    # a key that cannot be read leaves the view unread: the caller's own read tells why
+                    readable = not isinstance(raw, Exception) and not isinstance(broken, Exception)
+                    view = (_view_bytes(game_id, raw), (text(broken) if broken else None)) if readable else None
                 if reply or left <= _BLOCK_CHUNK_MS:
                     break
             if reply:
@@ -585,7 +691,7 @@ class GameStore:
                 rows = reply[0][1]
             else:
                 rows = []
-        return [(text(i), _version_field(fields), entry_field(fields, b"p")) for i, fields in rows or []]
+        return [(text(i), _version_field(fields), entry_field(fields, b"p")) for i, fields in rows or []], view
 
     def last_change_id(self, game_id: str) -> str:
         """The id of the game's latest change, ``"0-0"`` if it has none (or does not exist)."""

@@ -1,0 +1,75 @@
+"""A person's turn on the client side (issue #23): the submit, the nudge and the wake-up in
+one round trip, the answer waited for with the seat's view read in the same round trip."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+from support import WorkerPool
+
+from red7es.service.client import GameService, Rejected
+from red7es.service.events import TurnCommand
+from red7es.service.inbox import INBOX_KEY
+from red7es.service.store import Keys
+from red7es.service.tokens import new_token, public_key
+from red7es.variant import Variant
+
+from .helpers import Wakes, bot, person
+
+SIGNATURE = "00" * 64  # (a finished game refuses the turn before anyone checks it)
+
+
+def _posts(connection: redis.Redis, game_id: str) -> int:
+    """How many times the game was posted to the workers' inbox."""
+    return sum(fields.get(b"g") == game_id.encode() for _id, fields in connection.xrange(INBOX_KEY))
+
+
+def test_a_submit_sets_the_nudge_and_posts_the_game_once_per_burst(any_redis: redis.Redis) -> None:
+    """Whoever sets the nudge posts the game (wake.lua on one Redis, plain commands on a
+    cluster); a submit that finds the nudge set posts nothing."""
+    svc = GameService(any_redis)
+    svc.create(Variant(2), [person("ann"), person("bob")], game_id="tp", wait=None)
+    any_redis.delete(Keys("tp").nudge)  # as a worker done with the game leaves it
+    before = _posts(any_redis, "tp")
+    svc.submit_join("tp", 0, public_key(new_token()))
+    assert _posts(any_redis, "tp") == before + 1
+    assert int(any_redis.pttl(Keys("tp").nudge)) > 0
+    svc.submit_join("tp", 1, public_key(new_token()))
+    assert _posts(any_redis, "tp") == before + 1
+    assert any_redis.xlen(Keys("tp").commands) == 3  # the create and both joins, each once
+
+
+def test_a_refused_submit_that_set_the_nudge_still_wakes_a_worker(fake_redis: redis.Redis) -> None:
+    """The nudge is set in the submit's round trip, whatever the script answers: a refused
+    command wakes a worker all the same, or later commands would not (the nudge held)."""
+    wakes = Wakes()
+    svc = GameService(fake_redis, wake=wakes)
+    svc.create(Variant(2), [person("ann"), person("bob")], game_id="tr", wait=None)
+    fake_redis.delete(Keys("tr").nudge)
+    fake_redis.hset(Keys("tr").meta, "status", "over")
+    with pytest.raises(Rejected, match="is over"):
+        svc.submit_signed("tr", TurnCommand("t-1", 0, "fold", "person", SIGNATURE))
+    assert wakes.games == ["tr", "tr"]  # the create's, then the refused turn's
+
+
+@pytest.mark.integration
+def test_an_answer_comes_with_the_seat_view_it_left(real_redis: redis.Redis, workers: WorkerPool) -> None:
+    """The view read with the answer is the one the answer (and the bot's reply with it)
+    left: the same as a read after it, with no second read needed."""
+    svc = GameService(real_redis)
+    workers.start(1, wait=True)
+    made = svc.create(
+        Variant(2, rounds=3), [person("ann"), bot("gus")], join=["ann"], seed="turn-path", game_id="tv", wait=30
+    )
+    token = made.tokens["ann"]
+    for _ in range(3):
+        view = svc.view("tv", 0)
+        if view["status"] == "over":
+            break
+        if view.get("to_move") != 0:
+            svc.wait_change("tv", svc.last_change_id("tv"), 10)
+            continue
+        answer = svc.play("tv", "ann", token, view["legal"][0], wait=30)
+        assert answer.applied, answer.reason
+        assert answer.view is not None and answer.view == svc.view("tv", 0)
+        assert answer.view["seat"] == 0 and "hand" in answer.view
