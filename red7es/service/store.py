@@ -410,8 +410,11 @@ class GameStore:
             reply = self._submit(keys=keys, args=[command_id, command])
         must_wake = False
         if scripted and isinstance(nudged, redis.exceptions.NoScriptError):
-            nudged = self._wake(keys=wake, args=wake_args)
-        elif scripted and isinstance(nudged, redis.exceptions.NoPermissionError):
+            try:
+                nudged = self._wake(keys=wake, args=wake_args)
+            except redis.exceptions.NoPermissionError as refused:
+                nudged = refused
+        if scripted and isinstance(nudged, redis.exceptions.NoPermissionError):
             self.scripted_wake = False  # this user may not run it: plain commands from now on
             must_wake = self.set_nudge(game_id, nudge_ttl_ms)
         elif isinstance(nudged, Exception):
