@@ -223,16 +223,24 @@ class GameService:
     """Everything a client does with games, on one Redis connection."""
 
     def __init__(
-        self, connection: redis.Redis, wake: Callable[[str], None] | None = None, *, scripted_create: bool = True
+        self,
+        connection: redis.Redis,
+        wake: Callable[[str], None] | None = None,
+        *,
+        scripted_create: bool = True,
+        inbox: Inbox | None = None,
     ) -> None:
-        """``wake(game_id)`` tells workers a game has work (default: post to the inbox);
-        ``scripted_create`` as :class:`GameStore`'s (False: for a user that may not read seeds)."""
+        """``wake(game_id)`` tells workers a game has work (default: post to ``inbox``, the
+        workers' inbox unless given); ``scripted_create`` as :class:`GameStore`'s (False:
+        for a user that may not read seeds)."""
         self.redis = connection
         self.store = GameStore(connection, scripted_create=scripted_create)
-        self.wake = wake if wake is not None else Inbox(connection).post
-        # The default wake on a standalone Redis: a submit posts to the inbox in its own
-        # round trip (wake.lua); a cluster's slots keep the nudge and the inbox apart.
-        self._inbox = Inbox(connection) if wake is None and not is_cluster(connection) else None
+        posts = inbox if inbox is not None else Inbox(connection)
+        self.wake = wake if wake is not None else posts.post
+        # The default wake on a standalone Redis: the nudge set and the game posted by one
+        # script, in the round trip of the submit (wake.lua); a cluster's slots keep the
+        # nudge and the inbox apart.
+        self._inbox = posts if wake is None and not is_cluster(connection) else None
         # Called when an answer is slow to come (the CLI starts a local worker if none runs).
         self.on_slow: Callable[[], None] | None = None
         # Called with (game, seat name, token) as soon as a new token is committed to
@@ -415,12 +423,7 @@ class GameService:
         commands stream out of ids, a key of the wrong type: written by hand) is marked
         broken with the reason, as a worker marks one whose keys cannot take an append,
         so that nobody is left trying."""
-        inbox = None
-        if self._inbox is not None:  # the default wake, on a standalone Redis: posted by wake.lua
-            if not self._inbox.group_ready:
-                self._inbox.ensure_group()  # so a post made before any worker started is not missed
-            inbox = (self._inbox.key, INBOX_MAXLEN)
-        submitted = self.store.submit_and_nudge(game_id, command_id, command, NUDGE_TTL_MS, inbox)
+        submitted = self.store.submit_and_nudge(game_id, command_id, command, NUDGE_TTL_MS, self._scripted_inbox())
         if submitted.refused is None:
             return submitted
         if submitted.must_wake:
@@ -524,10 +527,23 @@ class GameService:
 
     def schedule(self, game_id: str) -> bool:
         """Wake a worker for this game, unless one is already on its way; True if woken."""
-        if not self.store.set_nudge(game_id, NUDGE_TTL_MS):
-            return False
-        self.wake(game_id)
-        return True
+        inbox = self._scripted_inbox()
+        if inbox is not None:  # one round trip: the script posts when it sets the nudge
+            nudged, must_wake = self.store.nudge_and_post(game_id, NUDGE_TTL_MS, inbox)
+        else:
+            nudged = must_wake = self.store.set_nudge(game_id, NUDGE_TTL_MS)
+        if must_wake:
+            self.wake(game_id)
+        return nudged
+
+    def _scripted_inbox(self) -> tuple[str, int] | None:
+        """The inbox wake.lua posts to (key, length cap), its workers' group made sure of;
+        None where the caller posts itself (a wake of its own, a cluster)."""
+        if self._inbox is None:
+            return None
+        if not self._inbox.group_ready:
+            self._inbox.ensure_group()  # so a post made before any worker started is not missed
+        return self._inbox.key, INBOX_MAXLEN
 
     # ------------------------------------------------------------------ reading
 

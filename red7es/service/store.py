@@ -408,19 +408,12 @@ class GameStore:
         )
         if isinstance(reply, redis.exceptions.NoScriptError):  # not loaded yet (a restarted Redis): nothing ran
             reply = self._submit(keys=keys, args=[command_id, command])
-        must_wake = False
-        if scripted and isinstance(nudged, redis.exceptions.NoScriptError):
-            try:
-                nudged = self._wake(keys=wake, args=wake_args)
-            except redis.exceptions.NoPermissionError as refused:
-                nudged = refused
-        if scripted and isinstance(nudged, redis.exceptions.NoPermissionError):
-            self.scripted_wake = False  # this user may not run it: plain commands from now on
-            must_wake = self.set_nudge(game_id, nudge_ttl_ms)
+        if scripted:
+            _nudged, must_wake = self._after_wake(game_id, nudged, wake, wake_args)
         elif isinstance(nudged, Exception):
             raise nudged
         else:
-            must_wake = bool(nudged) and not scripted
+            must_wake = bool(nudged)
         if isinstance(reply, Exception):
             return Submitted("", False, _last_id(mark), must_wake, reply)
         try:
@@ -428,6 +421,37 @@ class GameStore:
         except (NoSuchGame, ReservedId, MismatchedId, GameIsOver, CommandTooLarge, DamagedGame) as exc:
             return Submitted("", False, _last_id(mark), must_wake, exc)
         return Submitted(stream_id, duplicate, _last_id(mark), must_wake)
+
+    def nudge_and_post(self, game_id: str, nudge_ttl_ms: int, inbox: tuple[str, int]) -> tuple[bool, bool]:
+        """:meth:`set_nudge` and, when it sets the nudge, the post of the game to ``inbox``
+        (its key and length cap) in the same atomic step (``wake.lua``; a standalone Redis
+        only), in one round trip with the work index add.  Returns (whether this call set
+        the nudge, whether its caller must still post: a user whose ACL refuses the script
+        sets the nudge with plain commands, as :meth:`set_nudge` does)."""
+        if not self.scripted_wake:
+            nudged = self.set_nudge(game_id, nudge_ttl_ms)
+            return nudged, nudged
+        wake: list[str] = [Keys(game_id).nudge, inbox[0]]
+        wake_args: list[str | int] = [nudge_ttl_ms, game_id, inbox[1]]
+        [reply] = self._indexed_with(game_id, lambda pipe: pipe.evalsha(self._wake.sha, 2, *wake, *wake_args), kept=1)
+        return self._after_wake(game_id, reply, wake, wake_args)
+
+    def _after_wake(self, game_id: str, reply: Any, keys: list[str], args: list[str | int]) -> tuple[bool, bool]:
+        """wake.lua's reply as (nudge set, caller must still post): run again if Redis lost
+        the script; a user whose ACL refuses it (the gateway's: it may only write the nudge
+        and the inbox) sets the nudge with plain commands, now and from then on."""
+        if isinstance(reply, redis.exceptions.NoScriptError):
+            try:
+                reply = self._wake(keys=keys, args=args)
+            except redis.exceptions.NoPermissionError as refused:
+                reply = refused
+        if isinstance(reply, redis.exceptions.NoPermissionError):
+            self.scripted_wake = False
+            nudged = self.set_nudge(game_id, int(args[0]))
+            return nudged, nudged
+        if isinstance(reply, Exception):
+            raise reply
+        return bool(reply), False
 
     @staticmethod
     def _submitted(game_id: str, command_id: str, reply: Any) -> tuple[str, bool]:
