@@ -1023,14 +1023,14 @@ def test_a_move_whose_answer_is_lost_says_how_to_ask_again(alice: Red7, monkeypa
 
     game, view = create_to_move(alice, "-p", "alice", "-b", "greedy", prefix="lost-answer")
     turn = view["legal"][0]
-    submit = GameService.submit
+    submit = GameService._submit_signed  # what play() stores a turn with (its answer waited for after)
 
     def stored_then_lost(service: GameService, *args: Any, **kwargs: Any) -> Any:
         submit(service, *args, **kwargs)
         raise redis.exceptions.ConnectionError("Connection reset by peer")
 
     with monkeypatch.context() as outage:
-        outage.setattr(GameService, "submit", stored_then_lost)
+        outage.setattr(GameService, "_submit_signed", stored_then_lost)
         line = one_line_error(alice("move", game, turn))
     lost = f"lost the connection to Redis at {alice.url}: Connection reset by peer; the turn may or may not be stored"
     assert lost in line
