@@ -354,7 +354,8 @@ class GameService:
         """Append a join of ``seat`` with public key ``key`` and wake a worker; returns the
         command's id.  Only the public key is sent: whoever holds its token (the CLI, or a
         remote client through the HTTP gateway) never gives it away.  ``keep`` runs once the
-        command is stored and before the worker is woken (the CLI saves the token then)."""
+        command is stored and before any wait for its answer (the CLI saves the token then;
+        on a standalone Redis the worker is woken in the round trip that stores it)."""
         command = JoinCommand(uuid.uuid4().hex, seat, key)
         try:
             submitted = self._store_command(game_id, command.id, encode_command(command, now_ms()))
@@ -418,7 +419,7 @@ class GameService:
 
     def _store_command(self, game_id: str, command_id: str, command: bytes) -> Submitted:
         """Submit a command to the store, setting the game's nudge in the same round trip
-        (the caller wakes a worker when ``nudged``).  A refusal is raised, a worker woken
+        (the caller wakes a worker when ``must_wake``).  A refusal is raised, a worker woken
         first if the nudge was set.  A game whose keys cannot take the command (its
         commands stream out of ids, a key of the wrong type: written by hand) is marked
         broken with the reason, as a worker marks one whose keys cannot take an append,
