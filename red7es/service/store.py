@@ -404,7 +404,7 @@ class GameStore:
                 if scripted
                 else pipe.set(k.nudge, 1, nx=True, px=nudge_ttl_ms)
             ),
-            kept=2,
+            kept=3,
         )
         if isinstance(reply, redis.exceptions.NoScriptError):  # not loaded yet (a restarted Redis): nothing ran
             reply = self._submit(keys=keys, args=[command_id, command])
@@ -414,6 +414,10 @@ class GameStore:
             raise nudged
         else:
             must_wake = bool(nudged)
+        if isinstance(mark, Exception):
+            # A changes stream that cannot be read (written by hand): said once a worker is
+            # woken; a command stored all the same is a no-op when sent again under its id.
+            return Submitted("", False, "0-0", must_wake, reply if isinstance(reply, Exception) else mark)
         if isinstance(reply, Exception):
             return Submitted("", False, _last_id(mark), must_wake, reply)
         try:

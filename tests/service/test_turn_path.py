@@ -73,3 +73,18 @@ def test_an_answer_comes_with_the_seat_view_it_left(real_redis: redis.Redis, wor
         assert answer.applied, answer.reason
         assert answer.view is not None and answer.view == svc.view("tv", 0)
         assert answer.view["seat"] == 0 and "hand" in answer.view
+
+
+def test_a_changes_stream_that_cannot_be_read_is_said_once_a_worker_is_woken(fake_redis: redis.Redis) -> None:
+    """The mark is read in the submit's round trip: a changes stream written by hand as
+    another type fails that read, after the command is stored and the nudge set, so the
+    error is raised only once a worker is woken (the command is not left unfolded)."""
+    wakes = Wakes()
+    svc = GameService(fake_redis, wake=wakes)
+    svc.create(Variant(2), [person("ann"), person("bob")], game_id="tc", wait=None)
+    fake_redis.delete(Keys("tc").nudge)
+    fake_redis.set(Keys("tc").changes, "x")
+    with pytest.raises(redis.exceptions.ResponseError, match="WRONGTYPE"):
+        svc.submit_signed("tc", TurnCommand("t-1", 0, "fold", "person", SIGNATURE))
+    assert wakes.games == ["tc", "tc"]
+    assert fake_redis.xlen(Keys("tc").commands) == 2  # stored: sent again under its id, a no-op
