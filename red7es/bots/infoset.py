@@ -57,7 +57,9 @@ class PartitionSearch:
     """The information-set best response over ``worlds`` from one position (module docstring).
 
     ``solver`` is shared with the vote, so the worlds it already solved are bounds for free.
-    ``out_of_budget`` is asked at every node: True ends the search (:class:`OutOfBudget`).
+    ``out_of_budget`` is asked with the nodes searched so far at every node, and before each
+    world solved for a bound below the root (a solve early in the round can take
+    milliseconds): True ends the search (:class:`OutOfBudget`).
     """
 
     def __init__(self, solver: Solver, out_of_budget: Callable[[int], bool] | None = None) -> None:
@@ -109,10 +111,23 @@ class PartitionSearch:
                 best, best_value = i, value
         return Answer(turns[best], best_value, depth, exact)
 
-    def _bound(self, turn: MaskTurn, hand: int, pal: int, opal: int, rule: int, worlds: Worlds) -> int:
+    def _bound(
+        self, turn: MaskTurn, hand: int, pal: int, opal: int, rule: int, worlds: Worlds, budgeted: bool = False
+    ) -> int:
         """The weight of the worlds the turn wins when each is solved with its cards in view."""
         wins_after = self.solver.wins_after
-        return sum(w for other, w in worlds if wins_after(turn, hand, other, pal, opal, rule))
+        if not budgeted:
+            return sum(w for other, w in worlds if wins_after(turn, hand, other, pal, opal, rule))
+        total = 0
+        for other, w in worlds:
+            self._check()
+            if wins_after(turn, hand, other, pal, opal, rule):
+                total += w
+        return total
+
+    def _check(self) -> None:
+        if self.out_of_budget is not None and self.out_of_budget(self.nodes):
+            raise OutOfBudget
 
     def _turn(
         self, turn: MaskTurn, hand: int, pal: int, opal: int, rule: int, worlds: Worlds, depth: int, budgeted: bool
@@ -159,10 +174,10 @@ class PartitionSearch:
         if limited is not None:
             return limited
         self.nodes += 1
-        if budgeted and self.out_of_budget is not None and self.out_of_budget(self.nodes):
-            raise OutOfBudget
+        if budgeted:
+            self._check()
         turns = legal_turns(hand, pal, opal, rule)
-        bounds = [self._bound(turn, hand, pal, opal, rule, worlds) for turn in turns]
+        bounds = [self._bound(turn, hand, pal, opal, rule, worlds, budgeted) for turn in turns]
         ceiling = max(bounds, default=0)
         best, exact = 0, True
         for i in sorted(range(len(turns)), key=lambda i: -bounds[i]):

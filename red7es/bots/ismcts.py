@@ -279,7 +279,7 @@ class IsmctsBot:
             if interrupted is not None and (iterations is None or done < iterations) and interrupted():
                 # (asked only while iterations remain: a finished search is a decision made)
                 raise DecisionInterrupted(f"ismcts gave up its decision after {done:,} iterations: asked to stop")
-        self.last_stats = SearchStats(done, time.perf_counter() - start, search.size())
+        self.last_stats = SearchStats(done, time.perf_counter() - start, search.nodes)
         return _turn(search.best())
 
     def _against_greedy(
@@ -304,6 +304,7 @@ class IsmctsBot:
         # Worlds are dealt for a share of the time; the search over them has the rest.
         dealing_ends = start + (deadline - start) * (WORLD_SHARE if partitioned else 1.0)
         held_count: Counter[int] = Counter()
+        began = time.perf_counter()
         while worlds is None or votes.worlds < worlds:
             # a first hand is looked for within a quarter of what is left: the tree search needs the rest
             held = reading.hand(rng, start + (deadline - start) / 4 if not votes.worlds else deadline)
@@ -311,8 +312,11 @@ class IsmctsBot:
                 break
             solve_world(votes, solver, hand, held, pal, opal, rule)
             held_count[held] += 1
-            if time.perf_counter() >= dealing_ends:
+            # no world is begun that would end past the deadline if it took as long as the last
+            now = time.perf_counter()
+            if 2 * now - began >= dealing_ends:
                 break
+            began = now
             if interrupted is not None and interrupted():
                 raise DecisionInterrupted(f"ismcts gave up its decision after {votes.worlds:,} worlds: asked to stop")
         if not votes.worlds:
@@ -336,13 +340,13 @@ class IsmctsBot:
         gives the decision up (DecisionInterrupted)."""
         interrupted = self.interrupted
         node_cap = None if worlds is None else worlds * WORLD_COST
+        asked = [0]
 
         def out_of_budget(nodes: int) -> bool:
             if node_cap is not None and nodes > node_cap:
                 return True
-            if nodes % 16:
-                return False
-            if interrupted is not None and interrupted():
+            asked[0] += 1
+            if interrupted is not None and asked[0] % 16 == 0 and interrupted():
                 raise DecisionInterrupted(f"ismcts gave up its decision after {nodes:,} nodes: asked to stop")
             return time.perf_counter() >= deadline
 
@@ -412,6 +416,7 @@ class _Search:
         self.rng = rng
         self.c = c
         self.root = _Node(obs.seat)
+        self.nodes = 1  # counted as they are made: walking the tree after the deadline overran it
         # Simulations stop when the round is won: the same rules as a one-round
         # basic game make the engine end the game there instead of dealing again.
         self.sim_variant = replace(obs.variant, scoring=False, rounds=1, target=None)
@@ -482,6 +487,7 @@ class _Search:
                 if opponents is None:
                     opponents = rival_keys(game.pal, game.alive, game.turn)
                 child = children[a] = _Node(game.turn, turn_value(game, a[0], opponents))
+                self.nodes += 1
             kids.append(child)
             value = child.value
             if value > hi:
