@@ -4,6 +4,8 @@ the same values as a plain recursion, the vote when out of budget."""
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
 
 import pytest
 from test_inference import _greedy_positions
@@ -160,3 +162,16 @@ def test_out_of_budget_the_vote_stands() -> None:
     answer = search.best(legal_turns(hand, pal, opal, rule), hand, pal, opal, rule, worlds)
     assert asked == [1]
     assert answer.depth == 1 and answer.turn == _turn(fused) and not answer.exact
+
+
+def test_the_fusion_bench_counts_the_whole_posterior() -> None:
+    """bench/fusion.py: over listed posteriors, the vote's turn wins no more hands than the
+    information-set best response, which wins no more than knowing the hand would."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import fusion
+
+    totals = fusion.count(games=8, cap=1500, iterations=40)
+    assert totals["positions"] > 5 and totals["hands"] >= totals["positions"]
+    assert totals["vote"] <= totals["best_response"] <= totals["bound"] <= totals["hands"]
+    assert totals["fused_positions"] <= totals["positions"]
+    assert (totals["fused_positions"] > 0) == (totals["best_response"] > totals["vote"])
