@@ -16,7 +16,7 @@ import pytest
 
 from red7es.bots.base import BotError, DecisionInterrupted, make_bot, spec_options, thinks_long
 from red7es.bots.greedy import GreedyBot
-from red7es.bots.ismcts import IsmctsBot, playout, playout_turn, round_rewards
+from red7es.bots.ismcts import IsmctsBot, _Search, playout, playout_turn, round_rewards
 from red7es.bots.random_bot import RandomBot
 from red7es.cards import color_bit, parse_cards
 from red7es.facts import StepApplied
@@ -355,3 +355,15 @@ def test_every_search_ends_by_the_cap_an_older_games_too(spec: str) -> None:
 )
 def test_which_bots_think_long(spec: str, long: bool) -> None:
     assert thinks_long(make_bot(spec)) is long
+
+
+@pytest.mark.parametrize("name,players", [("basic", 2), ("basic", 3), ("advanced", 2)])
+def test_the_tree_counts_its_nodes_as_it_grows(name: str, players: int) -> None:
+    """``last_stats.tree_nodes`` is counted as nodes are made (walking the tree after the
+    deadline overran it): the same number as a walk of the tree."""
+    for game in _positions(FLAGS[name], players, 3):
+        obs = observe(game, game.turn)
+        search = _Search(obs, random.Random(1), 0.7)
+        for _ in range(60):
+            search.iterate()
+        assert search.nodes == search.size() > 1

@@ -41,9 +41,12 @@ availability counts already handle.
 over three models of the opponent from its turns this round (:mod:`~red7es.bots.opponent`:
 greedy, random, or half of each).  Unless it most likely plays at random, its hand is
 dealt from the exact posterior given that it is greedy and each world so dealt is
-solved against greedy's replies (:mod:`~red7es.bots.exploit`); the turn that wins in
-most worlds is played.  The tree search above decides when no hand fits greedy (the
-opponent is not greedy), before the opponent has played, and in every other variant;
+solved against greedy's replies (:mod:`~red7es.bots.exploit`).  With ``model=1`` the turn
+that wins in most worlds is played (a vote); with ``model=2`` (the default) the worlds are
+then searched together, split by greedy's replies, so the bot plans one turn for the worlds
+it will not be able to tell apart (:mod:`~red7es.bots.infoset`; out of budget, the vote).
+The tree search above decides when no hand fits greedy (the opponent is not greedy),
+before the opponent has played, and in every other variant;
 against a random opponent it ignores what the turns say of its hand (``belief`` 0).
 
 The decision depends only on the observation, the seed and the budget: the random
@@ -57,6 +60,7 @@ import hashlib
 import math
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
@@ -72,6 +76,7 @@ from .base import QUICK_TIME, DecisionInterrupted
 from .exploit import GreedyReading, Solver, WorldVotes, applies, legal_turns, solve_world, turn_codes
 from .greedy import FOLD_VALUE, rules_held, turn_value, with_draw
 from .inference import card_weights
+from .infoset import PartitionSearch
 from .opponent import opponent_posterior
 
 __all__ = [
@@ -107,6 +112,8 @@ ACTIONS_RANDOM = 0.5  # the same with actions, where the heuristic knows fewer t
 END_BIAS = 0.9  # random playout turns: chance to end as soon as the turn may end
 OPPONENT_SHARE = 0.5  # a model of the opponent is acted on when this likely (red7es.bots.opponent)
 WORLD_COST = 4  # an iteration budget's iterations per world solved against greedy (red7es.bots.exploit)
+VOTE, PARTITIONED = 1, 2  # model levels: worlds solved and voted on; then searched together (red7es.bots.infoset)
+WORLD_SHARE = 0.8  # share of a time budget spent dealing worlds when they are searched together
 
 Action = tuple[tuple[int, ...], bool]  # (step codes without the implied end, open)
 _Number = TypeVar("_Number", int, float)
@@ -152,7 +159,7 @@ class IsmctsBot:
         belief: float = DEFAULT_BELIEF,
         interrupted: Callable[[], bool] | None = None,
         max_time: float | None = None,
-        model: bool = True,
+        model: int = 2,
     ) -> None:
         # The operator's cap on one decision (``red7 worker --max-bot-time``): a new game may
         # ask no more (check_limits), and every search ends by it, an older game's too.
@@ -165,15 +172,18 @@ class IsmctsBot:
             raise ValueError(f"the exploration constant c must be 0 or more and finite, not {c}")
         if not 0.0 <= belief <= 1.0:
             raise ValueError(f"belief must be between 0 and 1, not {belief}")
+        if model not in (0, VOTE, PARTITIONED):
+            raise ValueError(f"model must be 0, 1 or 2, not {model!r}")
         self.seed = seed
         self.iterations = DEFAULT_ITERATIONS if iterations is None and time_limit is None else iterations
         self.time_limit = time_limit
         self.c = c
         self.belief = belief
         # Whether a 2-player basic opponent that plays like greedy is searched as greedy
-        # (red7es.bots.opponent, red7es.bots.exploit); model=0 is the bot of 3 December.
-        self.model = model
-        self.reads_history = belief > 0 or model  # see red7es.bots.base.observation_for
+        # (red7es.bots.opponent, red7es.bots.exploit): model=0 is the bot of 3 December, 1 the
+        # vote over worlds of 4 December, 2 the search over them together (red7es.bots.infoset).
+        self.model = int(model)
+        self.reads_history = belief > 0 or self.model > 0  # see red7es.bots.base.observation_for
         # Asked after every iteration: True gives the decision up (DecisionInterrupted), so a
         # worker asked to stop need not think on for up to MAX_TIME first.
         self.interrupted = interrupted
@@ -220,7 +230,7 @@ class IsmctsBot:
             belief=DEFAULT_BELIEF if belief is None else _option("belief", belief, float),
             interrupted=interrupted,
             max_time=max_time,
-            model=True if model is None else _flag("model", model),
+            model=PARTITIONED if model is None else _level("model", model),
         )
 
     @property
@@ -269,7 +279,7 @@ class IsmctsBot:
             if interrupted is not None and (iterations is None or done < iterations) and interrupted():
                 # (asked only while iterations remain: a finished search is a decision made)
                 raise DecisionInterrupted(f"ismcts gave up its decision after {done:,} iterations: asked to stop")
-        self.last_stats = SearchStats(done, time.perf_counter() - start, search.size())
+        self.last_stats = SearchStats(done, time.perf_counter() - start, search.nodes)
         return _turn(search.best())
 
     def _against_greedy(
@@ -290,14 +300,23 @@ class IsmctsBot:
         votes = WorldVotes(turns, [0] * len(turns))
         solver = Solver()
         interrupted = self.interrupted
+        partitioned = self.model >= PARTITIONED
+        # Worlds are dealt for a share of the time; the search over them has the rest.
+        dealing_ends = start + (deadline - start) * (WORLD_SHARE if partitioned else 1.0)
+        held_count: Counter[int] = Counter()
+        began = time.perf_counter()
         while worlds is None or votes.worlds < worlds:
             # a first hand is looked for within a quarter of what is left: the tree search needs the rest
             held = reading.hand(rng, start + (deadline - start) / 4 if not votes.worlds else deadline)
             if held is None:
                 break
             solve_world(votes, solver, hand, held, pal, opal, rule)
-            if time.perf_counter() >= deadline:
+            held_count[held] += 1
+            # no world is begun that would end past the deadline if it took as long as the last
+            now = time.perf_counter()
+            if 2 * now - began >= dealing_ends:
                 break
+            began = now
             if interrupted is not None and interrupted():
                 raise DecisionInterrupted(f"ismcts gave up its decision after {votes.worlds:,} worlds: asked to stop")
         if not votes.worlds:
@@ -305,9 +324,33 @@ class IsmctsBot:
         opponents = rival_keys(world.pal, world.alive, me)
         prior = [turn_value(world, turn_codes(t), opponents) for t in turns]
         wins = votes.wins
-        best = max(range(len(turns)), key=lambda i: (wins[i], prior[i]))
-        self.last_stats = SearchStats(votes.worlds * WORLD_COST, time.perf_counter() - start, len(solver.memo))
-        return _turn((turn_codes(turns[best]), False))
+        best_turn = turns[max(range(len(turns)), key=lambda i: (wins[i], prior[i]))]
+        nodes = 0
+        if partitioned:
+            ranked = [turns[i] for i in sorted(range(len(turns)), key=lambda i: -prior[i])]
+            search = PartitionSearch(solver, self._partition_budget(deadline, worlds))
+            answer = search.best(ranked, hand, pal, opal, rule, tuple(sorted(held_count.items())))
+            best_turn, nodes = answer.turn, search.nodes
+        self.last_stats = SearchStats(votes.worlds * WORLD_COST, time.perf_counter() - start, len(solver.memo) + nodes)
+        return _turn((turn_codes(best_turn), False))
+
+    def _partition_budget(self, deadline: float, worlds: int | None) -> Callable[[int], bool]:
+        """When the search over the worlds must stop: after as many nodes as an iteration budget
+        allows (reproducible), or at the deadline (the last finished depth stands); a stop asked
+        gives the decision up (DecisionInterrupted)."""
+        interrupted = self.interrupted
+        node_cap = None if worlds is None else worlds * WORLD_COST
+        asked = [0]
+
+        def out_of_budget(nodes: int) -> bool:
+            if node_cap is not None and nodes > node_cap:
+                return True
+            asked[0] += 1
+            if interrupted is not None and asked[0] % 16 == 0 and interrupted():
+                raise DecisionInterrupted(f"ismcts gave up its decision after {nodes:,} nodes: asked to stop")
+            return time.perf_counter() >= deadline
+
+        return out_of_budget
 
 
 def _option(key: str, value: float | str, kind: type[_Number]) -> _Number:
@@ -319,11 +362,11 @@ def _option(key: str, value: float | str, kind: type[_Number]) -> _Number:
         raise ValueError(f"{key} must be {what}, not {value!r}") from None
 
 
-def _flag(key: str, value: int | str) -> bool:
-    """A 0/1 option as a bool, or a ValueError that names the option."""
-    if str(value) not in ("0", "1"):
-        raise ValueError(f"{key} must be 0 or 1, not {value!r}")
-    return str(value) == "1"
+def _level(key: str, value: int | str) -> int:
+    """A 0/1/2 option as an int, or a ValueError that names the option."""
+    if str(value) not in ("0", "1", "2"):
+        raise ValueError(f"{key} must be 0, 1 or 2, not {value!r}")
+    return int(value)
 
 
 def decision_seed(seed: int, obs: Observation) -> int:
@@ -373,6 +416,7 @@ class _Search:
         self.rng = rng
         self.c = c
         self.root = _Node(obs.seat)
+        self.nodes = 1  # counted as they are made: walking the tree after the deadline overran it
         # Simulations stop when the round is won: the same rules as a one-round
         # basic game make the engine end the game there instead of dealing again.
         self.sim_variant = replace(obs.variant, scoring=False, rounds=1, target=None)
@@ -443,6 +487,7 @@ class _Search:
                 if opponents is None:
                     opponents = rival_keys(game.pal, game.alive, game.turn)
                 child = children[a] = _Node(game.turn, turn_value(game, a[0], opponents))
+                self.nodes += 1
             kids.append(child)
             value = child.value
             if value > hi:
