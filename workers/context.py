@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import math
 import os
 import socket
 import threading
@@ -37,6 +38,12 @@ STALL_SECONDS = 3.0
 SCAN_SLICE = 20
 SWEEP_SECONDS = 2.0
 DUE_REPOST_SECONDS = 1.0  # a due game not yet timed out (its lease elsewhere) is posted again after this
+# A pass of a shift beats and reads the deadline index at most this often (issue #23: a
+# busy worker passes many times a second, and each beat and deadline pass was a round trip
+# a pass). An idle pass waits up to 0.5 s for the inbox, so time-outs are seen no later
+# than before; the heartbeat lives 3 s (workers/worker.py), renewed 6 times in that.
+BEAT_SECONDS = 0.5
+DUE_PASS_SECONDS = 0.5
 
 _CURRENT: contextvars.ContextVar[WorkerContext | None] = contextvars.ContextVar("red7es_worker", default=None)
 
@@ -73,6 +80,7 @@ class WorkerContext:
         self.beat: Callable[[], None] = lambda: None  # the worker's liveness signal
         self.outage = False  # Redis is unreachable or refusing: told once when it starts, once when it ends
         self._due_posted: dict[str, float] = {}  # games posted for a deadline, and when
+        self._last_beat = self._last_due_pass = -math.inf  # when a pass last beat, last read the deadlines
         self._scan_cursor = 0  # where the sweep's slice of every active game goes on from
 
     def redis_lost(self, exc: Exception, retry_in: float | None = None) -> None:
@@ -128,13 +136,18 @@ class WorkerContext:
 
     def _serve(self, consumer: str, left: float) -> int:
         """One pass of a shift: beat, sweep if due, fold what the inbox holds; games served."""
-        self.beat()
+        now = time.monotonic()
+        if now - self._last_beat >= BEAT_SECONDS:
+            self.beat()
+            self._last_beat = now
         if not self._published:
             self.store.publish_max_bot_time(self.max_bot_time)
             self._published = True
-        if time.monotonic() - self.last_sweep >= SWEEP_SECONDS:
+        if now - self.last_sweep >= SWEEP_SECONDS:
             self.sweep()
-        self.post_due()
+        if now - self._last_due_pass >= DUE_PASS_SECONDS:
+            self.post_due()
+            self._last_due_pass = now
         end = time.monotonic() + left
         taken = self.inbox.take(consumer, block_ms=max(1, int(min(left, 0.5) * 1000)))
         served = self._fold(taken, end, self.inbox, quick=True)
