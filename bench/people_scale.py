@@ -40,7 +40,7 @@ from typing import Any
 import redis
 from gateway import drive, load_average  # bench/gateway.py (this script's folder is on sys.path)
 from idle import add_games
-from pool import cpu_seconds, worker_processes
+from pool import applied_moves, cpu_seconds, worker_processes
 from service import latency, percentile
 from sweep_load import calls_and_info
 
@@ -159,21 +159,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 raise RuntimeError(f"a driver failed (exit code {d.exitcode})")
         moving["backlog_s"] = backlog_drained(service.redis)
         moving["asked_per_s"] = rate
-        moving["applied_per_s"] = sum(applied_moves_of(service.redis, [g for g, _ in games])) / args.seconds
+        moving["applied_per_s"] = applied_moves(service.redis, [g for g, _ in games]) / args.seconds
         result["moving"] = moving
         result["load_average_end"] = load_average()
     return result
-
-
-def applied_moves_of(conn: redis.Redis, games: list[str], batch: int = 500) -> list[int]:
-    """Validated moves (people's and bots') in each game's log (every one started dealt, with none)."""
-    counts: list[int] = []
-    for i in range(0, len(games), batch):
-        pipe = conn.pipeline(transaction=False)
-        for game in games[i : i + batch]:
-            pipe.xrange(f"red7:{{{game}}}:log")
-        counts.extend(sum(b"\xaeCommandApplied" in fields[b"e"] for _id, fields in log) for log in pipe.execute())
-    return counts
 
 
 def table(r: dict[str, Any]) -> str:

@@ -97,3 +97,15 @@ def next_person_turn(
         return (change[0] if change else cursor), None, False
     legal = view["legal"]
     return cursor, (legal[0] if legal[0] != "fold" or len(legal) == 1 else legal[-1]), False
+
+
+def applied_moves(conn: redis.Redis, games: Sequence[str] | None = None, batch: int = 500) -> int:
+    """Validated moves (``CommandApplied`` events) in the logs of ``games``, or of every game."""
+    keys = [f"red7:{{{g}}}:log" for g in games] if games is not None else list(conn.scan_iter(match="red7:{*}:log"))
+    total = 0
+    for i in range(0, len(keys), batch):
+        pipe = conn.pipeline(transaction=False)
+        for key in keys[i : i + batch]:
+            pipe.xrange(key)
+        total += sum(b"\xaeCommandApplied" in fields[b"e"] for log in pipe.execute() for _id, fields in log)
+    return total

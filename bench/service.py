@@ -30,7 +30,12 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from pool import cpu_seconds, next_person_turn, worker_processes  # bench/pool.py (this script's folder is on sys.path)
+from pool import (  # bench/pool.py (this script's folder is on sys.path)
+    applied_moves,
+    cpu_seconds,
+    next_person_turn,
+    worker_processes,
+)
 
 from red7es import Variant
 from red7es.service.client import GameService
@@ -75,15 +80,6 @@ def xadd_rate(conn: redis.Redis, payloads: list[bytes], total: int = 50_000, bat
     elapsed = time.perf_counter() - start
     conn.delete(key)
     return written / elapsed
-
-
-def applied_moves(conn: redis.Redis, game_ids: list[str]) -> int:
-    """Turns applied in these games: CommandApplied events of their logs (every one a bot's here)."""
-    total = 0
-    for gid in game_ids:
-        for _id, fields in conn.xrange(f"red7:{{{gid}}}:log"):
-            total += b"\xaeCommandApplied" in fields[b"e"]
-    return total
 
 
 def throughput(

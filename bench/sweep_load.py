@@ -44,8 +44,7 @@ from typing import Any
 import redis
 from gateway import drive, load_average, moves_of  # bench/gateway.py (this script's folder is on sys.path)
 from idle import add_games
-from pool import cpu_seconds, worker_processes
-from turn_cost import applied_moves
+from pool import applied_moves, cpu_seconds, worker_processes
 
 from red7es import Variant
 from red7es.service.client import GameService

@@ -35,7 +35,12 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from pool import cpu_seconds, next_person_turn, worker_processes  # bench/pool.py (this script's folder is on sys.path)
+from pool import (  # bench/pool.py (this script's folder is on sys.path)
+    applied_moves,
+    cpu_seconds,
+    next_person_turn,
+    worker_processes,
+)
 from redis.connection import AbstractConnection
 
 from red7es import Variant
@@ -129,14 +134,6 @@ def play_games(url: str, games: int, clients: int, rounds: int) -> tuple[int, in
     if errors:
         raise errors[0]
     return turns[0], counter.sends, games
-
-
-def applied_moves(conn: redis.Redis) -> int:
-    total = 0
-    for key in conn.scan_iter(match="red7:{*}:log"):
-        for _id, fields in conn.xrange(key):
-            total += b"\xaeCommandApplied" in fields[b"e"]
-    return total
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

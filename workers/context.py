@@ -40,8 +40,9 @@ SWEEP_SECONDS = 2.0
 DUE_REPOST_SECONDS = 1.0  # a due game not yet timed out (its lease elsewhere) is posted again after this
 # A pass of a shift beats and reads the deadline index at most this often (issue #23: a
 # busy worker passes many times a second, and each beat and deadline pass was a round trip
-# a pass). An idle pass waits up to 0.5 s for the inbox, so time-outs are seen no later
-# than before; the heartbeat lives 3 s (workers/worker.py), renewed 6 times in that.
+# a pass). A time-out is seen within about 0.5 s of its deadline, as an idle worker (whose
+# pass waits up to 0.5 s for the inbox) always saw it; a busy one used to see it sooner.
+# The heartbeat lives 3 s (workers/worker.py), renewed 6 times in that.
 BEAT_SECONDS = 0.5
 DUE_PASS_SECONDS = 0.5
 

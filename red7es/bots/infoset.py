@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .exploit import FOLD_TURN, MaskTurn, Solver, legal_turns, reply_after, turn_after
+from .exploit import FOLD_TURN, MaskTurn, Solver, legal_turns, turn_after
 
 __all__ = ["OutOfBudget", "PartitionSearch", "Worlds"]
 
@@ -138,7 +138,7 @@ class PartitionSearch:
         parts: dict[MaskTurn, list[tuple[int, int]]] = {}
         won = 0
         for other, w in worlds:
-            reply = reply_after(self.solver, other, opal, pal, rule) if other else FOLD_TURN
+            reply = self.solver.reply(other, opal, pal, rule) if other else FOLD_TURN
             if reply == FOLD_TURN:
                 won += w  # greedy is out (no card, or no turn that leads): the bot has won
             else:

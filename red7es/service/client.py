@@ -542,9 +542,7 @@ class GameService:
         None where the caller posts itself (a wake of its own, a cluster)."""
         if self._inbox is None:
             return None
-        if not self._inbox.group_ready:
-            self._inbox.ensure_group()  # so a post made before any worker started is not missed
-        return self._inbox.key, INBOX_MAXLEN
+        return self._inbox.ready_key(), INBOX_MAXLEN
 
     # ------------------------------------------------------------------ reading
 

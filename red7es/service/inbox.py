@@ -29,15 +29,15 @@ class Inbox:
         self.key = key
         self._group_ready = False
 
-    @property
-    def group_ready(self) -> bool:
-        """Whether this inbox made sure of the workers' group (:meth:`ensure_group`)."""
-        return self._group_ready
+    def ready_key(self) -> str:
+        """The inbox's key, the workers' group made sure of first (once, until
+        :meth:`recheck_group`): so a post made before any worker started is not missed."""
+        if not self._group_ready:
+            self.ensure_group()
+        return self.key
 
     def post(self, game_id: str) -> None:
-        if not self._group_ready:
-            self.ensure_group()  # so a post made before any worker started is not missed
-        self.redis.xadd(self.key, {"g": game_id}, maxlen=MAXLEN, approximate=True)
+        self.redis.xadd(self.ready_key(), {"g": game_id}, maxlen=MAXLEN, approximate=True)
 
     def post_once(self, game_id: str) -> None:
         """Post the game unless it already waits here, not yet taken by any worker.
@@ -76,9 +76,7 @@ class Inbox:
 
     def take(self, consumer: str, count: int = 32, block_ms: int | None = 500) -> list[str]:
         """Game ids posted since this group last read, waiting up to ``block_ms`` (None: not at all)."""
-        if not self._group_ready:
-            self.ensure_group()
-        reply = self.redis.xreadgroup(GROUP, consumer, {self.key: ">"}, count=count, block=block_ms, noack=True)
+        reply = self.redis.xreadgroup(GROUP, consumer, {self.ready_key(): ">"}, count=count, block=block_ms, noack=True)
         if not reply:
             return []
         assert isinstance(reply, list)  # RESP2, this connection's protocol: [[stream, entries]]
