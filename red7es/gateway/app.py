@@ -32,7 +32,7 @@ from .creation import CreateBody, asked_game
 from .hub import Hub, Subscriber
 from .limits import ClientRate, Limiter, Limits, RateLimit, client_address, too_many
 from .settings import Creation
-from .streams import HEARTBEAT, StreamResponse, change_lines, frame
+from .streams import HEARTBEAT, StreamResponse, change_lines, frame, told_changes
 from .turns import TurnBody, checked_turn
 
 __all__ = ["create_app", "ANSWER_WAIT"]
@@ -147,7 +147,7 @@ def create_app(
             )  # the seed: drawn by the service (make_seed), never the client's
             await blocking(create)
             try:
-                await first_event(subscriber, game_id, "0-0", lambda e: e.get("type") == "GameCreated")
+                await first_event(subscriber, game_id, lambda e: e.get("type") == "GameCreated")
             except errors.GatewayError as exc:
                 if exc.status != 503:
                     raise
@@ -198,10 +198,9 @@ def create_app(
                 event.get("type") == "CommandRejected" and event.get("id") == command_id
             )
 
-        async with subscribed(game_id) as subscriber:
-            mark = await blocking(service.store.last_change_id, game_id)
+        async with subscribed(game_id) as subscriber:  # before the join is stored: its answer is told to it
             command_id = await blocking(service.submit_join, game_id, number, body.key)
-            event = await first_event(subscriber, game_id, mark, lambda e: matches(e, command_id))
+            event = await first_event(subscriber, game_id, lambda e: matches(e, command_id))
         if event.get("type") == "CommandRejected":
             reason = event.get("reason") or "the join was refused"
             raise errors.GatewayError(409, f"rejected: {reason}", id=command_id)
@@ -213,12 +212,13 @@ def create_app(
         # hub's async client between them: the signature passes before anything is written.
         if not valid_game_id(game_id):
             raise NoSuchGame(game_id)
-        command, mark = await blocking(checked_turn, service, game_id, body)
+        command = await blocking(checked_turn, service, game_id, body)
         await limiter.seat(game_id, body.seat)
-        # Subscribed before the append (the mark may be older: the first read starts there).
+        # Subscribed before the append: the change answering it is told to the subscriber.
+        # A command stored before (sent again) may have its answer already: read from the start.
         async with subscribed(game_id) as subscriber:
             _id, duplicate = await blocking(service.submit_signed, game_id, command)
-            answer = await wait_answer(subscriber, game_id, "0-0" if duplicate else mark, body.id)
+            answer = await wait_answer(subscriber, game_id, "0-0" if duplicate else None, body.id)
         if not answer.applied and not answer.reason:  # only a rejection reads its reason
             answer = await blocking(service.with_reason, game_id, answer)
         if not answer.applied:
@@ -292,8 +292,9 @@ def create_app(
         finally:
             hub.unsubscribe(subscriber)
 
-    async def wait_answer(subscriber: Subscriber, game_id: str, mark: str, command_id: str) -> Answer:
-        """The referee's answer to ``command_id``, from the changes after ``mark``."""
+    async def wait_answer(subscriber: Subscriber, game_id: str, mark: str | None, command_id: str) -> Answer:
+        """The referee's answer to ``command_id``: from the changes told to ``subscriber``
+        (``mark`` None), or read from the changes after ``mark``."""
         found: list[Answer] = []
 
         def look(batch: list[dict[str, Any]]) -> bool:
@@ -306,32 +307,33 @@ def create_app(
         return found[0]
 
     async def first_event(
-        subscriber: Subscriber, game_id: str, mark: str, match: Callable[[dict[str, Any]], bool]
+        subscriber: Subscriber, game_id: str, match: Callable[[dict[str, Any]], bool]
     ) -> dict[str, Any]:
+        """The first event ``match`` accepts among the changes told to ``subscriber``."""
         found: list[dict[str, Any]] = []
 
         def look(batch: list[dict[str, Any]]) -> bool:
             found.extend(e for e in batch if match(e))
             return bool(found)
 
-        await follow(subscriber, game_id, mark, look)
+        await follow(subscriber, game_id, None, look)
         return dict(found[0])
 
     async def follow(
-        subscriber: Subscriber,
-        game_id: str,
-        mark: str,
-        look: Callable[
-            [
-                list[dict[str, Any]],
-            ],
-            bool,
-        ],
+        subscriber: Subscriber, game_id: str, mark: str | None, look: Callable[[list[dict[str, Any]]], bool]
     ) -> None:
-        """Read the game's changes after ``mark`` until ``look`` accepts a batch of events;
-        503 after ANSWER_WAIT seconds (the command stays stored: send it again to get its answer)."""
+        """Take the game's changes until ``look`` accepts a batch of events; 503 after
+        ANSWER_WAIT seconds (the command stays stored: send it again to get its answer).
+
+        With ``mark`` None the changes are the hub's notices to ``subscriber`` (subscribed
+        before the command was stored, so its answer is among them: no read of Redis); with
+        a mark (a command stored earlier, sent again) they are read from after it."""
         deadline = anyio.current_time() + ANSWER_WAIT
-        items = change_lines(hub, subscriber, game_id, None, mark, heartbeat=ANSWER_WAIT)
+        items = (
+            told_changes(subscriber, game_id, ANSWER_WAIT)
+            if mark is None
+            else change_lines(hub, subscriber, game_id, None, mark, heartbeat=ANSWER_WAIT)
+        )
         async with contextlib.aclosing(items):
             async for item in items:
                 if item is not None and item["type"] == "change" and look(item["events"]):

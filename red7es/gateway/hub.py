@@ -4,10 +4,13 @@ A subscriber (an open stream, or a submit waiting for the referee's answer) neve
 reads Redis blocking: it registers with the :class:`Hub` for a game and waits on its
 own bounded queue.  The hub holds one connection doing ``XREAD BLOCK`` over the changes
 streams of every game that has a subscriber, re-issued (``CLIENT UNBLOCK``) when a game
-is added, and puts each new change id on the queues of that game's subscribers.  The
-notices only wake subscribers: each one then reads what it has not sent yet with a
-plain ``XRANGE`` from the last change id it sent, so a subscriber can never miss a
-change or be told one twice, whatever the timing of its registration.
+is added, and puts each new change (its id and fields, as the ``XREAD`` returned them) on
+the queues of that game's subscribers.  A stream's notices only wake it: it then reads
+what it has not sent yet with a plain ``XRANGE`` from the last change id it sent, with
+its view in the same transaction, so a stream can never miss a change or tell one
+twice, whatever the timing of its registration.  A submit waiting for its answer reads
+nothing: it subscribed before its command was stored, so the change holding the answer
+comes after its registration and is among its notices (:meth:`Subscriber.notices`).
 
 The hub never waits on a subscriber.  One whose queue is full (it has not taken the
 last :data:`QUEUE_SIZE` notices: its client reads too slowly) is dropped and its
@@ -21,7 +24,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -32,7 +35,7 @@ from red7es.service.connection import backoff
 from red7es.service.records import stream_order
 from red7es.service.store import Keys, text
 
-__all__ = ["Hub", "Subscriber", "QUEUE_SIZE", "is_after"]
+__all__ = ["Hub", "Notice", "Subscriber", "QUEUE_SIZE", "is_after"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -41,7 +44,16 @@ QUEUE_SIZE = 64  # change notices a subscriber may leave untaken before it is dr
 CONNECTIONS = 50  # pooled connections for the short reads (streams' catch-up reads, nonces, subscribes)
 POOL_WAIT = 20.0  # seconds a short read waits for a pooled connection before it fails
 BLOCK_MS = 1000  # longest XREAD BLOCK: a game added meanwhile is read at the latest then
-_GONE = "gone"  # the queue item that ends a subscriber's wait: it was dropped
+
+
+class Notice(NamedTuple):
+    """One new entry of a subscribed stream, as the hub's ``XREAD`` read it."""
+
+    id: str
+    fields: dict[bytes, bytes]
+
+
+_GONE = Notice("gone", {})  # the queue item that ends a subscriber's wait: it was dropped
 
 
 def is_after(change_id: str, mark: str) -> bool:
@@ -51,19 +63,19 @@ def is_after(change_id: str, mark: str) -> bool:
 
 class Subscriber:
     """One waiter on one stream (a game's changes, or a tournament's events): a bounded
-    queue of the stream's new ids, which the hub fills."""
+    queue of the stream's new entries, which the hub fills."""
 
     def __init__(self, game_id: str, size: int = QUEUE_SIZE, key: str | None = None) -> None:
         self.game_id = game_id  # the game (or tournament) the stream is of
         self.key = key if key is not None else Keys(game_id).changes  # the stream the hub reads for it
-        self.queue: asyncio.Queue[str] = asyncio.Queue(size)
+        self.queue: asyncio.Queue[Notice] = asyncio.Queue(size)
         self.dropped: str | None = None  # why the hub dropped it (one line), once it has
         self.on_overflow: Callable[[], None] | None = None
 
-    def notify(self, change_id: str) -> bool:
+    def notify(self, notice: Notice) -> bool:
         """Queue a notice; False if the queue is full (the subscriber is too slow)."""
         try:
-            self.queue.put_nowait(change_id)
+            self.queue.put_nowait(notice)
         except asyncio.QueueFull:
             return False
         return True
@@ -93,14 +105,34 @@ class Subscriber:
             if left <= 0:
                 return False
             try:
-                change_id = await asyncio.wait_for(self.queue.get(), left)
+                notice = await asyncio.wait_for(self.queue.get(), left)
             except asyncio.TimeoutError:
                 return False
-            if change_id == _GONE:
+            if notice is _GONE:
                 continue  # the loop raises Dropped
-            if is_after(change_id, after):
+            if is_after(notice.id, after):
                 self._take_rest()
                 return True
+
+    async def notices(self, timeout: float) -> list[Notice]:
+        """Every notice queued, in stream order, waiting up to ``timeout`` seconds for the
+        first ([] if none came); :class:`Dropped` once the hub dropped this subscriber.
+
+        Only for a subscriber that needs no entry from before its registration: the hub
+        tells it every entry written after :meth:`Hub.subscribe` returned (and maybe a few
+        from before, which it can tell by their ids)."""
+        if self.dropped is not None:
+            raise Dropped(self.dropped)
+        try:
+            first = await asyncio.wait_for(self.queue.get(), timeout)
+        except asyncio.TimeoutError:
+            return []
+        taken = [first]
+        while not self.queue.empty():
+            taken.append(self.queue.get_nowait())
+        if any(notice is _GONE for notice in taken):
+            raise Dropped(self.dropped or "dropped")
+        return taken
 
     def drain(self) -> None:
         """Take every notice queued (its reader reads all there is anyway): a subscriber
@@ -110,7 +142,7 @@ class Subscriber:
     def _take_rest(self) -> None:
         """Empty the queue: the reader that follows reads every change there is."""
         while not self.queue.empty():
-            if self.queue.get_nowait() == _GONE:
+            if self.queue.get_nowait() is _GONE:
                 self.queue.put_nowait(_GONE)
                 return
 
@@ -266,18 +298,18 @@ class Hub:
             streams: dict[Any, Any] = dict(self._cursors)
             reply: Any = await reader.xread(streams, block=self.block_ms, count=100)
             for stream, rows in reply or []:  # RESP2, this connection's protocol: [[stream, entries]]
-                for change_id, _fields in rows:
-                    self._deliver(text(stream), text(change_id))
+                for change_id, fields in rows:
+                    self._deliver(text(stream), Notice(text(change_id), fields))
 
-    def _deliver(self, key: str, change_id: str) -> None:
+    def _deliver(self, key: str, notice: Notice) -> None:
         """Tell every subscriber of the stream; drop the ones too slow to take it (no await:
         a subscriber added later reads this change itself)."""
         if key not in self._cursors:
             return  # its last subscriber left while the read was on its way
-        self._cursors[key] = change_id
+        self._cursors[key] = notice.id
         self._reads.pop(key, None)  # reads from before this change cannot serve its subscribers
         for subscriber in list(self._subscribers[key]):
-            if not subscriber.notify(change_id):
+            if not subscriber.notify(notice):
                 self.unsubscribe(subscriber)
                 subscriber.drop(
                     f"too slow: {self.queue_size} changes not taken; resume from your last id", overflow=True

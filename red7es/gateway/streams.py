@@ -34,7 +34,7 @@ from red7es.service.store import Keys, start_after, text
 
 from .hub import Dropped, Hub, Subscriber
 
-__all__ = ["StreamResponse", "change_lines", "frame"]
+__all__ = ["StreamResponse", "change_lines", "frame", "told_changes"]
 
 PAGE = 200  # changes read per round trip
 HEARTBEAT = 15.0  # seconds without a line before an empty keep-alive one
@@ -148,6 +148,27 @@ async def change_lines(
         yield {"type": "error", "error": f"game {game_id} cannot be read: {' '.join(str(exc).split())}"}
     finally:
         hub.unsubscribe(subscriber)
+
+
+async def told_changes(
+    subscriber: Subscriber, game_id: str, heartbeat: float = HEARTBEAT
+) -> AsyncGenerator[dict[str, Any] | None, None]:
+    """The changes the hub tells ``subscriber`` of, as :func:`change_lines` words them
+    (None: nothing for ``heartbeat`` seconds), read from no key: for a waiter subscribed
+    before its command was stored, whose answer comes after that (a stream needs
+    :func:`change_lines`, which reads each change with the view after it)."""
+    try:
+        while True:
+            notices = await subscriber.notices(heartbeat)
+            if not notices:
+                yield None
+            for notice in notices:
+                line = _change(game_id, notice.id, notice.fields.get(b"p", b""))
+                yield line
+                if line["type"] != "change":
+                    return
+    except Dropped as exc:
+        yield {"type": "error", "error": str(exc)}
 
 
 def _ends(line: dict[str, Any]) -> bool:

@@ -2,9 +2,10 @@
 
 POST /api/games/{game}/turns used to read the view, the seat's key and the last change
 id in three thread-pool hops and three round trips before it appended (issue #23: each
-hop and each round trip is a wait on every turn).  :func:`checked_turn` does all of it
-in one blocking call the route runs in the thread pool: one pipelined read (view,
-broken, last change id), then the checks on the body and the signature, in the order
+hop and each round trip is a wait on every turn).  :func:`checked_turn` does it in one
+blocking call the route runs in the thread pool: one pipelined read (view and broken;
+the answer needs no mark: the hub tells the route's subscriber of it), then the checks
+on the body and the signature, in the order
 the route always made them, so every error and status stays as it was.  Nothing is
 written here: the seat's rate limit is counted, and the command appended, only after
 the signature passed.
@@ -42,14 +43,14 @@ class TurnBody(BaseModel):
     sig: StrictStr = Field(description="hex Ed25519 signature of red7es/turn/v1\\n{game}\\n{id}\\n{seat}\\n{turn}")
 
 
-def checked_turn(service: GameService, game_id: str, body: TurnBody) -> tuple[TurnCommand, str]:
-    """The command ``body`` asks for and the game's last change id (its answer comes
-    after it), once the game, the seat, the body and the signature pass; the route's
+def checked_turn(service: GameService, game_id: str, body: TurnBody) -> TurnCommand:
+    """The command ``body`` asks for, once the game, the seat, the body and the signature
+    pass; the route's
     :class:`~red7es.gateway.errors.GatewayError` (or the service's error) otherwise.
 
     Blocking: run it in the thread pool.  The caller must have checked ``game_id``'s
     form (an invalid id is never read)."""
-    view, mark = service.view_and_mark(game_id)
+    view = service.view(game_id)
     if body.seat >= len(view["seats"]):
         raise errors.GatewayError(404, f"no seat {body.seat} in game {game_id}")
     try:
@@ -67,4 +68,4 @@ def checked_turn(service: GameService, game_id: str, body: TurnBody) -> tuple[Tu
         raise errors.GatewayError(403, f"seat {body.seat} of game {game_id} is open or a bot: it takes no signed turns")
     if not verify_turn(key, body.sig, game_id, body.id, body.seat, body.turn):
         raise errors.GatewayError(401, "bad signature: not made by this seat's token over this turn")
-    return TurnCommand(body.id, body.seat, body.turn, "person", body.sig), mark
+    return TurnCommand(body.id, body.seat, body.turn, "person", body.sig)

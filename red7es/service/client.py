@@ -551,12 +551,6 @@ class GameService:
         raw, broken = self.store.view_and_broken(game_id, seat)
         return self._read_view(game_id, seat, raw, broken)
 
-    def view_and_mark(self, game_id: str) -> tuple[dict[str, Any], str]:
-        """The public view and the id of the game's last change, in one round trip: what
-        a submit reads before it appends (the mark its answer is looked for after)."""
-        raw, broken, mark = self.store.view_broken_and_mark(game_id)
-        return self._read_view(game_id, None, raw, broken), mark
-
     def _read_view(self, game_id: str, seat: int | None, raw: bytes | None, broken: str | None) -> dict[str, Any]:
         """The view ``raw`` as :meth:`view` answers it (its errors, an archived game's view)."""
         if broken:

@@ -647,23 +647,12 @@ class GameStore:
     def view_and_broken(self, game_id: str, seat: int | None = None) -> tuple[bytes | None, str | None]:
         """A view and why the game is broken (None if it is not), in one round trip: a
         broken game's last view would show it as still being played."""
-        value, broken, _last = self.view_broken_and_mark(game_id, seat, mark=False)
-        return value, broken
-
-    def view_broken_and_mark(
-        self, game_id: str, seat: int | None = None, *, mark: bool = True
-    ) -> tuple[bytes | None, str | None, str]:
-        """:meth:`view_and_broken` and, with ``mark``, :meth:`last_change_id` (else "0-0"),
-        all in one round trip: a submit needs the three before it appends, and each
-        round trip is one more wait on the gateway's turn path (issue #23)."""
         k = Keys(game_id)
         pipe = self.redis.pipeline(transaction=False)  # one slot ({game}): fine on a cluster
         pipe.get(k.public_view if seat is None else k.view(seat))
         pipe.hget(k.meta, "broken")
-        if mark:
-            pipe.xrevrange(k.changes, max="+", min="-", count=1)
-        value, broken, *last = pipe.execute()
-        return _view_bytes(game_id, value), (text(broken) if broken else None), _last_id(last[0] if last else None)
+        value, broken = pipe.execute()
+        return _view_bytes(game_id, value), (text(broken) if broken else None)
 
     def changes(
         self, game_id: str, after: str = "0-0", block_ms: int | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -170,6 +171,37 @@ def test_the_same_turn_sent_twice_takes_effect_once(http: httpx.Client, service:
     assert first.json() == again.json()
     applied = [e for e in service.log(game) if type(e.event).__name__ == "CommandApplied"]
     assert [e.event.id for e in applied].count(body["id"]) == 1  # type: ignore[attr-defined]
+
+
+def test_joins_and_turns_are_answered_from_the_hubs_notices_not_from_a_read(
+    http: httpx.Client, service: GameService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue #17: the hub's XREAD returns each change whole, and a join or a turn subscribes
+    # before its command is stored, so its answer is among the notices: no read of the
+    # changes (nor of a view to throw away) per request.  A resent turn still reads.
+    import red7es.gateway.streams as streams
+
+    reads: list[Any] = []
+    real_read = streams._read
+
+    async def counted(*args: Any) -> Any:
+        reads.append(args[1:])
+        return await real_read(*args)
+
+    monkeypatch.setattr(streams, "_read", counted)
+    game = new_game(service, ["ann"], {"bob": "greedy"})
+    ann = join(http, game, 0)
+    deadline = time.monotonic() + 20
+    while (view := ann.view())["to_move"] != 0:  # the bot may lead
+        assert time.monotonic() < deadline, "ann never came to move"
+        time.sleep(0.02)
+    body = ann.turn_body(view["legal"][0])
+    applied = http.post(f"/api/games/{game}/turns", json=body)
+    assert applied.status_code == 200 and applied.json()["applied"] is True
+    assert applied.json()["events"][0] == {**applied.json()["events"][0], "type": "CommandApplied"}
+    assert reads == []
+    again = http.post(f"/api/games/{game}/turns", json=body)  # sent again: read from the start
+    assert again.json() == applied.json() and reads
 
 
 def _views(stream: httpx.Response) -> Any:
@@ -391,6 +423,37 @@ def test_a_subscriber_that_takes_no_notices_is_dropped_and_stalls_nobody(served:
                 await slow.wait("0-0", 1)
         finally:
             await hub.redis.delete("red7:{gw-slow}:changes")
+            await hub.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_subscribers_notices_are_every_entry_written_after_it_subscribed_in_order(served: Gateway) -> None:
+    import asyncio
+
+    from red7es.gateway.hub import Dropped, Hub
+    from red7es.service.store import text
+
+    async def scenario() -> None:
+        hub = Hub(served.url)
+        hub.start()
+        key = "red7:{gw-notices}:changes"
+        try:
+            await hub.redis.xadd(key, {"p": b"before"})
+            first = await hub.subscribe("gw-notices")
+            assert await first.notices(0.2) == []  # nothing written since: none told, after the timeout
+            ids = [text(await hub.redis.xadd(key, {"p": f"n{n}".encode()})) for n in range(5)]
+            told: list[tuple[str, bytes]] = []
+            while len(told) < 5:
+                batch = await first.notices(10)
+                assert batch, "a change written after the subscribe was not told"
+                told.extend((notice.id, notice.fields[b"p"]) for notice in batch)
+            assert told == [(i, f"n{n}".encode()) for n, i in enumerate(ids)]
+            first.drop("gone for the test")
+            with pytest.raises(Dropped, match="gone for the test"):
+                await first.notices(1)
+        finally:
+            await hub.redis.delete(key)
             await hub.stop()
 
     asyncio.run(scenario())

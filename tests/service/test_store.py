@@ -562,21 +562,16 @@ def test_a_create_by_transaction_that_loses_a_race_creates_nothing(real_redis: r
     assert real_redis.hgetall(Keys(GID).cmdids).keys() == {b"create-other"}
 
 
-def test_view_broken_and_mark_reads_what_the_three_reads_would_in_one(any_redis: redis.Redis) -> None:
-    # The gateway's turn path reads these three in one round trip (issue #23): each part
-    # must be exactly what its own read answers, before and after changes, and when broken.
+def test_view_and_broken_reads_what_the_two_reads_would_in_one(any_redis: redis.Redis) -> None:
+    # The gateway's turn path reads both in one round trip (issue #23): each part must be
+    # exactly what its own read answers, before and after changes, and when broken.
     store = _created(any_redis)
-    assert store.view_broken_and_mark(GID) == (None, None, "0-0")
+    assert store.view_and_broken(GID) == (None, None)
     store.append(GID, _batch(store, changes=b"a", views={Keys(GID).public_view: b"public-1"}))
-    first = store.last_change_id(GID)
-    assert first != "0-0"
-    assert store.view_broken_and_mark(GID) == (b"public-1", None, first)
-    assert store.view_broken_and_mark(GID, mark=False) == (b"public-1", None, "0-0")
+    assert store.view_and_broken(GID) == (store.view(GID), store.broken(GID)) == (b"public-1", None)
     store.mark_broken(GID, "a key written by hand")
-    view, broken, mark = store.view_broken_and_mark(GID)
-    assert (view, broken) == store.view_and_broken(GID) == (b"public-1", "a key written by hand")
-    assert mark == store.last_change_id(GID) and mark != first  # the broken notice is the last change
-    assert store.view_broken_and_mark("g-none") == (None, None, "0-0")
+    assert store.view_and_broken(GID) == (store.view(GID), store.broken(GID)) == (b"public-1", "a key written by hand")
+    assert store.view_and_broken("g-none") == (None, None)
 
 
 def test_a_submit_after_redis_lost_its_scripts_loads_submit_lua_again_and_stores_once(any_redis: redis.Redis) -> None:
