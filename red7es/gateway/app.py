@@ -32,7 +32,7 @@ from .creation import CreateBody, asked_game
 from .hub import Hub, Subscriber
 from .limits import ClientRate, Limiter, Limits, RateLimit, client_address, too_many
 from .settings import Creation
-from .streams import HEARTBEAT, StreamResponse, change_lines, frame, told_changes
+from .streams import HEARTBEAT, StreamResponse, change_lines, frames, told_changes
 from .turns import TurnBody, checked_turn
 
 __all__ = ["create_app", "ANSWER_WAIT"]
@@ -276,8 +276,8 @@ def create_app(
 
         async def lines() -> AsyncGenerator[bytes, None]:
             async with contextlib.aclosing(items):  # closed with the response: the subscriber is let go at once
-                async for item in items:
-                    yield frame(item, sse)
+                async for batch in items:
+                    yield frames(batch, sse)
 
         media = "text/event-stream" if sse else "application/x-ndjson"
         return StreamResponse(lines(), subscriber, media, on_close=lambda: limiter.close_stream(address))
@@ -335,15 +335,16 @@ def create_app(
             else change_lines(hub, subscriber, game_id, None, mark, heartbeat=ANSWER_WAIT)
         )
         async with contextlib.aclosing(items):
-            async for item in items:
-                if item is not None and item["type"] == "change" and look(item["events"]):
-                    return
-                if item is not None and item["type"] in ("broken", "error"):
-                    raise errors.GatewayError(
-                        409 if item["type"] == "broken" else 503,
-                        item.get("reason") or item.get("error") or "the game broke",
-                    )
-                if item is None or anyio.current_time() > deadline:
+            async for batch in items:
+                for item in batch or ():
+                    if item["type"] == "change" and look(item["events"]):
+                        return
+                    if item["type"] in ("broken", "error"):
+                        raise errors.GatewayError(
+                            409 if item["type"] == "broken" else 503,
+                            item.get("reason") or item.get("error") or "the game broke",
+                        )
+                if batch is None or anyio.current_time() > deadline:
                     break
         raise errors.GatewayError(
             503, "no answer from a worker yet: the command is stored; send the same request again for its answer"

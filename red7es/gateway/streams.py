@@ -34,7 +34,7 @@ from red7es.service.store import Keys, start_after, text
 
 from .hub import Dropped, Hub, Subscriber
 
-__all__ = ["StreamResponse", "change_lines", "frame", "told_changes"]
+__all__ = ["Lines", "StreamResponse", "change_lines", "frame", "frames", "told_changes"]
 
 PAGE = 200  # changes read per round trip
 HEARTBEAT = 15.0  # seconds without a line before an empty keep-alive one
@@ -49,6 +49,13 @@ def frame(item: dict[str, Any] | None, sse: bool) -> bytes:
         return data.encode() + b"\n"
     head = f"id: {item['id']}\n" if "id" in item else ""
     return f"{head}event: {item['type']}\ndata: {data}\n\n".encode()
+
+
+def frames(batch: Lines | None, sse: bool) -> bytes:
+    """A batch of lines as one chunk of the response (None: a keep-alive)."""
+    if batch is None:
+        return frame(None, sse)
+    return b"".join(frame(item, sse) for item in batch)
 
 
 async def _read(
@@ -111,64 +118,78 @@ def _view(game_id: str, seat: int | None, change_id: str, raw: bytes | None) -> 
     return {"type": "view", "id": change_id, "view": view}
 
 
+Lines = list[dict[str, Any]]  # the lines of one read, sent in one write
+
+
 async def change_lines(
     hub: Hub, subscriber: Subscriber, game_id: str, seat: int | None, after: str | None, heartbeat: float = HEARTBEAT
-) -> AsyncGenerator[dict[str, Any] | None, None]:
-    """The stream's items (None: nothing for ``heartbeat`` seconds); ``subscriber`` must be
-    registered with ``hub`` before the first read, and is let go when this ends."""
+) -> AsyncGenerator[Lines | None, None]:
+    """The stream's items, each read's lines together (None: nothing for ``heartbeat``
+    seconds); ``subscriber`` must be registered with ``hub`` before the first read, and
+    is let go when this ends.
+
+    A change and the view after it go out as one batch, so in one write to the client
+    (two writes a change were the gateway's largest cost per turn: issue #17)."""
     try:
         if after is None:
             _rows, raw, after = await _shared_read(hub, game_id, seat, None)
             line = _view(game_id, seat, after, raw)
-            yield line
+            yield [line]
             if _ends(line):
                 return
         while True:
             rows, raw, last = await _shared_read(hub, game_id, seat, after)
+            batch: Lines = []
             for change_id, payload in rows:
                 line = _change(game_id, change_id, payload)
-                yield line
+                batch.append(line)
                 if line["type"] != "change":
+                    yield batch
                     return
                 after = change_id
             if rows and len(rows) < PAGE:
                 line = _view(game_id, seat, last, raw)
-                yield line
+                batch.append(line)
                 if _ends(line):
+                    yield batch
                     return
+            if batch:
+                yield batch
             if rows and len(rows) == PAGE:
                 continue  # more to read before the view is current
             if not await subscriber.wait(after, heartbeat):
                 yield None
     except Dropped as exc:
-        yield {"type": "error", "error": str(exc)}
+        yield [{"type": "error", "error": str(exc)}]
     except UNREACHABLE_ERRORS:
-        yield {"type": "error", "error": "lost the connection to Redis: resume from your last change id"}
+        yield [{"type": "error", "error": "lost the connection to Redis: resume from your last change id"}]
     except ResponseError as exc:  # Redis refused the read (a damaged key): a line, not an aborted response
-        yield {"type": "error", "error": f"game {game_id} cannot be read: {' '.join(str(exc).split())}"}
+        yield [{"type": "error", "error": f"game {game_id} cannot be read: {' '.join(str(exc).split())}"}]
     finally:
         hub.unsubscribe(subscriber)
 
 
 async def told_changes(
     subscriber: Subscriber, game_id: str, heartbeat: float = HEARTBEAT
-) -> AsyncGenerator[dict[str, Any] | None, None]:
-    """The changes the hub tells ``subscriber`` of, as :func:`change_lines` words them
-    (None: nothing for ``heartbeat`` seconds), read from no key: for a waiter subscribed
-    before its command was stored, whose answer comes after that (a stream needs
-    :func:`change_lines`, which reads each change with the view after it)."""
+) -> AsyncGenerator[Lines | None, None]:
+    """The changes the hub tells ``subscriber`` of, in batches as :func:`change_lines`
+    words them (None: nothing for ``heartbeat`` seconds), read from no key: for a waiter
+    subscribed before its command was stored, whose answer comes after that (a stream
+    needs :func:`change_lines`, which reads each change with the view after it)."""
     try:
         while True:
             notices = await subscriber.notices(heartbeat)
             if not notices:
                 yield None
-            for notice in notices:
-                line = _change(game_id, notice.id, notice.fields.get(b"p", b""))
-                yield line
-                if line["type"] != "change":
-                    return
+                continue
+            batch = [_change(game_id, notice.id, notice.fields.get(b"p", b"")) for notice in notices]
+            ended = next((i for i, line in enumerate(batch) if line["type"] != "change"), None)
+            if ended is not None:
+                yield batch[: ended + 1]
+                return
+            yield batch
     except Dropped as exc:
-        yield {"type": "error", "error": str(exc)}
+        yield [{"type": "error", "error": str(exc)}]
 
 
 def _ends(line: dict[str, Any]) -> bool:

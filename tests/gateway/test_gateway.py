@@ -372,6 +372,39 @@ def test_a_live_stream_dropped_mid_game_resumes_without_gaps_or_repeats(
     assert len(seen) > 3 and seen == every[start : start + len(seen)]
 
 
+def test_the_lines_of_one_read_go_out_as_one_chunk(served: Gateway, service: GameService) -> None:
+    # Issue #17: a change and the view after it were one write each (each a socket send on
+    # the gateway, the largest cost per turn).  A resumed stream of a finished game reads
+    # every change and the last view at once: one chunk of the chunked response holds all.
+    import socket
+
+    import h11
+
+    game = finished_bot_game(service)
+    client = h11.Connection(h11.CLIENT)
+    chunks: list[bytes] = []
+    with socket.create_connection(("127.0.0.1", served.port), timeout=20) as sock:
+        path = f"/api/games/{game}/stream"
+        request = h11.Request(method="GET", target=path, headers=[("Host", "test"), ("Last-Event-ID", "0-0")])
+        sock.sendall(client.send(request) + client.send(h11.EndOfMessage()))
+        current = b""
+        while True:
+            event = client.next_event()
+            if event is h11.NEED_DATA:
+                client.receive_data(sock.recv(65536))
+                continue
+            if isinstance(event, h11.Data):
+                current += event.data
+                if event.chunk_end:
+                    chunks.append(current)
+                    current = b""
+            if isinstance(event, h11.EndOfMessage):
+                break
+    lines = [json.loads(line) for chunk in chunks for line in chunk.splitlines()]
+    assert [line["type"] for line in lines] == ["change"] * len(change_ids(service, game)) + ["view"]
+    assert len(chunks) == 1, [len(chunk.splitlines()) for chunk in chunks]
+
+
 def test_server_sent_events_are_framed_with_ids(http: httpx.Client, service: GameService) -> None:
     game = finished_bot_game(service)
     response = http.get(f"/api/games/{game}/stream", headers={"Accept": "text/event-stream", "Last-Event-ID": "0-0"})
