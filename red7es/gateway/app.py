@@ -33,7 +33,7 @@ from .hub import Hub, Subscriber
 from .limits import ClientRate, Limiter, Limits, RateLimit, client_address, too_many
 from .settings import Creation
 from .streams import HEARTBEAT, StreamResponse, change_lines, frames, told_changes
-from .turns import TurnBody, checked_turn
+from .turns import TurnBody, submitted_turn
 
 __all__ = ["create_app", "ANSWER_WAIT"]
 
@@ -85,7 +85,7 @@ def create_app(
     )
     app.state.hub = hub
     app.state.service = service
-    limiter = Limiter(hub.redis, limits or Limits())
+    limiter = Limiter(hub.redis, limits or Limits(), service.redis)
     app.state.limiter = limiter
     errors.install(app)
 
@@ -208,16 +208,14 @@ def create_app(
 
     @app.post("/api/games/{game_id}/turns", summary="Submit a signed turn; the referee's answer")
     async def submit(game_id: str, body: TurnBody, response: Response) -> dict[str, Any]:
-        # Two thread hops in all (reads and checks; the append) and the seat's count on the
-        # hub's async client between them: the signature passes before anything is written.
+        # One thread hop: the reads and checks, the seat's count once the signature passed,
+        # the append.  Subscribed before it: the change answering it is told to the
+        # subscriber.  A command stored before (sent again) may have its answer already:
+        # read from the start.
         if not valid_game_id(game_id):
             raise NoSuchGame(game_id)
-        command = await blocking(checked_turn, service, game_id, body)
-        await limiter.seat(game_id, body.seat)
-        # Subscribed before the append: the change answering it is told to the subscriber.
-        # A command stored before (sent again) may have its answer already: read from the start.
         async with subscribed(game_id) as subscriber:
-            _id, duplicate = await blocking(service.submit_signed, game_id, command)
+            duplicate = await blocking(submitted_turn, service, limiter, game_id, body)
             answer = await wait_answer(subscriber, game_id, "0-0" if duplicate else None, body.id)
         if not answer.applied and not answer.reason:  # only a rejection reads its reason
             answer = await blocking(service.with_reason, game_id, answer)

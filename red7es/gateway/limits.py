@@ -22,6 +22,7 @@ from collections import Counter
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis import Redis as SyncRedis
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -64,10 +65,13 @@ class RateLimit(GatewayError):
 class Limiter:
     """Counts requests in Redis and open streams in this process."""
 
-    def __init__(self, redis: aioredis.Redis, limits: Limits) -> None:
+    def __init__(self, redis: aioredis.Redis, limits: Limits, blocking: SyncRedis | None = None) -> None:
+        """``redis`` counts for the async routes; ``blocking`` (optional) for a route's
+        blocking part (:meth:`seat_blocking`)."""
         self.redis = redis
         self.limits = limits
         self._count = redis.register_script(_COUNT)
+        self._count_blocking = blocking.register_script(_COUNT) if blocking is not None else None
         self._streams: Counter[str] = Counter()
 
     async def client(self, address: str) -> None:
@@ -76,17 +80,33 @@ class Limiter:
 
     async def seat(self, game_id: str, seat: int) -> None:
         """Count one request of a seat (signed by its token); :class:`RateLimit` past ``limits.seat_rate``."""
-        await self._bump(f"{PREFIX}seat:{game_id}:{seat}", self.limits.seat_rate, f"requests for seat {seat}")
+        await self._bump(*self._seat(game_id, seat))
+
+    def seat_blocking(self, game_id: str, seat: int) -> None:
+        """:meth:`seat` on the blocking client, for a route already in the thread pool: a
+        turn's checks, count and append are one thread hop (issue #17)."""
+        key, limit, what = self._seat(game_id, seat)
+        if limit > 0:
+            if self._count_blocking is None:
+                raise RuntimeError("this Limiter has no blocking client")
+            self._judge(self._count_blocking(keys=[key], args=[self._window_ms()]), limit, what)
 
     async def create(self, address: str) -> None:
         """Count one game creation from ``address``; :class:`RateLimit` past ``limits.create``."""
         await self._bump(f"{PREFIX}create:{address}", self.limits.create, "games created from this address")
 
+    def _seat(self, game_id: str, seat: int) -> tuple[str, int, str]:
+        return f"{PREFIX}seat:{game_id}:{seat}", self.limits.seat_rate, f"requests for seat {seat}"
+
+    def _window_ms(self) -> int:
+        return max(1, int(self.limits.window * 1000))
+
     async def _bump(self, key: str, limit: int, what: str) -> None:
-        if limit <= 0:
-            return
-        window_ms = max(1, int(self.limits.window * 1000))
-        reply: Any = await self._count(keys=[key], args=[window_ms])
+        if limit > 0:
+            self._judge(await self._count(keys=[key], args=[self._window_ms()]), limit, what)
+
+    def _judge(self, reply: Any, limit: int, what: str) -> None:
+        """:class:`RateLimit` when the count script's ``reply`` is past ``limit``."""
         count, left_ms = int(reply[0]), int(reply[1])
         if count > limit:
             seconds = max(1, math.ceil(left_ms / 1000))

@@ -1,14 +1,13 @@
-"""A submitted turn's checks, in one thread hop and one Redis round trip.
+"""A submitted turn: its checks, its seat's count and its append, in one thread hop.
 
 POST /api/games/{game}/turns used to read the view, the seat's key and the last change
-id in three thread-pool hops and three round trips before it appended (issue #23: each
-hop and each round trip is a wait on every turn).  :func:`checked_turn` does it in one
-blocking call the route runs in the thread pool: one pipelined read (view and broken;
-the answer needs no mark: the hub tells the route's subscriber of it), then the checks
-on the body and the signature, in the order
-the route always made them, so every error and status stays as it was.  Nothing is
-written here: the seat's rate limit is counted, and the command appended, only after
-the signature passed.
+id in three thread-pool hops and three round trips before it appended, and a fourth hop
+to append (issues #23, #17: each hop is a hand-off between the event loop and a thread,
+and each round trip a wait, on every turn).  :func:`submitted_turn` is the route's whole
+blocking part: one pipelined read (view and broken; the answer needs no mark: the hub
+tells the route's subscriber of it), the checks on the body and the signature in the
+order the route always made them (so every error and status stays as it was), then,
+only once the signature passed, the seat's rate-limit count and the append.
 """
 
 from __future__ import annotations
@@ -23,8 +22,9 @@ from red7es.service.tokens import verify_turn
 from red7es.steps import StepError, command_text
 
 from . import errors
+from .limits import Limiter
 
-__all__ = ["TurnBody", "checked_turn"]
+__all__ = ["TurnBody", "checked_turn", "submitted_turn"]
 
 _SIGNATURE = re.compile(r"[0-9a-f]{128}")
 # Command ids through the gateway: long enough that nobody guesses another seat's next one.
@@ -69,3 +69,14 @@ def checked_turn(service: GameService, game_id: str, body: TurnBody) -> TurnComm
     if not verify_turn(key, body.sig, game_id, body.id, body.seat, body.turn):
         raise errors.GatewayError(401, "bad signature: not made by this seat's token over this turn")
     return TurnCommand(body.id, body.seat, body.turn, "person", body.sig)
+
+
+def submitted_turn(service: GameService, limiter: Limiter, game_id: str, body: TurnBody) -> bool:
+    """:func:`checked_turn`, then the seat's count and the append: a turn's whole blocking
+    part in one thread hop (each hop is a hand-off between the event loop and a thread:
+    issue #17).  Whether the command was stored before (sent again: its answer may be
+    in the changes already)."""
+    command = checked_turn(service, game_id, body)
+    limiter.seat_blocking(game_id, body.seat)  # only once the signature passed
+    _id, duplicate = service.submit_signed(game_id, command)
+    return duplicate

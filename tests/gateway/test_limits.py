@@ -92,6 +92,7 @@ def test_a_seat_over_its_rate_gets_429_from_any_address_and_other_seats_do_not(
             forged = Seat(there, game, 1, ann.token)
             for _ in range(6):
                 assert forged.get(f"/api/games/{game}/seats/1").status_code == 403
+                assert forged.play("fold").status_code == 401  # a turn: counted only once its signature passed
             assert cat.view()["seat"] == 1
     finally:
         gateway.stop()
