@@ -33,7 +33,7 @@ from .hub import Hub, Subscriber
 from .limits import ClientRate, Limiter, Limits, RateLimit, client_address, too_many
 from .settings import Creation
 from .streams import HEARTBEAT, StreamResponse, change_lines, frames, told_changes
-from .turns import TurnBody, submitted_turn
+from .turns import SeatKeys, TurnBody, submitted_turn
 
 __all__ = ["create_app", "ANSWER_WAIT"]
 
@@ -86,6 +86,7 @@ def create_app(
     app.state.hub = hub
     app.state.service = service
     limiter = Limiter(hub.redis, limits or Limits(), service.redis)
+    seat_keys = SeatKeys()  # the keys of seats whose turns passed here: their next turns need no read
     app.state.limiter = limiter
     errors.install(app)
 
@@ -215,7 +216,7 @@ def create_app(
         if not valid_game_id(game_id):
             raise NoSuchGame(game_id)
         async with subscribed(game_id) as subscriber:
-            duplicate = await blocking(submitted_turn, service, limiter, game_id, body)
+            duplicate = await blocking(submitted_turn, service, limiter, seat_keys, game_id, body)
             answer = await wait_answer(subscriber, game_id, "0-0" if duplicate else None, body.id)
         if not answer.applied and not answer.reason:  # only a rejection reads its reason
             answer = await blocking(service.with_reason, game_id, answer)

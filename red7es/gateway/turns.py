@@ -4,10 +4,11 @@ POST /api/games/{game}/turns used to read the view, the seat's key and the last 
 id in three thread-pool hops and three round trips before it appended, and a fourth hop
 to append (issues #23, #17: each hop is a hand-off between the event loop and a thread,
 and each round trip a wait, on every turn).  :func:`submitted_turn` is the route's whole
-blocking part: one pipelined read (view and broken; the answer needs no mark: the hub
-tells the route's subscriber of it), the checks on the body and the signature in the
-order the route always made them (so every error and status stays as it was), then,
-only once the signature passed, the seat's rate-limit count and the append.
+blocking part: the checks on the body and the signature, in the order the route always
+made them (so every error and status stays as it was), with one pipelined read of the
+view first (none for a seat whose key this process knows: :class:`SeatKeys`), then,
+only once the signature passed, the seat's rate-limit count and the append.  The answer
+needs no mark read: the hub tells the route's subscriber of it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from red7es.steps import StepError, command_text
 from . import errors
 from .limits import Limiter
 
-__all__ = ["TurnBody", "checked_turn", "submitted_turn"]
+__all__ = ["SeatKeys", "TurnBody", "checked_turn", "submitted_turn"]
 
 _SIGNATURE = re.compile(r"[0-9a-f]{128}")
 # Command ids through the gateway: long enough that nobody guesses another seat's next one.
@@ -43,16 +44,53 @@ class TurnBody(BaseModel):
     sig: StrictStr = Field(description="hex Ed25519 signature of red7es/turn/v1\\n{game}\\n{id}\\n{seat}\\n{turn}")
 
 
-def checked_turn(service: GameService, game_id: str, body: TurnBody) -> TurnCommand:
-    """The command ``body`` asks for, once the game, the seat, the body and the signature
-    pass; the route's
-    :class:`~red7es.gateway.errors.GatewayError` (or the service's error) otherwise.
+class SeatKeys:
+    """The public keys of the seats whose turns this gateway process has checked.
+
+    A seat's key never changes once it is joined (a seat is never taken again: RULES.md,
+    and the audit checks it), so a turn whose signature verifies under the key a seat had
+    needs no read of the game before its append: a broken, finished or vanished game
+    refuses the append itself (submit.lua).  Whatever fails under the known key (a
+    malformed body, a bad signature) takes the full path, which reads the game, so every
+    refusal is what it always was; the worker checks every signature again anyway.
+    Thread-safe as a dict is (the thread pool's routes share it); bounded: emptied when
+    full, a miss costing one read.
+    """
+
+    def __init__(self, size: int = 100_000) -> None:
+        self.size = size
+        self._keys: dict[tuple[str, int], str] = {}
+
+    def get(self, game_id: str, seat: int) -> str | None:
+        return self._keys.get((game_id, seat))
+
+    def put(self, game_id: str, seat: int, key: str) -> None:
+        if len(self._keys) >= self.size:
+            self._keys.clear()
+        self._keys[(game_id, seat)] = key
+
+
+def checked_turn(service: GameService, game_id: str, body: TurnBody) -> tuple[TurnCommand, str]:
+    """The command ``body`` asks for and its seat's key, once the game, the seat, the body
+    and the signature pass; the route's :class:`~red7es.gateway.errors.GatewayError` (or
+    the service's error) otherwise.
 
     Blocking: run it in the thread pool.  The caller must have checked ``game_id``'s
     form (an invalid id is never read)."""
     view = service.view(game_id)
     if body.seat >= len(view["seats"]):
         raise errors.GatewayError(404, f"no seat {body.seat} in game {game_id}")
+    _check_body(body)
+    key = service.seat_key(game_id, body.seat, view)  # from the view: no read (the log only for old views)
+    if key is None:
+        raise errors.GatewayError(403, f"seat {body.seat} of game {game_id} is open or a bot: it takes no signed turns")
+    if not verify_turn(key, body.sig, game_id, body.id, body.seat, body.turn):
+        raise errors.GatewayError(401, "bad signature: not made by this seat's token over this turn")
+    return _command(body), key
+
+
+def _check_body(body: TurnBody) -> None:
+    """The checks that need nothing but the body, in the route's order."""
     try:
         command_text(body.turn)  # a turn, or resign (RULES.md, Resigning)
     except StepError as exc:
@@ -63,20 +101,33 @@ def checked_turn(service: GameService, game_id: str, body: TurnBody) -> TurnComm
         raise errors.GatewayError(400, "id must be 16 to 100 characters of A-Z a-z 0-9 _ - (random: 128 bits)")
     if not _SIGNATURE.fullmatch(body.sig):
         raise errors.GatewayError(401, "sig must be 128 lower-case hex digits")
-    key = service.seat_key(game_id, body.seat, view)  # from the view: no read (the log only for old views)
-    if key is None:
-        raise errors.GatewayError(403, f"seat {body.seat} of game {game_id} is open or a bot: it takes no signed turns")
-    if not verify_turn(key, body.sig, game_id, body.id, body.seat, body.turn):
-        raise errors.GatewayError(401, "bad signature: not made by this seat's token over this turn")
+
+
+def _command(body: TurnBody) -> TurnCommand:
     return TurnCommand(body.id, body.seat, body.turn, "person", body.sig)
 
 
-def submitted_turn(service: GameService, limiter: Limiter, game_id: str, body: TurnBody) -> bool:
-    """:func:`checked_turn`, then the seat's count and the append: a turn's whole blocking
-    part in one thread hop (each hop is a hand-off between the event loop and a thread:
-    issue #17).  Whether the command was stored before (sent again: its answer may be
-    in the changes already)."""
-    command = checked_turn(service, game_id, body)
+def _signed_by(key: str, game_id: str, body: TurnBody) -> bool:
+    """Whether ``body`` passes every check of its own and is signed by ``key``."""
+    try:
+        _check_body(body)
+    except errors.GatewayError:
+        return False
+    return verify_turn(key, body.sig, game_id, body.id, body.seat, body.turn)
+
+
+def submitted_turn(service: GameService, limiter: Limiter, seat_keys: SeatKeys, game_id: str, body: TurnBody) -> bool:
+    """The turn's checks (:func:`checked_turn`; none of its reads for a seat whose key is
+    known and signed it), then the seat's count and the append: a turn's whole blocking
+    part in one thread hop and two round trips (each hop is a hand-off between the event
+    loop and a thread, each round trip a wait: issue #17).  Whether the command was
+    stored before (sent again: its answer may be in the changes already)."""
+    known = seat_keys.get(game_id, body.seat)
+    if known is not None and _signed_by(known, game_id, body):
+        command = _command(body)
+    else:
+        command, key = checked_turn(service, game_id, body)
+        seat_keys.put(game_id, body.seat, key)
     limiter.seat_blocking(game_id, body.seat)  # only once the signature passed
     _id, duplicate = service.submit_signed(game_id, command)
     return duplicate

@@ -32,6 +32,7 @@ from .inbox import Inbox
 from .store import (
     CommandTooLarge,
     DamagedGame,
+    GameIsBroken,
     GameIsOver,
     GameStore,
     Keys,
@@ -436,6 +437,8 @@ class GameService:
             with contextlib.suppress(redis.exceptions.NoPermissionError):
                 self.store.mark_broken(game_id, str(submitted.refused))
             raise BrokenGame(game_id, str(submitted.refused)) from None
+        if isinstance(submitted.refused, GameIsBroken):
+            raise BrokenGame(game_id, submitted.refused.reason) from None
         raise submitted.refused
 
     def _check_same_command(self, game_id: str, stream_id: str, command: TurnCommand) -> None:

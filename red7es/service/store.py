@@ -65,6 +65,7 @@ __all__ = [
     "now_ms",
     "text",
     "entry_field",
+    "GameIsBroken",
     "GameIsOver",
     "CommandTooLarge",
     "log_length_problem",
@@ -150,6 +151,15 @@ class GameIsOver(ValueError):
     def __init__(self, game_id: str) -> None:
         super().__init__(f"game {game_id} is over")
         self.game_id = game_id
+
+
+class GameIsBroken(ValueError):
+    """A command for a broken game (``meta.broken``): no worker folds it again."""
+
+    def __init__(self, game_id: str, reason: str) -> None:
+        super().__init__(reason)
+        self.game_id = game_id
+        self.reason = reason
 
 
 class CommandTooLarge(ValueError):
@@ -422,7 +432,7 @@ class GameStore:
             return Submitted("", False, _last_id(mark), must_wake, reply)
         try:
             stream_id, duplicate = self._submitted(game_id, command_id, reply)
-        except (NoSuchGame, ReservedId, MismatchedId, GameIsOver, CommandTooLarge, DamagedGame) as exc:
+        except (NoSuchGame, ReservedId, MismatchedId, GameIsOver, GameIsBroken, CommandTooLarge, DamagedGame) as exc:
             return Submitted("", False, _last_id(mark), must_wake, exc)
         return Submitted(stream_id, duplicate, _last_id(mark), must_wake)
 
@@ -471,6 +481,8 @@ class GameStore:
             raise MismatchedId(f"command submitted as {command_id!r} names another id in its data.id")
         if code == 5:
             raise GameIsOver(game_id)
+        if code == 8:
+            raise GameIsBroken(game_id, text(stream_id))
         if code == 6:
             raise CommandTooLarge(int(stream_id))
         return text(stream_id), code == 2

@@ -7,6 +7,8 @@
 -- data.id, never the id it was submitted under). Bytes Redis's cmsgpack cannot read that
 -- far are appended all the same: the worker answers them as corrupt.
 -- {5, ''} for a game that is over (its record is complete: nothing more is added to it).
+-- {8, reason} for a broken game (meta.broken): no worker folds it again, so nothing is added
+-- to it and its client is told at once, without reading the game first.
 -- {6, size} for a command larger than 16384 bytes, the most a referee reads: first, before
 -- anything reads it (cmsgpack would spend a second on 50 MB), and never stored.
 if #ARGV[2] > 16384 then
@@ -32,7 +34,11 @@ end
 if existing then
   return {2, existing}
 end
-if redis.call('HGET', KEYS[3], 'status') == 'over' then
+local state = redis.call('HMGET', KEYS[3], 'status', 'broken')
+if state[2] then
+  return {8, state[2]}
+end
+if state[1] == 'over' then
   return {5, ''}
 end
 -- the first write: if it is refused, nothing was written

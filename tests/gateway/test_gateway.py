@@ -11,6 +11,7 @@ import pytest
 
 from red7es.service.client import GameService
 from red7es.service.compaction import COMPACTIONS, compact_due
+from red7es.service.tokens import new_token
 from red7es.variant import Variant
 
 from .conftest import Gateway, Seat, join, new_game
@@ -202,6 +203,44 @@ def test_joins_and_turns_are_answered_from_the_hubs_notices_not_from_a_read(
     assert reads == []
     again = http.post(f"/api/games/{game}/turns", json=body)  # sent again: read from the start
     assert again.json() == applied.json() and reads
+
+
+def test_a_seats_next_turns_read_nothing_before_their_append_and_refusals_stay_the_same(
+    served: Gateway, http: httpx.Client, service: GameService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue #17: once a turn of a seat passed, the gateway knows the seat's key (it never
+    # changes), so the seat's next turns are checked and appended without reading the game.
+    # Whatever fails under the known key goes the full way, with the same error; a game
+    # broken meanwhile is refused by the append itself.
+    gateway_service = served.app.state.service
+    game = new_game(service, ["ann"], {"bob": "greedy"})
+    ann = join(http, game, 0)
+    views: list[str] = []
+    real_view = gateway_service.view
+    monkeypatch.setattr(gateway_service, "view", lambda g, seat=None: views.append(g) or real_view(g, seat))
+
+    def turn_of(seat: Seat) -> dict[str, Any]:
+        deadline = time.monotonic() + 20
+        while (view := seat.view())["to_move"] != seat.seat or not view.get("legal"):
+            assert time.monotonic() < deadline, "never came to move"
+            time.sleep(0.02)
+        return seat.turn_body(view["legal"][0])
+
+    played = 0
+    while played < 2:  # ann's first turn reads the game, her second does not
+        body = turn_of(ann)
+        views.clear()
+        answer = http.post(f"/api/games/{game}/turns", json=body)
+        assert answer.status_code == 200 and answer.json()["applied"] is True, answer.text
+        assert views == ([game] if played == 0 else []), views
+        played += 1
+    forged = ann.turn_body("fold")
+    forged["sig"] = Seat(http, game, 0, new_token()).turn_body("fold", forged["id"])["sig"]
+    assert error(http.post(f"/api/games/{game}/turns", json=forged), 401).startswith("bad signature")
+    assert views == [game]  # the known key did not sign it: the full way, which reads the game
+    assert error(http.post(f"/api/games/{game}/turns", json={**forged, "turn": "p:R9"}), 400).startswith("malformed")
+    service.store.mark_broken(game, "broken for the test")
+    assert "broken for the test" in error(http.post(f"/api/games/{game}/turns", json=ann.turn_body("fold")), 409)
 
 
 def _views(stream: httpx.Response) -> Any:

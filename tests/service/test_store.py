@@ -21,6 +21,7 @@ from red7es.service.store import (
     Appended,
     Batch,
     DamagedGame,
+    GameIsBroken,
     GameStore,
     Keys,
     MismatchedId,
@@ -584,3 +585,17 @@ def test_a_submit_after_redis_lost_its_scripts_loads_submit_lua_again_and_stores
     assert not duplicate
     assert store.submit(GID, "cmd-after-flush", b"x") == (stream_id, True)
     assert [c for c in store.commands(GID) if c[1] == b"x"] == [(stream_id, b"x")]
+
+
+def test_a_broken_game_takes_no_new_command_and_a_stored_one_is_still_found(any_redis: redis.Redis) -> None:
+    # submit.lua refuses a command for a broken game (no worker folds it again), so the
+    # HTTP gateway learns it from the submit without reading the game first (issue #17);
+    # a command stored before the game broke is still answered as a duplicate.
+    store = _created(any_redis)
+    stream_id, _ = store.submit(GID, "cmd-before", b"x")
+    store.mark_broken(GID, "a key written by hand")
+    with pytest.raises(GameIsBroken, match="a key written by hand") as refused:
+        store.submit(GID, "cmd-after", b"y")
+    assert refused.value.reason == "a key written by hand"
+    assert store.submit(GID, "cmd-before", b"x") == (stream_id, True)
+    assert [c[1] for c in store.commands(GID)] == [b"create-bytes", b"x"]
