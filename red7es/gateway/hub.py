@@ -116,22 +116,27 @@ class Subscriber:
 
     async def notices(self, timeout: float) -> list[Notice]:
         """Every notice queued, in stream order, waiting up to ``timeout`` seconds for the
-        first ([] if none came); :class:`Dropped` once the hub dropped this subscriber.
+        first ([] if none came); :class:`Dropped` once the hub dropped this subscriber and
+        every notice queued before that was taken (an answer among them is not lost).
 
         Only for a subscriber that needs no entry from before its registration: the hub
         tells it every entry written after :meth:`Hub.subscribe` returned (and maybe a few
         from before, which it can tell by their ids)."""
-        if self.dropped is not None:
+        if self.queue.empty() and self.dropped is not None:
             raise Dropped(self.dropped)
         try:
-            first = await asyncio.wait_for(self.queue.get(), timeout)
+            notice = await asyncio.wait_for(self.queue.get(), timeout)
         except asyncio.TimeoutError:
             return []
-        taken = [first]
-        while not self.queue.empty():
-            taken.append(self.queue.get_nowait())
-        if any(notice is _GONE for notice in taken):
+        taken: list[Notice] = []
+        while notice is not _GONE:
+            taken.append(notice)
+            if self.queue.empty():
+                return taken
+            notice = self.queue.get_nowait()
+        if not taken:
             raise Dropped(self.dropped or "dropped")
+        self.queue.put_nowait(_GONE)  # (room: one was just taken) the next call raises
         return taken
 
     def drain(self) -> None:

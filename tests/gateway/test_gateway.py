@@ -521,7 +521,13 @@ def test_a_subscribers_notices_are_every_entry_written_after_it_subscribed_in_or
                 assert batch, "a change written after the subscribe was not told"
                 told.extend((notice.id, notice.fields[b"p"]) for notice in batch)
             assert told == [(i, f"n{n}".encode()) for n, i in enumerate(ids)]
-            first.drop("gone for the test")
+            last = text(await hub.redis.xadd(key, {"p": b"last"}))
+            for _ in range(2000):  # up to 20 s for the hub to queue it
+                if first.queue.qsize():
+                    break
+                await asyncio.sleep(0.01)
+            first.drop("gone for the test")  # told after the last entry: that entry is still taken
+            assert [notice.id for notice in await first.notices(1)] == [last]
             with pytest.raises(Dropped, match="gone for the test"):
                 await first.notices(1)
         finally:
