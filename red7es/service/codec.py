@@ -429,9 +429,10 @@ def decode_event(raw: bytes, what: str = "event") -> Recorded:
     return EVENTS.decode(raw, what)
 
 
-def decode_log(raws: Iterable[bytes]) -> list[Recorded]:
-    """Decode a game's log in order; :class:`CorruptEvent` names the first bad one ("event 7")."""
-    return [EVENTS.decode(raw, f"event {i}") for i, raw in enumerate(raws)]
+def decode_log(raws: Iterable[bytes], start: int = 0) -> list[Recorded]:
+    """Decode a game's log (or its events from ``start`` on) in order; :class:`CorruptEvent`
+    names the first bad one ("event 7")."""
+    return [EVENTS.decode(raw, f"event {i}") for i, raw in enumerate(raws, start)]
 
 
 def encode_command(command: Any, at: int) -> bytes:

@@ -124,18 +124,21 @@ def event_hash(raw: bytes) -> bytes:
     return hashlib.sha256(raw).digest()
 
 
-def chain_problem(recorded: Sequence[Recorded]) -> str | None:
+def chain_problem(recorded: Sequence[Recorded], start: int = 0, head: bytes = GENESIS) -> str | None:
     """Why a log's events are not numbered 0, 1, 2, ... and hash-chained (the first thing
-    found), or None. Events are named by their ``seq``, so a gap reads as one."""
-    head, previous = GENESIS, None
-    for place, r in enumerate(recorded):
+    found), or None. Events are named by their ``seq``, so a gap reads as one.  A part of
+    a log is checked from event ``start``, whose ``prev`` must be ``head``."""
+    previous: int | None = None
+    for place, r in enumerate(recorded, start):
         if r.seq != place:
             if previous is None:
-                return f"the log's first event is event {r.seq}, not 0"
+                return f"the log's first event is event {r.seq}, not {start}"
             return f"event {previous} is followed by event {r.seq}"
         if r.prev != head:
-            if previous is None:
+            if previous is None and start == 0:
                 return "event 0 does not start the hash chain (its prev is not 32 zero bytes)"
+            if previous is None:
+                return f"event {r.seq} does not follow the events before it (its prev is not their head)"
             return f"event {r.seq} does not follow event {previous} (its prev is not that event's hash)"
         head, previous = r.hash, r.seq
     return None

@@ -636,6 +636,17 @@ class GameStore:
         events = [entry_field(fields, b"e") for _, fields in rows or []]
         return events[start:end]
 
+    def log_tail_and_views(self, game_id: str, count: int, views: list[str]) -> tuple[list[bytes], list[bytes | None]]:
+        """The last ``count`` encoded log events, oldest first, and the views at ``views``
+        (their keys), in one round trip: what a worker whose table fell behind needs to
+        catch up and check it (:meth:`~red7es.service.folding.Folder._caught_up`)."""
+        pipe = self.redis.pipeline(transaction=True)  # one slot ({game}); the views as of the same log
+        pipe.xrevrange(Keys(game_id).log, max="+", min="-", count=count)
+        for key in views:
+            pipe.get(key)
+        rows, *stored = pipe.execute()
+        return [entry_field(fields, b"e") for _, fields in reversed(rows or [])], stored
+
     def log_before(self, game_id: str, before: str | None, count: int) -> list[tuple[str, bytes]]:
         """Up to ``count`` log entries before stream id ``before`` (from the end for None), newest first."""
         rows = self.redis.xrevrange(

@@ -670,14 +670,16 @@ class Table:
             view["legal"] = [str(t) for t in self.game.legal_turns()]
         return view
 
+    def view_keys(self) -> list[str]:
+        """The Redis keys of the game's views, in :meth:`packed_views`' order: public, then each seat's."""
+        keys = Keys(self.game_id)
+        return [keys.public_view, *(keys.view(seat) for seat in range(len(self.seats)))]
+
     def packed_views(self, version: int) -> dict[str, bytes]:
         """Every view of the game as stored (Redis key -> msgpack), the public part built once."""
-        keys = Keys(self.game_id)
         public = self.public_view(version)
-        views = {keys.public_view: pack_map(public)}
-        for seat in range(len(self.seats)):
-            views[keys.view(seat)] = pack_map(self._seat_part(public, seat))
-        return views
+        parts = [public, *(self._seat_part(public, seat) for seat in range(len(self.seats)))]
+        return {key: pack_map(part) for key, part in zip(self.view_keys(), parts, strict=True)}
 
     def _view(self, obs: Observation | None, version: int | None) -> dict[str, Any]:
         game = self.game
