@@ -39,7 +39,17 @@ from .deadlines import index as index_deadline
 from .deadlines import redis_now
 from .envelope import MAX_SIZE, chain_problem
 from .events import Command, CommandRejected, CreateCommand, JoinClosed, LogEvent, TimedOut, TurnCommand
-from .store import LAST_STREAM_ID, AppendConflict, Batch, DamagedGame, GameStore, Keys, log_length_problem, now_ms
+from .store import (
+    LAST_STREAM_ID,
+    AppendConflict,
+    Batch,
+    DamagedGame,
+    GameStore,
+    Keys,
+    log_length_problem,
+    now_ms,
+    stream_order,
+)
 from .table import CreateRejected, Table, public_event
 
 __all__ = [
@@ -464,7 +474,10 @@ class Folder:
             return None, None  # (a log that is not empty then is refused by the first append)
         if table is not None and self._caught_up(table, meta):
             self._remember(table)
-            return table, None
+            # The commands read with the meta start at the table's old cursor: those after
+            # the new one are the first pending (more are read once they are answered).
+            pending = [row for row in rows or [] if stream_order(row[0]) > stream_order(table.cursor)]
+            return table, pending or None
         raws = self.store.log(game_id)
         try:
             recorded = decode_log(raws)

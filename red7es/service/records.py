@@ -25,7 +25,7 @@ from ..variant import Variant
 from .client import meta_int
 from .codec import CorruptEvent, Recorded, decode_event, decode_log, seat_data
 from .events import GameCreated, SeatSpec, SeedRevealed
-from .store import INDEX, Keys, NoSuchGame, entry_field, now_ms, text, whole_number
+from .store import INDEX, Keys, NoSuchGame, entry_field, now_ms, stream_order, text
 
 if TYPE_CHECKING:
     from .audit import AuditReport
@@ -129,16 +129,6 @@ class Record:
             "commands": len(self.commands),
             "events": len(self.events),
         }
-
-
-def stream_order(stream_id: str) -> tuple[int, int]:
-    """A stream id as a comparable pair, ``(-1, -1)`` for text that is not one (both parts
-    are 64-bit whole numbers in Redis)."""
-    ms, dash, seq = stream_id.partition("-")
-    first, second = whole_number(ms), whole_number(seq)
-    if dash and first is not None and second is not None and max(first, second) < 1 << 64:
-        return first, second
-    return (-1, -1)
 
 
 # ---------------------------------------------------------------------------- export

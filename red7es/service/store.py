@@ -60,6 +60,7 @@ __all__ = [
     "valid_game_id",
     "TOURNAMENT_GAMES",
     "start_after",
+    "stream_order",
     "whole_number",
     "new_game_id",
     "now_ms",
@@ -1031,6 +1032,16 @@ def whole_number(value: str | bytes) -> int | None:
     stream id) fits in 64 bits, and int() raises ValueError past 4,300 digits, a traceback
     for a hostile value."""
     return int(value) if value.isascii() and value.isdigit() and len(value) <= 20 else None
+
+
+def stream_order(stream_id: str) -> tuple[int, int]:
+    """A stream id as a comparable pair, ``(-1, -1)`` for text that is not one (both parts
+    are 64-bit whole numbers in Redis)."""
+    ms, dash, seq = stream_id.partition("-")
+    first, second = whole_number(ms), whole_number(seq)
+    if dash and first is not None and second is not None and max(first, second) < 1 << 64:
+        return first, second
+    return (-1, -1)
 
 
 def _version_field(fields: Mapping[bytes | str, bytes | str] | None) -> int | None:
