@@ -85,7 +85,7 @@ def create_app(
     )
     app.state.hub = hub
     app.state.service = service
-    limiter = Limiter(hub.redis, limits or Limits(), service.redis)
+    limiter = Limiter(hub.redis, limits or Limits())
     seat_keys = SeatKeys()  # the keys of seats whose turns passed here: their next turns need no read
     app.state.limiter = limiter
     errors.install(app)

@@ -22,9 +22,10 @@ from collections import Counter
 from typing import Any
 
 import redis.asyncio as aioredis
-from redis import Redis as SyncRedis
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from red7es.service.store import OverLimit, RateGuard
 
 from .errors import GatewayError, error_response
 from .settings import Limits
@@ -65,13 +66,10 @@ class RateLimit(GatewayError):
 class Limiter:
     """Counts requests in Redis and open streams in this process."""
 
-    def __init__(self, redis: aioredis.Redis, limits: Limits, blocking: SyncRedis | None = None) -> None:
-        """``redis`` counts for the async routes; ``blocking`` (optional) for a route's
-        blocking part (:meth:`seat_blocking`)."""
+    def __init__(self, redis: aioredis.Redis, limits: Limits) -> None:
         self.redis = redis
         self.limits = limits
         self._count = redis.register_script(_COUNT)
-        self._count_blocking = blocking.register_script(_COUNT) if blocking is not None else None
         self._streams: Counter[str] = Counter()
 
     async def client(self, address: str) -> None:
@@ -80,38 +78,39 @@ class Limiter:
 
     async def seat(self, game_id: str, seat: int) -> None:
         """Count one request of a seat (signed by its token); :class:`RateLimit` past ``limits.seat_rate``."""
-        await self._bump(*self._seat(game_id, seat))
+        await self._bump(seat_key(game_id, seat), self.limits.seat_rate, _seat_requests(seat))
 
-    def seat_blocking(self, game_id: str, seat: int) -> None:
-        """:meth:`seat` on the blocking client, for a route already in the thread pool: a
-        turn's checks, count and append are one thread hop (issue #17)."""
-        key, limit, what = self._seat(game_id, seat)
-        if limit > 0:
-            if self._count_blocking is None:
-                raise RuntimeError("this Limiter has no blocking client")
-            self._judge(self._count_blocking(keys=[key], args=[self._window_ms()]), limit, what)
+    def seat_guard(self, game_id: str, seat: int) -> RateGuard | None:
+        """A seat's count for a signed turn's append to make (``submit.lua`` counts it and
+        refuses the turn past the limit: one round trip for both, issue #17); None when
+        the limit is off.  :meth:`over` words its refusal."""
+        if self.limits.seat_rate <= 0:
+            return None
+        return RateGuard(seat_key(game_id, seat), self.limits.seat_rate, self._window_ms())
+
+    def over(self, seat: int, refused: OverLimit) -> RateLimit:
+        """The 429 of a turn its append refused past the seat's limit."""
+        return self._refusal(self.limits.seat_rate, _seat_requests(seat), refused.left_ms)
 
     async def create(self, address: str) -> None:
         """Count one game creation from ``address``; :class:`RateLimit` past ``limits.create``."""
         await self._bump(f"{PREFIX}create:{address}", self.limits.create, "games created from this address")
 
-    def _seat(self, game_id: str, seat: int) -> tuple[str, int, str]:
-        return f"{PREFIX}seat:{game_id}:{seat}", self.limits.seat_rate, f"requests for seat {seat}"
-
     def _window_ms(self) -> int:
         return max(1, int(self.limits.window * 1000))
 
     async def _bump(self, key: str, limit: int, what: str) -> None:
-        if limit > 0:
-            self._judge(await self._count(keys=[key], args=[self._window_ms()]), limit, what)
-
-    def _judge(self, reply: Any, limit: int, what: str) -> None:
-        """:class:`RateLimit` when the count script's ``reply`` is past ``limit``."""
+        if limit <= 0:
+            return
+        reply: Any = await self._count(keys=[key], args=[self._window_ms()])
         count, left_ms = int(reply[0]), int(reply[1])
         if count > limit:
-            seconds = max(1, math.ceil(left_ms / 1000))
-            window = f"{self.limits.window:g}"
-            raise RateLimit(f"too many {what}: at most {limit} in {window} s; try again in {seconds} s", seconds)
+            raise self._refusal(limit, what, left_ms)
+
+    def _refusal(self, limit: int, what: str, left_ms: int) -> RateLimit:
+        seconds = max(1, math.ceil(left_ms / 1000))
+        window = f"{self.limits.window:g}"
+        return RateLimit(f"too many {what}: at most {limit} in {window} s; try again in {seconds} s", seconds)
 
     def open_stream(self, address: str) -> None:
         """Count a stream opening; :class:`RateLimit` (no Retry-After) past ``limits.streams``."""
@@ -127,6 +126,15 @@ class Limiter:
 
     def open_streams(self, address: str) -> int:
         return self._streams[address]
+
+
+def seat_key(game_id: str, seat: int) -> str:
+    """A seat's counter, in its game's slot ({G}) so that ``submit.lua`` may count it."""
+    return f"{PREFIX}seat:{{{game_id}}}:{seat}"
+
+
+def _seat_requests(seat: int) -> str:
+    return f"requests for seat {seat}"
 
 
 def client_address(scope: Scope) -> str:

@@ -7,7 +7,8 @@ and each round trip a wait, on every turn).  :func:`submitted_turn` is the route
 blocking part: the checks on the body and the signature, in the order the route always
 made them (so every error and status stays as it was), with one pipelined read of the
 view first (none for a seat whose key this process knows: :class:`SeatKeys`), then,
-only once the signature passed, the seat's rate-limit count and the append.  The answer
+only once the signature passed, the append, which counts the seat's rate limit in the
+same script (one round trip for both).  The answer
 needs no mark read: the hub tells the route's subscriber of it.
 """
 
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from red7es.service.client import GameService
 from red7es.service.events import TurnCommand
+from red7es.service.store import OverLimit
 from red7es.service.tokens import verify_turn
 from red7es.steps import StepError, command_text
 
@@ -128,6 +130,8 @@ def submitted_turn(service: GameService, limiter: Limiter, seat_keys: SeatKeys, 
     else:
         command, key = checked_turn(service, game_id, body)
         seat_keys.put(game_id, body.seat, key)
-    limiter.seat_blocking(game_id, body.seat)  # only once the signature passed
-    _id, duplicate = service.submit_signed(game_id, command)
+    try:  # the seat's count, with the append: only once the signature passed
+        _id, duplicate = service.submit_signed(game_id, command, limiter.seat_guard(game_id, body.seat))
+    except OverLimit as refused:
+        raise limiter.over(body.seat, refused) from None
     return duplicate

@@ -38,6 +38,7 @@ from .store import (
     Keys,
     MismatchedId,
     NoSuchGame,
+    RateGuard,
     ReservedId,
     Submitted,
     entry_field,
@@ -389,15 +390,17 @@ class GameService:
             raise ServiceError(str(exc)) from None
         return TurnCommand(command_id, seat, text, "person", signature)
 
-    def submit_signed(self, game_id: str, command: TurnCommand) -> tuple[str, bool]:
+    def submit_signed(self, game_id: str, command: TurnCommand, guard: RateGuard | None = None) -> tuple[str, bool]:
         """Append a turn someone else signed (the HTTP gateway never holds a token) and wake
         a worker; returns (command id, was it a duplicate).  The worker checks the signature.
+        With a ``guard`` (the gateway's rate limit per seat), the append counts it, and
+        :class:`~red7es.service.store.OverLimit` past its limit, nothing stored.
 
         :class:`TurnTooLarge` before anything is sent when the command would be larger than
         any referee reads (it would only be answered as corrupt)."""
-        return command.id, self._submit_signed(game_id, command).duplicate
+        return command.id, self._submit_signed(game_id, command, guard).duplicate
 
-    def _submit_signed(self, game_id: str, command: TurnCommand) -> Submitted:
+    def _submit_signed(self, game_id: str, command: TurnCommand, guard: RateGuard | None = None) -> Submitted:
         """:meth:`submit_signed`, with what the store read in the same round trip (the mark
         the answer comes after, the command's stream id)."""
         command_id = command.id
@@ -406,7 +409,7 @@ class GameService:
             size = len(command.turn.encode())
             raise TurnTooLarge(size, MAX_COMMAND_SIZE - (len(raw) - size))
         try:
-            submitted = self._store_command(game_id, command_id, raw)
+            submitted = self._store_command(game_id, command_id, raw, guard)
         except (ReservedId, MismatchedId, CommandTooLarge) as exc:
             raise ServiceError(str(exc)) from None
         except GameIsOver as exc:
@@ -418,14 +421,18 @@ class GameService:
             self._check_same_command(game_id, submitted.stream_id, command)
         return submitted
 
-    def _store_command(self, game_id: str, command_id: str, command: bytes) -> Submitted:
+    def _store_command(
+        self, game_id: str, command_id: str, command: bytes, guard: RateGuard | None = None
+    ) -> Submitted:
         """Submit a command to the store, setting the game's nudge in the same round trip
         (the caller wakes a worker when ``must_wake``).  A refusal is raised, a worker woken
         first if the nudge was set.  A game whose keys cannot take the command (its
         commands stream out of ids, a key of the wrong type: written by hand) is marked
         broken with the reason, as a worker marks one whose keys cannot take an append,
         so that nobody is left trying."""
-        submitted = self.store.submit_and_nudge(game_id, command_id, command, NUDGE_TTL_MS, self._scripted_inbox())
+        submitted = self.store.submit_and_nudge(
+            game_id, command_id, command, NUDGE_TTL_MS, self._scripted_inbox(), guard
+        )
         if submitted.refused is None:
             return submitted
         if submitted.must_wake:

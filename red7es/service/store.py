@@ -67,6 +67,8 @@ __all__ = [
     "text",
     "entry_field",
     "GameIsBroken",
+    "OverLimit",
+    "RateGuard",
     "GameIsOver",
     "CommandTooLarge",
     "log_length_problem",
@@ -152,6 +154,23 @@ class GameIsOver(ValueError):
     def __init__(self, game_id: str) -> None:
         super().__init__(f"game {game_id} is over")
         self.game_id = game_id
+
+
+class RateGuard(NamedTuple):
+    """A rate counter that ``submit.lua`` bumps with the append and refuses past its limit
+    (the HTTP gateway's per seat: one round trip for the count and the append)."""
+
+    key: str  # in the game's slot: red7:gateway:rate:seat:{G}:S
+    limit: int
+    window_ms: int
+
+
+class OverLimit(ValueError):
+    """A command refused by its :class:`RateGuard`: over the limit for ``left_ms`` more ms."""
+
+    def __init__(self, left_ms: int) -> None:
+        super().__init__(f"over the limit for {left_ms} ms more")
+        self.left_ms = left_ms
 
 
 class GameIsBroken(ValueError):
@@ -383,7 +402,13 @@ class GameStore:
         return self._submitted(game_id, command_id, reply)
 
     def submit_and_nudge(
-        self, game_id: str, command_id: str, command: bytes, nudge_ttl_ms: int, inbox: tuple[str, int] | None = None
+        self,
+        game_id: str,
+        command_id: str,
+        command: bytes,
+        nudge_ttl_ms: int,
+        inbox: tuple[str, int] | None = None,
+        guard: RateGuard | None = None,
     ) -> Submitted:
         """:meth:`submit`, :meth:`last_change_id` read just before it and :meth:`set_nudge`
         just after, in one round trip (issue #23: a person's turn paid one for each); with
@@ -398,18 +423,21 @@ class GameStore:
         runs it too); a user whose ACL refuses ``wake.lua`` is answered so, and is not
         asked again (:attr:`scripted_wake`).  A refused command is returned as
         ``refused`` rather than raised, with ``must_wake`` all the same: whoever set the
-        nudge must wake a worker (or later commands would wait for the sweep)."""
+        nudge must wake a worker (or later commands would wait for the sweep).  With a
+        ``guard``, the script counts it and refuses the command past its limit
+        (:class:`OverLimit`)."""
         if len(command) > MAX_COMMAND_SIZE:  # (submit.lua refuses it too: this spares sending it)
             raise CommandTooLarge(len(command))
         k = Keys(game_id)
-        keys = [k.commands, k.cmdids, k.meta]
+        keys = [k.commands, k.cmdids, k.meta, *([guard.key] if guard else [])]
+        args: list[str | bytes | int] = [command_id, command, *([guard.limit, guard.window_ms] if guard else [])]
         scripted = inbox is not None and self.scripted_wake
         wake = [k.nudge, inbox[0]] if inbox is not None else []
         wake_args: list[str | int] = [nudge_ttl_ms, game_id, inbox[1]] if inbox is not None else []
         mark, reply, nudged = self._indexed_with(
             game_id,
             lambda pipe: pipe.xrevrange(k.changes, max="+", min="-", count=1),
-            lambda pipe: pipe.evalsha(self._submit.sha, 3, *keys, command_id, command),
+            lambda pipe: pipe.evalsha(self._submit.sha, len(keys), *keys, *args),
             lambda pipe: (
                 pipe.evalsha(self._wake.sha, 2, *wake, *wake_args)
                 if scripted
@@ -418,7 +446,7 @@ class GameStore:
             kept=3,
         )
         if isinstance(reply, redis.exceptions.NoScriptError):  # not loaded yet (a restarted Redis): nothing ran
-            reply = self._submit(keys=keys, args=[command_id, command])
+            reply = self._submit(keys=keys, args=args)
         if scripted:
             _nudged, must_wake = self._after_wake(game_id, nudged, wake, wake_args)
         elif isinstance(nudged, Exception):
@@ -433,7 +461,16 @@ class GameStore:
             return Submitted("", False, _last_id(mark), must_wake, reply)
         try:
             stream_id, duplicate = self._submitted(game_id, command_id, reply)
-        except (NoSuchGame, ReservedId, MismatchedId, GameIsOver, GameIsBroken, CommandTooLarge, DamagedGame) as exc:
+        except (
+            NoSuchGame,
+            ReservedId,
+            MismatchedId,
+            GameIsOver,
+            GameIsBroken,
+            OverLimit,
+            CommandTooLarge,
+            DamagedGame,
+        ) as exc:
             return Submitted("", False, _last_id(mark), must_wake, exc)
         return Submitted(stream_id, duplicate, _last_id(mark), must_wake)
 
@@ -484,6 +521,8 @@ class GameStore:
             raise GameIsOver(game_id)
         if code == 8:
             raise GameIsBroken(game_id, text(stream_id))
+        if code == 9:
+            raise OverLimit(int(stream_id))
         if code == 6:
             raise CommandTooLarge(int(stream_id))
         return text(stream_id), code == 2

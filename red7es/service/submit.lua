@@ -1,6 +1,6 @@
 -- Append a client command exactly once per command id.
--- KEYS: 1 commands stream, 2 command ids hash, 3 meta hash
--- ARGV: 1 command id, 2 command bytes
+-- KEYS: 1 commands stream, 2 command ids hash, 3 meta hash, 4 (optional) a rate counter
+-- ARGV: 1 command id, 2 command bytes, 3 and 4 (with KEYS[4]) the counter's limit and window (ms)
 -- Returns {1, stream id} when appended, {2, stream id} for a duplicate, {0, ''} for no such game,
 -- {3, ''} for an id reserved for bots' turns (only workers write those, with append.lua),
 -- {4, ''} for a command whose data.id is text other than ARGV[1] (its answer would carry
@@ -13,6 +13,21 @@
 -- anything reads it (cmsgpack would spend a second on 50 MB), and never stored.
 if #ARGV[2] > 16384 then
   return {6, #ARGV[2]}
+end
+-- {9, ms} when a rate counter is given (KEYS[4]: the HTTP gateway's per seat, counted only
+-- once the seat's signature passed) and this command takes it past ARGV[3] in its window of
+-- ARGV[4] ms: the count is made here, with the append, and nothing is stored past the
+-- limit; ms is the time left in the window. Counted first: a refused command counts too.
+if KEYS[4] then
+  local n = redis.call('INCR', KEYS[4])
+  local left = redis.call('PTTL', KEYS[4])
+  if n == 1 or left < 0 then
+    redis.call('PEXPIRE', KEYS[4], ARGV[4])
+    left = tonumber(ARGV[4])
+  end
+  if n > tonumber(ARGV[3]) then
+    return {9, left}
+  end
 end
 -- {7, key, error} when a key cannot take the command (a commands stream whose ids are used
 -- up, a key of the wrong type: written by hand): nothing is written, and the game needs a human.

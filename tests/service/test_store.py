@@ -26,6 +26,8 @@ from red7es.service.store import (
     Keys,
     MismatchedId,
     NoSuchGame,
+    OverLimit,
+    RateGuard,
     valid_game_id,
     whole_number,
 )
@@ -599,3 +601,19 @@ def test_a_broken_game_takes_no_new_command_and_a_stored_one_is_still_found(any_
     assert refused.value.reason == "a key written by hand"
     assert store.submit(GID, "cmd-before", b"x") == (stream_id, True)
     assert [c[1] for c in store.commands(GID)] == [b"create-bytes", b"x"]
+
+
+def test_a_rate_guard_is_counted_by_the_append_and_refuses_past_its_limit(any_redis: redis.Redis) -> None:
+    # The gateway's per-seat count rides in submit.lua (issue #17: one round trip for the
+    # count and the append): counted first, in its window; past the limit nothing is stored.
+    store = _created(any_redis)
+    guard = RateGuard(f"red7:gateway:rate:seat:{{{GID}}}:0", 2, 60_000)
+    for n in range(2):
+        submitted = store.submit_and_nudge(GID, f"cmd-{n}", b"x", 1000, None, guard)
+        assert submitted.refused is None and not submitted.duplicate
+    refused = store.submit_and_nudge(GID, "cmd-2", b"x", 1000, None, guard).refused
+    assert isinstance(refused, OverLimit) and 0 < refused.left_ms <= 60_000
+    assert [c[1] for c in store.commands(GID)] == [b"create-bytes", b"x", b"x"]
+    assert int(any_redis.get(guard.key) or 0) == 3 and 0 < any_redis.pttl(guard.key) <= 60_000
+    other = RateGuard(f"red7:gateway:rate:seat:{{{GID}}}:1", 2, 60_000)  # another seat's allowance is its own
+    assert store.submit_and_nudge(GID, "cmd-3", b"x", 1000, None, other).refused is None
