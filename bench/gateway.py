@@ -16,7 +16,7 @@ Everything runs against one private Redis, real ``red7 worker`` processes and on
   (target: median < 50 ms), the gateway's RSS per stream, and the Redis work its
   streams do per change.
 
-Usage:  python bench/gateway.py [--clients 8] [--games 4] [--streams 1000] [--live-games 100] [--quick]
+Usage:  python bench/gateway.py [--clients 8] [--games 12] [--streams 1000] [--live-games 100] [--quick]
 """
 
 from __future__ import annotations
@@ -495,7 +495,9 @@ def load_average() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--clients", type=int, default=8, help="players at once in the throughput run")
-    parser.add_argument("--games", type=int, default=4, help="games each player plays in the throughput run")
+    parser.add_argument(
+        "--games", type=int, default=12, help="games each player plays in each throughput pass (fewer: noisier)"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="round wins that end a throughput game")
     parser.add_argument("--bot", default="random")
     parser.add_argument("--workers", type=int, default=2)
