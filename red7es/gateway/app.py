@@ -33,7 +33,7 @@ from .hub import Hub, Subscriber
 from .limits import ClientRate, Limiter, Limits, RateLimit, client_address, too_many
 from .settings import Creation
 from .streams import HEARTBEAT, StreamResponse, change_lines, frames, told_changes
-from .turns import SeatKeys, TurnBody, submitted_turn
+from .turns import SeatKeys, TurnBody, appended_turn, known_turn, remembered_turn
 
 __all__ = ["create_app", "ANSWER_WAIT"]
 
@@ -87,6 +87,7 @@ def create_app(
     app.state.service = service
     limiter = Limiter(hub.redis, limits or Limits())
     seat_keys = SeatKeys()  # the keys of seats whose turns passed here: their next turns need no read
+    app.state.seat_keys = seat_keys
     app.state.limiter = limiter
     errors.install(app)
 
@@ -209,15 +210,21 @@ def create_app(
 
     @app.post("/api/games/{game_id}/turns", summary="Submit a signed turn; the referee's answer")
     async def submit(game_id: str, body: TurnBody, response: Response) -> dict[str, Any]:
-        # One thread hop: the reads and checks, the seat's count once the signature passed,
-        # the append.  Subscribed before it: the change answering it is told to the
-        # subscriber.  A command stored before (sent again) may have its answer already:
-        # read from the start.
+        # The checks first (turns.py: on the loop for a seat whose key is known here, else
+        # with a read, in a hop of their own), then, subscribed (the change answering it is
+        # told to the subscriber), the seat's count and the append in one hop.  Nothing
+        # before the signature passed subscribes or counts.  A command stored before (sent
+        # again) may have its answer already: read from the start.
         if not valid_game_id(game_id):
             raise NoSuchGame(game_id)
+        command = known_turn(seat_keys, game_id, body) or await blocking(
+            remembered_turn, service, seat_keys, game_id, body
+        )
         async with subscribed(game_id) as subscriber:
-            duplicate = await blocking(submitted_turn, service, limiter, seat_keys, game_id, body)
+            duplicate = await blocking(appended_turn, service, limiter, game_id, command)
             answer = await wait_answer(subscriber, game_id, "0-0" if duplicate else None, body.id)
+        if not answer.applied:
+            seat_keys.forget(game_id, body.seat)  # its next turn reads the game again (SeatKeys)
         if not answer.applied and not answer.reason:  # only a rejection reads its reason
             answer = await blocking(service.with_reason, game_id, answer)
         if not answer.applied:

@@ -42,7 +42,7 @@ from .client import GameService, GameSummary, ServiceError
 from .envelope import pack_map
 from .record_files import read_all, record_bytes
 from .records import Record, RecordError, export
-from .store import INDEX, Keys, text
+from .store import ARCHIVED, INDEX, Keys, text
 from .witness import Divergent
 
 __all__ = [
@@ -60,7 +60,6 @@ __all__ = [
     "stubs",
 ]
 
-ARCHIVED = "red7:archived"  # hash: game id -> msgpack stub of an archived game
 TOURNAMENT_PREFIX = "t-"  # tournament games (red7es.tournament.ids): not archived (see candidates)
 _PAGE = 500  # games read per pipeline when looking for candidates
 

@@ -1,11 +1,20 @@
 -- Create a game: store its secret seed and its first command, once.
--- KEYS: 1 commands stream, 2 meta hash, 3 secret hash, 4 command ids hash
--- ARGV: 1 command id, 2 command bytes, 3 seed (hex), 4 created (ms), 5 genesis head (hex)
+-- KEYS: 1 commands stream, 2 meta hash, 3 secret hash, 4 command ids hash,
+--       5 (optional, a standalone Redis) the archived games' hash, red7:archived
+-- ARGV: 1 command id, 2 command bytes, 3 seed (hex), 4 created (ms), 5 genesis head (hex),
+--       6 (with KEYS[5]) the game id
 -- A command larger than any referee reads would only break the game: refused, unread.
 if #ARGV[2] > 16384 then
   return redis.error_reply('a command is at most 16384 bytes; this one is ' .. #ARGV[2])
 end
 if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[1]) == 1 then
+  return false
+end
+-- An archived game's id stays taken: its keys are gone, but its record is still the game
+-- of that id, and its public turns are signed for that id (a game made again under it
+-- would take them). `red7 archive` writes the stub before it deletes the keys, so at every
+-- instant one of the checks finds the game.
+if KEYS[5] and redis.call('HEXISTS', KEYS[5], ARGV[6]) == 1 then
   return false
 end
 -- A script that fails half-way keeps what it wrote: a key left under the id that HSET

@@ -56,6 +56,7 @@ __all__ = [
     "MismatchedId",
     "NoSuchGame",
     "Keys",
+    "ARCHIVED",
     "Batch",
     "valid_game_id",
     "TOURNAMENT_GAMES",
@@ -231,6 +232,7 @@ class Keys:
 
 
 INDEX = "red7:games"
+ARCHIVED = "red7:archived"  # hash: game id -> msgpack stub of a game moved out (red7es.service.archive)
 ACTIVE = "red7:active"
 _BLOCK_CHUNK_MS = 500  # longest single blocking read: below any sane socket timeout
 
@@ -301,14 +303,22 @@ class GameStore:
         if len(command) > MAX_COMMAND_SIZE:  # (create.lua refuses it too)
             raise CommandTooLarge(len(command))
         k = Keys(game_id)
-        self._index_first(game_id)
+        # An archived game's id is never taken again (create.lua says why).  On one Redis
+        # the create itself checks, atomically; a cluster keeps the archived hash in
+        # another slot, so there it is asked in the round trip before.
+        atomic = not is_cluster(self.redis)
+        if atomic:
+            self._index_first(game_id)
+        elif self._indexed_with(game_id, lambda pipe: pipe.hexists(ARCHIVED, game_id))[0]:
+            return False
         if self.scripted_create:
+            archived = [ARCHIVED] if atomic else []
             result = self._create(
-                keys=[k.commands, k.meta, k.secret, k.cmdids],
-                args=[command_id, command, seed.hex(), created, genesis.hex()],
+                keys=[k.commands, k.meta, k.secret, k.cmdids, *archived],
+                args=[command_id, command, seed.hex(), created, genesis.hex(), *([game_id] if atomic else [])],
             )
         else:
-            result = self._create_in_transaction(k, command_id, command, seed, created, genesis)
+            result = self._create_in_transaction(k, command_id, command, seed, created, genesis, atomic)
         if not result:
             return False
         pipe = self.redis.pipeline(transaction=False)
@@ -318,7 +328,7 @@ class GameStore:
         return True
 
     def _create_in_transaction(
-        self, k: Keys, command_id: str, command: bytes, seed: bytes, created: int, genesis: bytes
+        self, k: Keys, command_id: str, command: bytes, seed: bytes, created: int, genesis: bytes, archived: bool
     ) -> bool:
         """What create.lua does, as a WATCH/MULTI transaction: the same keys and fields,
         written at once or not at all, and only if no game holds the id.
@@ -336,6 +346,10 @@ class GameStore:
                     pipe.watch(k.commands, k.meta, k.secret, k.cmdids)  # type: ignore[no-untyped-call]
                     if pipe.exists(k.meta) or pipe.exists(k.commands):
                         return False
+                    if archived:  # its own WATCH: the gateway's user may watch it under another ACL selector
+                        pipe.watch(ARCHIVED)  # type: ignore[no-untyped-call]
+                        if pipe.hexists(ARCHIVED, k.game_id):
+                            return False
                     for key in (k.secret, k.cmdids):
                         kind = text(pipe.type(key))
                         if kind not in ("none", "hash"):

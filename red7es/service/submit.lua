@@ -14,10 +14,16 @@
 if #ARGV[2] > 16384 then
   return {6, #ARGV[2]}
 end
+-- {7, key, error} when a key cannot take the command (a commands stream whose ids are used
+-- up, a key of the wrong type: written by hand): nothing is written, and the game needs a human.
+if redis.call('EXISTS', KEYS[3]) == 0 then
+  return {0, ''}
+end
 -- {9, ms} when a rate counter is given (KEYS[4]: the HTTP gateway's per seat, counted only
 -- once the seat's signature passed) and this command takes it past ARGV[3] in its window of
 -- ARGV[4] ms: the count is made here, with the append, and nothing is stored past the
--- limit; ms is the time left in the window. Counted first: a refused command counts too.
+-- limit; ms is the time left in the window. Counted once the game is known to exist (a
+-- seat of no game counts nothing), before the other checks: a refused command counts too.
 if KEYS[4] then
   local n = redis.call('INCR', KEYS[4])
   local left = redis.call('PTTL', KEYS[4])
@@ -28,11 +34,6 @@ if KEYS[4] then
   if n > tonumber(ARGV[3]) then
     return {9, left}
   end
-end
--- {7, key, error} when a key cannot take the command (a commands stream whose ids are used
--- up, a key of the wrong type: written by hand): nothing is written, and the game needs a human.
-if redis.call('EXISTS', KEYS[3]) == 0 then
-  return {0, ''}
 end
 if string.sub(ARGV[1], 1, 4) == 'bot-' then
   return {3, ''}

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 import redis
-from support import Red7, fails, new_id, wait_for
+from support import Red7, fails, new_id, one_line_error, wait_for
 
 from red7es.service import archive as archive_module
 from red7es.service.archive import ARCHIVED, parse_age
 from red7es.service.record_files import read_all
-from red7es.service.store import Keys
+from red7es.service.store import GameStore, Keys
 
 
 def _finished(alice: Red7, *args: str) -> str:
@@ -187,6 +187,24 @@ def test_the_stub_is_all_an_archived_game_keeps(alice: Red7, service_url: str, t
     with redis.Redis.from_url(service_url) as connection:
         assert connection.hexists(ARCHIVED, game) and connection.zscore("red7:games", game) is not None
         assert len(connection.hget(ARCHIVED, game) or b"") < 400
+
+
+def test_an_archived_games_id_is_never_taken_again(alice: Red7, service_url: str, tmp_path: Path) -> None:
+    """Its keys are gone, but its record names the id, and its turns, public in that
+    record, are signed for it: a game made again under the id would take them (a seat
+    kept for the same key resigned by anyone replaying the old resign).  Both ways of
+    creating refuse it: create.lua, and the transaction of the gateway's Redis user."""
+    game = _finished(alice)
+    alice.json("archive", "--older-than", "0s", "--dir", str(tmp_path / "archive"))
+    err = one_line_error(alice("new", "--id", game, "-p", "ann", "-b", "greedy"))
+    assert f"a game {game!r} already exists" in err
+    with redis.Redis.from_url(service_url) as connection:
+        for scripted in (True, False):
+            store = GameStore(connection, scripted_create=scripted)
+            assert not store.create(game, f"create-{game}", b"create", b"seed", 1000, bytes(32))
+        assert _keys(service_url, game) == []  # nothing written under it
+        connection.hdel(ARCHIVED, game)  # an id never archived (or its stub removed by hand) is free
+        assert GameStore(connection, scripted_create=False).create(game, f"create-{game}", b"c", b"s", 1000, bytes(32))
 
 
 def test_a_player_reads_the_game_they_played_once_archived_without_a_warning(alice: Red7, tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from support import WorkerPool, damaged_key, wait_for
 from red7es.service.client import GameService
 from red7es.service.events import BOT, SeatSpec
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
-from red7es.service.store import Keys
+from red7es.service.store import ARCHIVED, Keys
 from red7es.service.tokens import new_token, public_key
 from red7es.tournament import TournamentRunner, create_tournament
 from red7es.tournament.store import TournamentKeys
@@ -202,6 +202,26 @@ def test_a_game_created_over_http_by_the_gateway_user_is_played_to_its_end(
         final = play_to_the_end(Seat(http, game, 0, token))
         assert final["outcome"]["winners"]
         assert http.get(f"/api/games/{game}/record").status_code == 200
+
+
+def test_the_gateway_user_asks_whether_an_id_is_archived_and_reads_nothing_else_of_it(
+    acl_redis: tuple[RedisServer, str], gateway_url: str
+) -> None:
+    """An archived game's id is not created again over HTTP (its public, signed turns name
+    it); the gateway's user may ask HEXISTS of the archived games' hash, nothing more."""
+    server, password = acl_redis
+    with redis.Redis.from_url(server.url) as admin:
+        admin.hset(ARCHIVED, "gone", b"a stub")
+    players = [{"name": "ann"}, {"name": "g", "bot": "greedy"}]
+    with httpx.Client(base_url=gateway_url, timeout=20) as http:
+        answer = http.post("/api/games", json={"players": players, "id": "gone"})
+        assert answer.status_code == 409 and "already exists" in answer.json()["error"], answer.text
+        assert http.post("/api/games", json={"players": players, "id": "fresh"}).status_code == 201
+    with redis.Redis(port=server.port, username="red7-gateway", password=password) as gateway:
+        assert gateway.hexists(ARCHIVED, "gone") and not gateway.hexists(ARCHIVED, "fresh")
+        refused(lambda: gateway.hget(ARCHIVED, "gone"))
+        refused(lambda: gateway.hgetall(ARCHIVED))
+        refused(lambda: gateway.hset(ARCHIVED, "x", b"forged"))
 
 
 def test_tournaments_are_read_by_the_gateway_user_but_not_their_seeds(

@@ -1,0 +1,98 @@
+"""A turn's checks come before anything it costs the gateway: nothing a stranger sends
+subscribes to a game's changes (each new subscription restarts the hub's read of every
+streamed game) or counts against a seat; and a seat's remembered key is dropped when the
+referee refuses a turn sent under it.  Real Redis, worker, uvicorn, httpx."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from red7es.cards import ALL_CARDS
+from red7es.gateway.settings import Limits
+from red7es.service.client import GameService
+from red7es.service.redis_server import RedisServer
+from red7es.service.store import Keys
+from red7es.service.tokens import new_token
+
+from .conftest import Gateway, Seat, join, new_game
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def counted(redis_server: RedisServer, served: Gateway) -> Iterator[tuple[Gateway, list[str]]]:
+    """A gateway of its own (the module's worker referees) whose hub lists what it is asked to follow."""
+    gateway = Gateway(redis_server.url, heartbeat=0.5, limits=Limits.off())
+    hub = gateway.app.state.hub
+    followed: list[str] = []
+    real = hub.subscribe_stream
+
+    async def subscribe_stream(key: str, owner: str) -> Any:
+        followed.append(key)
+        return await real(key, owner)
+
+    hub.subscribe_stream = subscribe_stream
+    yield gateway, followed
+    gateway.stop()
+
+
+def to_move(seat: Seat) -> dict[str, Any]:
+    deadline = time.monotonic() + 20
+    while (view := seat.view())["to_move"] != seat.seat:  # the bot may lead
+        assert time.monotonic() < deadline, "the seat never came to move"
+        time.sleep(0.02)
+    return view
+
+
+def test_nothing_before_a_turns_signature_passes_subscribes(
+    counted: tuple[Gateway, list[str]], service: GameService
+) -> None:
+    gateway, followed = counted
+    with httpx.Client(base_url=gateway.base, timeout=20) as http:
+        game = new_game(service, ["ann"], {"bob": "greedy"})
+        ann = join(http, game, 0)
+        view = to_move(ann)
+        followed.clear()
+        forged = dict(ann.turn_body(view["legal"][0]), sig="0" * 128)
+        stranger = Seat(http, game, 0, new_token())  # not ann's token
+        for _ in range(3):
+            assert http.post(f"/api/games/{game}/turns", json=forged).status_code == 401
+            assert stranger.play(view["legal"][0]).status_code == 401
+            ghost = dict(ann.turn_body("fold"), id=uuid.uuid4().hex)
+            assert http.post(f"/api/games/gw-{uuid.uuid4().hex[:10]}/turns", json=ghost).status_code == 404
+        assert followed == []
+        assert ann.play(view["legal"][0]).status_code == 200
+        assert followed == [Keys(game).changes]
+        followed.clear()
+        for _ in range(3):  # the seat's key is known now: a forged turn is still checked first
+            assert http.post(f"/api/games/{game}/turns", json=forged).status_code == 401
+            assert stranger.play("fold").status_code == 401
+        assert followed == []
+
+
+def test_a_turn_the_referee_refuses_drops_its_seats_remembered_key(
+    counted: tuple[Gateway, list[str]], service: GameService
+) -> None:
+    gateway, _followed = counted
+    keys = gateway.app.state.seat_keys
+    with httpx.Client(base_url=gateway.base, timeout=20) as http:
+        game = new_game(service, ["ann"], {"bob": "greedy"})
+        ann = join(http, game, 0)
+        view = to_move(ann)
+        assert ann.play(view["legal"][0]).status_code == 200
+        assert keys.get(game, 0) is not None
+        view = to_move(ann)
+        if view["status"] == "over":
+            pytest.skip("the game ended on ann's first turn")
+        absent = next(str(c) for c in ALL_CARDS if str(c) not in view["hand"])  # refused: not in her hand
+        refused = ann.play(f"p:{absent}")
+        assert refused.status_code == 409, refused.text
+        assert keys.get(game, 0) is None  # the next turn reads the game again
+        assert ann.play(to_move(ann)["legal"][0]).status_code == 200
+        assert keys.get(game, 0) is not None
