@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import redis
+
 from ..bots.base import QUICK_TIME, DecisionInterrupted
 from ..facts import GameOver
 from ..game import BATCH_RULES, GameOverError
@@ -525,10 +527,10 @@ class Folder:
         missing = version - table.version
         if not 0 < missing <= CATCH_UP_EVENTS:
             return False
-        raws, stored = self.store.log_tail_and_views(table.game_id, missing, table.view_keys())
-        try:
+        try:  # a key of another type (written by hand): the rebuild reads and repairs what it can
+            raws, stored = self.store.log_tail_and_views(table.game_id, missing, table.view_keys())
             recorded = decode_log(raws, table.version)
-        except CorruptEvent:
+        except (redis.ResponseError, TypeError, CorruptEvent):
             return False
         if len(recorded) != missing or chain_problem(recorded, table.version, table.head) is not None:
             return False

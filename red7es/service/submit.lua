@@ -51,7 +51,7 @@ if existing then
   return {2, existing}
 end
 local state = redis.call('HMGET', KEYS[3], 'status', 'broken')
-if state[2] then
+if state[2] and state[2] ~= '' then  -- (an empty reason is no reason, as workers read it)
   return {8, state[2]}
 end
 if state[1] == 'over' then

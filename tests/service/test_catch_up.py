@@ -76,11 +76,9 @@ def test_two_folders_in_turn_catch_up_without_reading_the_log_and_make_the_rebui
     assert b"".join(v or b"" for k, v in views.items() if k != "rebuilt") == views["rebuilt"]
 
 
-def test_a_table_whose_views_differ_from_the_stored_ones_is_rebuilt_from_the_log(
-    fake_redis: redis.Redis, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The stored views are the check on a catch-up: a table that would make other views
-    # (a view written by hand here) is dropped and the game rebuilt from its whole log.
+def _one_behind(fake_redis: redis.Redis) -> tuple[GameService, Folder, str, str]:
+    """A game two folders have folded, the second left one turn of ann's behind: the
+    service, that folder, the game and ann's token (ann to move again)."""
     svc = offline_service(fake_redis)
     folders = [Folder(svc.store), Folder(svc.store)]
     created = svc.create(
@@ -91,16 +89,39 @@ def test_a_table_whose_views_differ_from_the_stored_ones_is_rebuilt_from_the_log
     fold(folders[1], game)  # both warm
     svc.submit(game, "ann", token, _choose(svc.view(game, 0)["legal"]))
     fold(folders[0], game)  # folders[1] is now behind
-    public = folders[1].tables[game].view_keys()[0]
+    view = svc.view(game, 0)
+    assert view["status"] == "playing" and view["to_move"] == 0  # (this seed's game goes on)
+    return svc, folders[1], game, token
+
+
+def test_a_table_whose_views_differ_from_the_stored_ones_is_rebuilt_from_the_log(
+    fake_redis: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The stored views are the check on a catch-up: a table that would make other views
+    # (a view written by hand here) is dropped and the game rebuilt from its whole log.
+    svc, behind, game, token = _one_behind(fake_redis)
+    public = behind.tables[game].view_keys()[0]
     fake_redis.set(public, fake_redis.get(public) + b"\x00")  # (msgpack ignores nothing: bytes differ)
     whole_reads: list[str] = []
     real_log = GameStore.log
     monkeypatch.setattr(GameStore, "log", lambda s, g, *a: whole_reads.append(g) or real_log(s, g, *a))
-    view = svc.view(game, 0)
-    assert view["status"] == "playing" and view["to_move"] == 0  # (this seed's game goes on)
-    svc.submit(game, "ann", token, _choose(view["legal"]))
-    fold(folders[1], game)
+    svc.submit(game, "ann", token, _choose(svc.view(game, 0)["legal"]))
+    fold(behind, game)
     assert whole_reads == [game]
+    check_game(svc.store, game)
+
+
+def test_a_behind_table_whose_stored_view_cannot_be_read_is_rebuilt_not_failed(fake_redis: redis.Redis) -> None:
+    # A seat's view written by hand as a hash failed the catch-up's read (WRONGTYPE) and
+    # with it the fold, where a rebuild (which writes the views over) plays on.
+    svc, behind, game, token = _one_behind(fake_redis)
+    legal = svc.view(game, 0)["legal"]
+    key = behind.tables[game].view_keys()[1]
+    fake_redis.delete(key)
+    fake_redis.hset(key, "x", "y")
+    svc.submit(game, "ann", token, _choose(legal))
+    fold(behind, game)  # rebuilt from the log, the view written over
+    assert fake_redis.type(key) == b"string"
     check_game(svc.store, game)
 
 
