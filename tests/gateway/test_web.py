@@ -1013,6 +1013,12 @@ def test_a_tournament_page_resumes_after_its_gateway_restarts(
         assert not thread.is_alive() and runner.state.finished is not None
         gateway = GatewayProcess(redis_server.url, port, tmp_path / "gateway.log")
         page.wait_for_selector("#standings[data-final='true']", timeout=WAIT_MS)
+        # The final standings can come from a read the resumed stream's first game_finished
+        # asks for, before that stream has told the later results; its tournament_over comes
+        # after every one of them (stream order) and ends the stream: "finished".
+        page.wait_for_function(
+            "() => document.getElementById('connection').textContent === 'finished'", timeout=WAIT_MS
+        )
         final = Red7(redis_server.url, tmp_path / "home").json("tournament", "standings", tid)
         assert shown_standings(page) == standings_rows(final["standings"], swiss=True)
         rounds = shown_rounds(page)
