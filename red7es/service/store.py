@@ -312,10 +312,10 @@ class GameStore:
         elif self._indexed_with(game_id, lambda pipe: pipe.hexists(ARCHIVED, game_id))[0]:
             return False
         if self.scripted_create:
-            archived = [ARCHIVED] if atomic else []
+            archived_key, archived_arg = ([ARCHIVED], [game_id]) if atomic else ([], [])
             result = self._create(
-                keys=[k.commands, k.meta, k.secret, k.cmdids, *archived],
-                args=[command_id, command, seed.hex(), created, genesis.hex(), *([game_id] if atomic else [])],
+                keys=[k.commands, k.meta, k.secret, k.cmdids, *archived_key],
+                args=[command_id, command, seed.hex(), created, genesis.hex(), *archived_arg],
             )
         else:
             result = self._create_in_transaction(k, command_id, command, seed, created, genesis, atomic)
