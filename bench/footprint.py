@@ -2,7 +2,10 @@
 
 Plays all-bot games to the end with a worker folding them in this process (the same
 ``WorkerContext`` a ``red7 worker`` runs), on a private Redis, then sums ``MEMORY USAGE``
-(``SAMPLES 0``: every element counted) of every key of each game.  Bots decide from a
+(``SAMPLES 0``: every element counted) of every key of each game at three moments:
+``finished`` (at game over), ``compacted`` (the compaction a worker runs when it is due,
+with the log kept as a stream, as before logs were sealed) and ``sealed`` (the compaction
+as it is now: the log sealed into one value, red7es.service.sealing).  Bots decide from a
 fixed seed per game, so two checkouts measured alike play the very same games.
 
 With ``--archived`` it then runs ``red7 archive``'s step on every game (record files in a
@@ -18,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import tempfile
 from pathlib import Path
 
@@ -26,9 +28,11 @@ import redis
 
 from red7es import Variant
 from red7es.service.client import GameService
+from red7es.service.compaction import compact_finished
 from red7es.service.events import BOT, SeatSpec
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
 
+STAGES = ("finished", "compacted", "sealed")  # at game over; compacted, log kept a stream; compacted and sealed
 KINDS: dict[str, tuple[Variant, str]] = {
     "2p one round": (Variant(2, rounds=1), "greedy"),
     "2p first to 5": (Variant(2, rounds=5), "greedy"),
@@ -114,17 +118,20 @@ def main() -> None:
             conn = redis.Redis.from_url(server.url)
             service = GameService(conn, wake=lambda _game: None)
             for kind, (variant, bot) in KINDS.items():
-                totals: list[int] = []
-                by_key: dict[str, list[int]] = {}
+                stages: dict[str, dict[str, list[int]]] = {stage: {} for stage in STAGES}
                 for i in range(args.games):
                     gid = play(service, variant, bot, f"footprint-{kind}-{i}")
-                    sizes = footprint(conn, gid)
-                    totals.append(sum(sizes.values()))
-                    for name, size in sizes.items():
-                        by_key.setdefault(name, []).append(size)
-                row: dict[str, float] = {"total": statistics.mean(totals)}
-                row.update({name: sum(v) / args.games for name, v in sorted(by_key.items())})
-                results[kind] = row
+                    for stage in STAGES:
+                        if stage == "compacted":
+                            compact_finished(conn, gid, seal=False)  # what a worker did before sealing
+                        elif stage == "sealed":
+                            compact_finished(conn, gid)  # what a worker does when the compaction is due
+                        for name, size in footprint(conn, gid).items():
+                            stages[stage].setdefault(name, []).append(size)
+                for stage, by_key in stages.items():
+                    row: dict[str, float] = {"total": sum(sum(v) for v in by_key.values()) / args.games}
+                    row.update({name: sum(v) / args.games for name, v in sorted(by_key.items())})
+                    results[f"{kind}, {stage}"] = row
             if args.archived:
                 results["archived"] = archived_cost(conn, Path(tmp) / "archive")
         finally:

@@ -150,7 +150,7 @@ def archive_game(connection: redis.Redis, game_id: str, directory: Path, fmt: st
     check_file(path, record)
     connection.hset(ARCHIVED, game_id, pack_map(_stub(record, path, view)))
     k = Keys(game_id)
-    keys = [k.meta, k.log, k.commands, k.changes, k.cmdids, k.secret, k.lease, k.nudge, k.public_view]
+    keys = [k.meta, k.log, k.sealed, k.commands, k.changes, k.cmdids, k.secret, k.lease, k.nudge, k.public_view]
     keys += [k.view(s) for s in range(len(record.seats))]
     deleted = _delete_script(connection)(keys=keys, args=[record.version, record.head])
     if int(deleted) != 1:

@@ -1,4 +1,5 @@
-"""What a finished game stops keeping in Redis: the changes before its end, its bots' command ids.
+"""What a finished game stops keeping in Redis: the changes before its end, its bots' command
+ids, and its log as a stream (sealed into one compressed value: :mod:`red7es.service.sealing`).
 
 A game that is over takes no more commands (``submit.lua`` refuses them), so two of its
 keys hold data nobody needs any more (docs/records.md, *A finished game in Redis*):
@@ -26,7 +27,6 @@ worker died) is compacted once.
 from __future__ import annotations
 
 import logging
-from importlib import resources
 from typing import Any
 
 import msgpack
@@ -34,7 +34,8 @@ import redis
 
 from . import deadlines
 from .events import BOT_ID_PREFIX
-from .store import KEEP_CHANGES_MS, Keys, NoSuchGame, entry_field, text
+from .sealing import SealError, seal_finished
+from .store import KEEP_CHANGES_MS, Keys, NoSuchGame, entry_field, registered_script, text
 
 __all__ = ["COMPACTIONS", "KEEP_CHANGES_MS", "compact_due", "compact_finished", "game_over_change", "schedule"]
 
@@ -69,8 +70,9 @@ def _holds_game_over(payload: bytes) -> bool:
     return isinstance(events, list) and any(isinstance(e, dict) and e.get("type") == "GameOver" for e in events)
 
 
-def compact_finished(connection: redis.Redis, game_id: str) -> tuple[int, int]:
-    """Trim a finished game's changes to its end and drop its bots' command ids.
+def compact_finished(connection: redis.Redis, game_id: str, *, seal: bool = True) -> tuple[int, int]:
+    """Trim a finished game's changes to its end, drop its bots' command ids and seal its
+    log (unless ``seal`` is False: bench/footprint.py measures the steps apart).
 
     Returns (changes removed, command ids removed).  A game not over is left as it is;
     one whose changes hold no ``GameOver`` (its stream damaged) keeps its changes.
@@ -82,7 +84,12 @@ def compact_finished(connection: redis.Redis, game_id: str) -> tuple[int, int]:
     except redis.ResponseError as exc:  # a key of the wrong type, written by hand: keep it as it is
         log.warning("game %s: not compacted: %s", game_id, str(exc).splitlines()[0])
         return 0, 0
-    removed, dropped, _repacked = _compact_script(connection)(
+    try:
+        if seal:
+            seal_finished(connection, game_id)  # first: the stream it deletes need not be repacked
+    except SealError as exc:  # (cannot happen: a seal is checked before it is written) keep the stream
+        log.error("game %s: log not sealed: %s", game_id, exc)
+    removed, dropped, _repacked = registered_script(connection, "compact.lua")(
         keys=[k.changes, k.cmdids, k.log, k.commands, k.meta], args=[end or "", *bots]
     )
     return int(removed), int(dropped)
@@ -110,16 +117,3 @@ def compact_due(connection: redis.Redis, limit: int = 100) -> int:
             log.error("game %r: not compacted: %s", game_id, str(exc).splitlines()[0])
         connection.zrem(COMPACTIONS, game_id)
     return len(games)
-
-
-def _compact_script(connection: redis.Redis) -> Any:
-    """The registered compact.lua of this connection (registered once per connection)."""
-    script = _SCRIPTS.get(id(connection))
-    if script is None or script[0] is not connection:
-        source = resources.files("red7es.service").joinpath("compact.lua").read_text()
-        script = (connection, connection.register_script(source))
-        _SCRIPTS[id(connection)] = script
-    return script[1]
-
-
-_SCRIPTS: dict[int, tuple[redis.Redis, Any]] = {}

@@ -25,6 +25,7 @@ from ..variant import Variant
 from .client import meta_int
 from .codec import CorruptEvent, Recorded, decode_event, decode_log, seat_data
 from .events import GameCreated, SeatSpec, SeedRevealed
+from .sealing import SealError, sealed_entries
 from .store import INDEX, Keys, NoSuchGame, entry_field, now_ms, stream_order, text
 
 if TYPE_CHECKING:
@@ -167,6 +168,11 @@ def export(service: GameService, game_id: str) -> Record:
     meta = {text(k): text(v) for k, v in meta_raw.items()}
     commands = _entries(command_rows, b"c")
     events = _entries(log_rows, b"e")
+    if not events and meta.get("status") == "over":  # a finished game's log may be sealed
+        try:
+            events = tuple(Entry(i, raw) for i, raw in sealed_entries(service.redis, game_id) or [])
+        except SealError as exc:
+            raise RecordError(str(exc)) from None
     if not events:
         if meta.get("broken"):  # its create command could not start it (docs/events.md, A create that fails)
             raise RecordError(f"game {game_id} is broken: {meta['broken']}")
@@ -240,8 +246,8 @@ def import_record(connection: redis.Redis, record: Record) -> AuditReport:
     command_ids = _command_ids(record)
     with connection.pipeline(transaction=True) as pipe:
         try:
-            pipe.watch(keys.meta, keys.commands, keys.log)  # type: ignore[no-untyped-call]
-            if pipe.exists(keys.meta, keys.commands, keys.log):
+            pipe.watch(keys.meta, keys.commands, keys.log, keys.sealed)  # type: ignore[no-untyped-call]
+            if pipe.exists(keys.meta, keys.commands, keys.log, keys.sealed):
                 raise RecordError(f"a game {record.game_id!r} already exists: not importing over it")
             pipe.multi()
             for entry in record.commands:

@@ -5,6 +5,7 @@ lives on one shard and its Lua scripts are atomic::
 
     red7:{g}:commands   stream  every command submitted (field c = msgpack)
     red7:{g}:log        stream  the log of facts, one event per entry (field e)
+    red7:{g}:sealed     string  a finished game's log once compacted, in place of the stream (red7es.service.sealing)
     red7:{g}:changes    stream  public summaries of each append (and one entry if the game breaks), for watchers
     red7:{g}:meta       hash    version, head, cursor, status, to_move, bot_to_move
     red7:{g}:secret     hash    the seed until the game is over
@@ -226,6 +227,7 @@ class Keys:
         self.lease = f"{base}:lease"
         self.nudge = f"{base}:nudge"
         self.public_view = f"{base}:view:public"
+        self.sealed = f"{base}:sealed"  # a finished game's log, once sealed (red7es.service.sealing)
 
     def view(self, seat: int) -> str:
         return f"red7:{{{self.game_id}}}:view:{seat}"
@@ -272,6 +274,20 @@ class Batch:
 
 def _script(name: str) -> str:
     return resources.files("red7es.service").joinpath(name).read_text()
+
+
+def registered_script(connection: redis.Redis, name: str) -> Any:
+    """The script ``name`` (a file of this package) registered on ``connection``, once per
+    connection and script: for modules that run a script on a connection they are handed."""
+    key = (id(connection), name)
+    script = _REGISTERED.get(key)
+    if script is None or script[0] is not connection:
+        script = (connection, connection.register_script(_script(name)))
+        _REGISTERED[key] = script
+    return script[1]
+
+
+_REGISTERED: dict[tuple[int, str], tuple[redis.Redis, Any]] = {}
 
 
 class GameStore:
@@ -686,9 +702,7 @@ class GameStore:
 
     def log(self, game_id: str, start: int = 0, end: int | None = None) -> list[bytes]:
         """Encoded log events ``start`` .. ``end`` (exclusive), by sequence number."""
-        rows = self.redis.xrange(Keys(game_id).log, min="-", max="+")
-        events = [entry_field(fields, b"e") for _, fields in rows or []]
-        return events[start:end]
+        return [raw for _id, raw in self.log_entries(game_id)][start:end]
 
     def log_tail_and_views(self, game_id: str, count: int, views: list[str]) -> tuple[list[bytes], list[bytes | None]]:
         """The last ``count`` encoded log events, oldest first, and the views at ``views``
@@ -699,18 +713,33 @@ class GameStore:
         for key in views:
             pipe.get(key)
         rows, *stored = pipe.execute()
-        return [entry_field(fields, b"e") for _, fields in reversed(rows or [])], stored
+        if not rows:  # a sealed game's log is in its seal (a game's log is never empty otherwise)
+            return [raw for _id, raw in self._sealed(game_id)[-count:]] if count > 0 else [], stored
+        return [entry_field(fields, b"e") for _, fields in reversed(rows)], stored
 
     def log_before(self, game_id: str, before: str | None, count: int) -> list[tuple[str, bytes]]:
         """Up to ``count`` log entries before stream id ``before`` (from the end for None), newest first."""
         rows = self.redis.xrevrange(
             Keys(game_id).log, max="+" if before is None else f"({before}", min="-", count=count
         )
-        return [(text(i), entry_field(fields, b"e")) for i, fields in rows or []]
+        if not rows:  # none before ``before``, or a sealed game's log
+            older = [e for e in reversed(self._sealed(game_id)) if before is None or _stream_id_lt(e[0], before)]
+            return older[:count]
+        return [(text(i), entry_field(fields, b"e")) for i, fields in rows]
 
     def log_entries(self, game_id: str) -> list[tuple[str, bytes]]:
+        """Every log entry (stream id, encoded event), oldest first: the stream's, or a
+        sealed game's from its seal."""
         rows = self.redis.xrange(Keys(game_id).log, min="-", max="+")
-        return [(text(i), entry_field(fields, b"e")) for i, fields in rows or []]
+        if not rows:
+            return self._sealed(game_id)
+        return [(text(i), entry_field(fields, b"e")) for i, fields in rows]
+
+    def _sealed(self, game_id: str) -> list[tuple[str, bytes]]:
+        """A sealed game's log entries ([] for a game with no seal)."""
+        from .sealing import sealed_entries  # (sealing reads this module's keys)
+
+        return sealed_entries(self.redis, game_id) or []
 
     def view(self, game_id: str, seat: int | None = None) -> bytes | None:
         k = Keys(game_id)
@@ -1063,6 +1092,13 @@ def start_after(after: str) -> str | None:
 def _last_id(rows: Sequence[Any] | None) -> str:
     """The id of the only entry of a ``count=1`` XREVRANGE reply, ``"0-0"`` for none."""
     return text(rows[0][0]) if rows else "0-0"
+
+
+def _stream_id_lt(a: str, b: str) -> bool:
+    """Whether stream id ``a`` comes before ``b`` (``ms-seq``, compared as numbers)."""
+    am, _, aseq = a.partition("-")
+    bm, _, bseq = b.partition("-")
+    return (int(am), int(aseq or 0)) < (int(bm), int(bseq or 0))
 
 
 def text(value: Any) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 import redis
 
 from .codec import GENESIS, event_hash
+from .sealing import sealed_entries
 from .store import Keys, entry_field, text, whole_number
 
 __all__ = ["Divergent", "Head", "head_now", "live_divergence", "record_divergence"]
@@ -113,6 +114,18 @@ def record_divergence(
     return min(found, key=lambda d: -1 if d.event is None else d.event, default=None)
 
 
+def _sealed_divergence(connection: redis.Redis, game_id: str, version: int, head: str) -> Divergent | None:
+    """:func:`live_divergence` for a game with no log stream: read from its seal, if any
+    (a sealed game never grows again, so one read is exact)."""
+    entries = sealed_entries(connection, game_id) or []
+    if len(entries) < version:
+        return _rolled_back(version, head, len(entries))
+    if version == 0:
+        return None
+    now = event_hash(entries[version - 1][1]).hex()
+    return None if now == head else _rewritten(version, head, now)
+
+
 def head_now(connection: redis.Redis, game_id: str) -> Head | None:
     """The game's version and head as its meta says (None if it has none readable)."""
     version, head = connection.hmget(Keys(game_id).meta, ["version", "head"])
@@ -134,6 +147,8 @@ def live_divergence(connection: redis.Redis, game_id: str, heads: Mapping[int, s
     log = Keys(game_id).log
     for _ in range(_LOOKS):
         length = int(connection.xlen(log))
+        if length == 0:  # no stream: a finished game whose log is sealed (or a log gone)
+            return _sealed_divergence(connection, game_id, version, heads[version])
         if length < version:
             return _rolled_back(version, heads[version], length)
         if version == 0:

@@ -25,6 +25,7 @@ from support import WorkerPool, damaged_key, wait_for
 from red7es.service.client import GameService
 from red7es.service.events import BOT, SeatSpec
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
+from red7es.service.sealing import seal_finished
 from red7es.service.store import ARCHIVED, Keys
 from red7es.service.tokens import new_token, public_key
 from red7es.tournament import TournamentRunner, create_tournament
@@ -120,6 +121,13 @@ def test_a_whole_game_through_a_gateway_logged_in_as_its_acl_user(
             spectator = http.get(f"/api/games/{game}/stream?after=0-0")
             assert spectator.status_code == 200 and '"type":"view"' in spectator.text
             assert ann.play("fold").status_code == 409  # over: the referee's answer, not a Redis refusal
+            wait_for(lambda: seal_finished(admin, game), "the worker to let go of the finished game")
+            sealed = http.get(f"/api/games/{game}/record")  # the log read from its seal, as the ACL user
+            assert sealed.status_code == 200, sealed.text
+            assert len(record.text.splitlines()) > 5
+            assert sealed.text.splitlines()[1:] == record.text.splitlines()[1:]  # (the first says when it was read)
+        with redis.Redis(port=server.port, username="red7-gateway", password=_password) as gateway:
+            refused(lambda: gateway.set(Keys(game).sealed, b"forged"))
 
 
 def refused(call: Any) -> str:
