@@ -100,12 +100,26 @@ def next_person_turn(
 
 
 def applied_moves(conn: redis.Redis, games: Sequence[str] | None = None, batch: int = 500) -> int:
-    """Validated moves (``CommandApplied`` events) in the logs of ``games``, or of every game."""
-    keys = [f"red7:{{{g}}}:log" for g in games] if games is not None else list(conn.scan_iter(match="red7:{*}:log"))
+    """Validated moves (``CommandApplied`` events) in the logs of ``games``, or of every game
+    (a finished game's log sealed by its compaction too)."""
+    from red7es.service.sealing import unseal
+
+    if games is None:
+        found = [*conn.scan_iter(match="red7:{*}:log"), *conn.scan_iter(match="red7:{*}:sealed")]
+        keys = [k.decode() if isinstance(k, bytes) else str(k) for k in found]
+    else:
+        keys = [f"red7:{{{g}}}:{name}" for g in games for name in ("log", "sealed")]
     total = 0
     for i in range(0, len(keys), batch):
         pipe = conn.pipeline(transaction=False)
         for key in keys[i : i + batch]:
-            pipe.xrange(key)
-        total += sum(b"\xaeCommandApplied" in fields[b"e"] for log in pipe.execute() for _id, fields in log)
+            if key.endswith(":sealed"):
+                pipe.get(key)
+            else:
+                pipe.xrange(key)
+        for reply in pipe.execute():
+            if isinstance(reply, bytes):  # a seal
+                total += sum(b"\xaeCommandApplied" in raw for _id, raw in unseal(reply))
+            elif reply:
+                total += sum(b"\xaeCommandApplied" in fields[b"e"] for _id, fields in reply)
     return total

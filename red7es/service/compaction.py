@@ -34,12 +34,13 @@ import redis
 
 from . import deadlines
 from .events import BOT_ID_PREFIX
-from .sealing import SealError, seal_finished
+from .sealing import LATER, UNSEALABLE, SealError, seal_finished
 from .store import KEEP_CHANGES_MS, Keys, NoSuchGame, entry_field, registered_script, text
 
 __all__ = ["COMPACTIONS", "KEEP_CHANGES_MS", "compact_due", "compact_finished", "game_over_change", "schedule"]
 
 COMPACTIONS = "red7:compactions"  # game id -> when (Redis ms) it may be compacted
+RESEAL_MS = 5_000  # a game whose log could not be sealed yet is tried again this much later
 
 
 log = logging.getLogger(__name__)
@@ -77,30 +78,38 @@ def compact_finished(connection: redis.Redis, game_id: str, *, seal: bool = True
     Returns (changes removed, command ids removed).  A game not over is left as it is;
     one whose changes hold no ``GameOver`` (its stream damaged) keeps its changes.
     """
+    removed, dropped, _sealing = _compact(connection, game_id, seal)
+    return removed, dropped
+
+
+def _compact(connection: redis.Redis, game_id: str, seal: bool) -> tuple[int, int, str]:
+    """:func:`compact_finished`, with what sealing did (:data:`~red7es.service.sealing.LATER`:
+    try again later)."""
     k = Keys(game_id)
     try:
         end = game_over_change(connection, game_id)
         bots = [f for f in connection.hkeys(k.cmdids) if text(f).startswith(BOT_ID_PREFIX)]
     except redis.ResponseError as exc:  # a key of the wrong type, written by hand: keep it as it is
         log.warning("game %s: not compacted: %s", game_id, str(exc).splitlines()[0])
-        return 0, 0
-    try:
-        if seal:
-            seal_finished(connection, game_id)  # first: the stream it deletes need not be repacked
-    except SealError as exc:  # (cannot happen: a seal is checked before it is written) keep the stream
-        log.error("game %s: log not sealed: %s", game_id, exc)
+        return 0, 0, UNSEALABLE
+    sealing = UNSEALABLE
+    if seal:
+        try:
+            sealing = seal_finished(connection, game_id)  # first: the stream it deletes need not be repacked
+        except SealError as exc:  # (a seal that does not read back is never written) the stream is kept
+            log.error("game %s: log not sealed: %s", game_id, exc)
     removed, dropped, _repacked = registered_script(connection, "compact.lua")(
         keys=[k.changes, k.cmdids, k.log, k.commands, k.meta], args=[end or "", *bots]
     )
-    return int(removed), int(dropped)
+    return int(removed), int(dropped), sealing
 
 
 def schedule(connection: redis.Redis, game_id: str, keep_ms: int = KEEP_CHANGES_MS) -> None:
-    """Compact a finished game ``keep_ms`` from now (0: now, here)."""
+    """Compact a finished game ``keep_ms`` from now (0: now, here, and its log sealed by the
+    next sweep: the worker finishing it still holds its lease, which sealing waits for)."""
     if keep_ms <= 0:
-        compact_finished(connection, game_id)
-        return
-    deadlines.schedule(connection, COMPACTIONS, keep_ms, [game_id], keep_earlier=True)
+        compact_finished(connection, game_id, seal=False)
+    deadlines.schedule(connection, COMPACTIONS, max(keep_ms, 0), [game_id], keep_earlier=True)
 
 
 def compact_due(connection: redis.Redis, limit: int = 100) -> int:
@@ -111,9 +120,13 @@ def compact_due(connection: redis.Redis, limit: int = 100) -> int:
     """
     _now, games = deadlines.due(connection, limit, COMPACTIONS)
     for game_id in games:
+        sealing = UNSEALABLE
         try:
-            compact_finished(connection, game_id)
+            _removed, _dropped, sealing = _compact(connection, game_id, True)
         except (redis.ResponseError, NoSuchGame) as exc:  # keys written by hand: left as they are, said once
             log.error("game %r: not compacted: %s", game_id, str(exc).splitlines()[0])
-        connection.zrem(COMPACTIONS, game_id)
+        if sealing == LATER:  # a worker holds it or a command waits: its log is sealed on a later sweep
+            deadlines.schedule(connection, COMPACTIONS, RESEAL_MS, [game_id], keep_earlier=False)
+        else:
+            connection.zrem(COMPACTIONS, game_id)
     return len(games)

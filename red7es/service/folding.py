@@ -480,9 +480,8 @@ class Folder:
             # the new one are the first pending (more are read once they are answered).
             pending = [row for row in rows or [] if stream_order(row[0]) > stream_order(table.cursor)]
             return table, pending or None
-        raws = self.store.log(game_id)
         try:
-            recorded = decode_log(raws)
+            recorded = decode_log(self.store.log(game_id))  # (a damaged seal is a corrupt log too)
             _check_chain(recorded)
         except CorruptEvent as exc:
             self._break(game_id, str(exc))

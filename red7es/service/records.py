@@ -170,9 +170,16 @@ def export(service: GameService, game_id: str) -> Record:
     events = _entries(log_rows, b"e")
     if not events and meta.get("status") == "over":  # a finished game's log may be sealed
         try:
-            events = tuple(Entry(i, raw) for i, raw in sealed_entries(service.redis, game_id) or [])
+            sealed = sealed_entries(service.redis, game_id)
         except SealError as exc:
             raise RecordError(str(exc)) from None
+        if sealed is None:  # archived since the read above?
+            from .archive import archived_record
+
+            archived = archived_record(service.redis, game_id)
+            if archived is not None:
+                return archived
+        events = tuple(Entry(i, raw) for i, raw in sealed or [])
     if not events:
         if meta.get("broken"):  # its create command could not start it (docs/events.md, A create that fails)
             raise RecordError(f"game {game_id} is broken: {meta['broken']}")

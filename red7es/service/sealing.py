@@ -32,10 +32,25 @@ from typing import Any
 import msgpack
 import redis
 
-from .envelope import GENESIS, event_hash
+from .envelope import GENESIS, CorruptEvent, event_hash
 from .store import Keys, entry_field, registered_script, text
 
-__all__ = ["SEAL_MAGIC", "SealError", "seal", "seal_finished", "sealed_entries", "unseal"]
+__all__ = [
+    "LATER",
+    "SEALED",
+    "SEAL_MAGIC",
+    "UNSEALABLE",
+    "SealError",
+    "seal",
+    "seal_finished",
+    "sealed_entries",
+    "unseal",
+]
+
+# What seal_finished did: sealed the log; not now (a worker holds the game, a command
+# waits for its answer, or the log moved while it was read: try again later); not at all
+# (the game is not over, has no log stream, or is sealed already).
+SEALED, LATER, UNSEALABLE = "sealed", "later", "unsealable"
 
 SEAL_MAGIC = b"red7es/sealed-log/1\n"  # a seal's first bytes: its format and version
 MAX_SEALED_BYTES = 64 << 20  # more than any log holds (an event is at most 1 MiB, a game a few hundred)
@@ -45,8 +60,9 @@ _HASH = 32
 Entry = tuple[str, bytes]  # (stream id, the event's bytes)
 
 
-class SealError(ValueError):
-    """A seal that cannot be read (written by hand, or damaged): said in one line."""
+class SealError(CorruptEvent):
+    """A seal that cannot be read (written by hand, or damaged): said in one line.  It is
+    a log that cannot be read: a worker breaks the game with it, as for a corrupt event."""
 
 
 def _prev_at(raw: bytes) -> int:
@@ -126,12 +142,13 @@ def sealed_entries(connection: redis.Redis, game_id: str) -> list[Entry] | None:
         raise SealError(f"game {game_id}: {exc}") from None
 
 
-def seal_finished(connection: redis.Redis, game_id: str) -> bool:
-    """Seal a finished game's log; whether this call sealed it.
+def seal_finished(connection: redis.Redis, game_id: str) -> str:
+    """Seal a finished game's log: :data:`SEALED`, or why not (nothing changed then).
 
-    Not sealed (False, nothing changed): a game not over, one a worker holds, one with
-    commands not yet answered (its log may still grow), one already sealed, or one whose
-    log changed between the read and the seal (``seal.lua`` checks its length and last id).
+    :data:`LATER`: a worker holds the game, a command waits for its answer (the log may
+    still grow), or the log changed between the read and the seal (``seal.lua`` checks
+    its length and last id).  :data:`UNSEALABLE`: the game is not over, or has no log
+    stream (sealed already, or none).
     """
     k = Keys(game_id)
     pipe = connection.pipeline(transaction=True)
@@ -144,14 +161,21 @@ def seal_finished(connection: redis.Redis, game_id: str) -> bool:
         if isinstance(reply, Exception):  # a key of the wrong type, written by hand: said as Redis says it
             raise reply
     (status, cursor), last_command, held, rows = replies
-    waiting = bool(last_command) and text(last_command[0][0]) != text(cursor or b"0-0")
-    if text(status or b"") != "over" or held or waiting or not rows:
-        return False
-    entries = [(text(stream_id), entry_field(fields, b"e")) for stream_id, fields in rows]
+    if text(status or b"") != "over" or not rows:
+        return UNSEALABLE
+    if held or (bool(last_command) and text(last_command[0][0]) != text(cursor or b"0-0")):
+        return LATER
+    entries = [(text(stream_id), entry_field(_fields(fields), b"e")) for stream_id, fields in rows]
     blob = seal(entries)
     if unseal(blob) != entries:  # cannot happen: but a seal that does not read back is never written
         raise SealError(f"game {game_id}: its log does not read back from its seal")
     done: Any = registered_script(connection, "seal.lua")(
         keys=[k.log, k.meta, k.sealed, k.commands, k.lease], args=[len(entries), entries[-1][0], blob]
     )
-    return bool(done)
+    return SEALED if done else LATER
+
+
+def _fields(fields: Any) -> Any:
+    """A stream entry's fields as a map: a Redis Cluster client answers XRANGE inside a
+    transaction unparsed, each entry's fields a flat [field, value, ...] list."""
+    return dict(zip(fields[::2], fields[1::2], strict=True)) if isinstance(fields, list) else fields

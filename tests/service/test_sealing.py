@@ -15,14 +15,15 @@ from hypothesis import strategies as st
 from red7es.service.archive import archive_game, archived_record
 from red7es.service.audit import audit_game
 from red7es.service.codec import GENESIS, decode_log, event_hash
-from red7es.service.compaction import compact_finished
-from red7es.service.folding import Folder
+from red7es.service.compaction import COMPACTIONS, compact_due, compact_finished
+from red7es.service.folding import Folder, GameBroken
 from red7es.service.records import RecordError, export
 from red7es.service.replay import Replay
-from red7es.service.sealing import SEAL_MAGIC, SealError, seal, seal_finished, unseal
+from red7es.service.sealing import LATER, SEAL_MAGIC, SEALED, UNSEALABLE, SealError, seal, seal_finished, unseal
 from red7es.service.store import Keys, registered_script
 from red7es.service.witness import live_divergence
 from red7es.variant import Variant
+from red7es.workers.context import WorkerContext
 
 from .helpers import bot, fold, offline_service, person
 
@@ -123,7 +124,7 @@ def test_compaction_seals_the_log_and_every_reader_reads_it_as_before(
     rewritten = live_divergence(real_redis, game, {3: "00" * 32})
     assert rewritten is not None and rewritten.check == "rewritten"
     assert _memory(real_redis, game) <= size // 2
-    assert seal_finished(real_redis, game) is False  # sealed once: nothing left to do
+    assert seal_finished(real_redis, game) == UNSEALABLE  # sealed once: nothing left to do
     compact_finished(real_redis, game)
     assert export(svc, game).events == before.events
 
@@ -132,7 +133,7 @@ def test_a_sealed_game_is_folded_and_archived_as_before(real_redis: redis.Redis,
     game = _finished(real_redis)
     svc = offline_service(real_redis)
     before = export(svc, game)
-    assert seal_finished(real_redis, game)
+    assert seal_finished(real_redis, game) == SEALED
     assert Folder(svc.store).advance(game, max_seconds=1.0).more is False  # a worker woken for it: nothing
     assert Folder(svc.store).pending(game) is False
     assert export(svc, game).events == before.events and not real_redis.exists(Keys(game).log)
@@ -148,17 +149,22 @@ def test_a_log_that_may_still_grow_is_not_sealed(real_redis: redis.Redis) -> Non
     folder = Folder(svc.store)
     fold(folder, "s2")
     k = Keys("s2")
-    assert seal_finished(real_redis, "s2") is False  # not over
+    assert seal_finished(real_redis, "s2") == UNSEALABLE  # not over
     svc.submit("s2", "ann", created.tokens["ann"], "fold")
     real_redis.hset(k.meta, "status", "over")  # (as if over: its command still waits)
-    assert seal_finished(real_redis, "s2") is False
+    assert seal_finished(real_redis, "s2") == LATER
     real_redis.hset(k.meta, "status", "playing")
     fold(folder, "s2")
     assert svc.view("s2")["status"] == "over"
     real_redis.set(k.lease, "a worker")
-    assert seal_finished(real_redis, "s2") is False  # a worker holds it
+    assert seal_finished(real_redis, "s2") == LATER  # a worker holds it
+    real_redis.zadd(COMPACTIONS, {"s2": 0})
+    assert compact_due(real_redis) == 1  # compacted, and its seal put off, not dropped
+    assert (real_redis.zscore(COMPACTIONS, "s2") or 0) > 0 and real_redis.exists(k.log)
     real_redis.delete(k.lease)
-    assert seal_finished(real_redis, "s2") is True
+    real_redis.zadd(COMPACTIONS, {"s2": 0})
+    assert compact_due(real_redis) == 1
+    assert real_redis.zscore(COMPACTIONS, "s2") is None and real_redis.exists(k.sealed) and not real_redis.exists(k.log)
 
 
 def test_a_log_changed_between_read_and_seal_is_not_sealed(real_redis: redis.Redis) -> None:
@@ -174,7 +180,37 @@ def test_a_log_changed_between_read_and_seal_is_not_sealed(real_redis: redis.Red
 
 def test_a_damaged_seal_is_one_line_to_whoever_exports_the_game(real_redis: redis.Redis) -> None:
     game = _finished(real_redis, "s4", rounds=1)
-    assert seal_finished(real_redis, game)
+    assert seal_finished(real_redis, game) == SEALED
     real_redis.set(Keys(game).sealed, SEAL_MAGIC + b"damaged")
     with pytest.raises(RecordError, match=r"^game s4: a sealed log that cannot be read \(error\)$"):
         export(offline_service(real_redis), game)
+    folder = Folder(offline_service(real_redis).store)
+    with pytest.raises(GameBroken, match=r"a sealed log that cannot be read"):  # a worker woken for it
+        folder.advance(game, max_seconds=1.0)
+    assert "sealed log" in (real_redis.hget(Keys(game).meta, "broken") or b"").decode()
+
+
+def test_a_game_is_sealed_on_every_store(any_redis: redis.Redis) -> None:
+    """The contract on fakeredis, a real Redis and a Redis Cluster (whose client answers
+    XRANGE inside a transaction unparsed)."""
+    game = _finished(any_redis, "s5", rounds=1)
+    svc = offline_service(any_redis)
+    before = export(svc, game)
+    compact_finished(any_redis, game)
+    assert any_redis.exists(Keys(game).sealed) and not any_redis.exists(Keys(game).log)
+    assert export(svc, game).events == before.events
+
+
+def test_a_worker_keeping_no_changes_seals_on_its_next_sweep(real_redis: redis.Redis) -> None:
+    """With ``--keep-changes 0`` the changes are trimmed as the game ends, while the worker
+    still holds its lease; the log is sealed by the sweep after it lets go."""
+    context = WorkerContext(real_redis, keep_changes_ms=0)
+    svc = offline_service(real_redis)
+    svc.create(Variant(2), [bot("a"), bot("b")], seed="seal", game_id="s6", wait=None)
+    for _ in range(200):
+        context.advance("s6")
+        if svc.view("s6")["status"] == "over":
+            break
+    assert len(svc.store.changes("s6")) == 1 and real_redis.exists(Keys("s6").log)
+    context.sweep()
+    assert real_redis.exists(Keys("s6").sealed) and not real_redis.exists(Keys("s6").log)
