@@ -49,7 +49,7 @@ from red7es.gateway.auth import signed_headers
 from red7es.service.client import GameService
 from red7es.service.events import BOT, PERSON, SeatSpec
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
-from red7es.service.tokens import new_token, public_key, sign_turn
+from red7es.service.tokens import new_token, public_key, sign_turn, turn_commitment
 
 ME = 0  # the person's seat in every game here: seat 0, against a bot in seat 1
 
@@ -142,6 +142,7 @@ class HttpSeat:
 
     def __init__(self, http: httpx.Client, game: str) -> None:
         self.http, self.game, self.token = http, game, new_token()
+        self.signed_over = turn_commitment(http.get(f"/api/games/{game}").json())  # (fixed for the game)
 
     def headers(self, path: str) -> dict[str, str]:
         return signed_headers(self.token, "GET", path, int(time.time() * 1000), secrets.token_hex(16))
@@ -152,7 +153,7 @@ class HttpSeat:
 
     def post(self, turn: str) -> dict[str, Any]:
         command_id = uuid.uuid4().hex
-        sig = sign_turn(self.token, self.game, command_id, ME, turn)
+        sig = sign_turn(self.token, self.game, command_id, ME, turn, self.signed_over)
         answer = self.http.post(
             f"/api/games/{self.game}/turns", json={"id": command_id, "seat": ME, "turn": turn, "sig": sig}
         )
@@ -265,9 +266,10 @@ async def _play_timed(
     pending: dict[str, float] = {}  # command id -> when its POST started
     version = -1
     tasks: set[asyncio.Task[None]] = set()
+    signed_over = turn_commitment((await http.get(f"/api/games/{game}")).json())  # (fixed for the game)
 
     async def post(command_id: str, turn: str, start: float) -> None:
-        sig = sign_turn(token, game, command_id, ME, turn)
+        sig = sign_turn(token, game, command_id, ME, turn, signed_over)
         answer = await http.post(
             f"/api/games/{game}/turns", json={"id": command_id, "seat": ME, "turn": turn, "sig": sig}
         )

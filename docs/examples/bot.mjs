@@ -40,10 +40,13 @@ async function call(method, path, { body, signed = false } = {}) {
   return { status: response.status, answer };
 }
 
-// The turn's signature, exactly as `red7 move` makes it: red7es/turn/v1\n{game}\n{id}\n{seat}\n{turn}.
-async function play(seat, turn) {
+// The turn's signature, exactly as `red7 move` makes it: red7es/turn/v2\n{game}\n{commitment}\n{id}\n{seat}\n{turn}
+// when the game's view says "signs": "red7es/turn/v2" (games created since 5 December 2026: the
+// signature is good for this one game), else red7es/turn/v1\n{game}\n{id}\n{seat}\n{turn}.
+async function play(seat, turn, view) {
   const id = crypto.randomUUID();
-  const sig = sign(`red7es/turn/v1\n${game}\n${id}\n${seat}\n${turn}`);
+  const head = view.signs === "red7es/turn/v2" ? `red7es/turn/v2\n${game}\n${view.commitment}` : `red7es/turn/v1\n${game}`;
+  const sig = sign(`${head}\n${id}\n${seat}\n${turn}`);
   let reply;
   for (let tries = 0; tries < 5; tries++) {
     // 503: stored, but no worker answered in 10 s; the same body again is safe (an id takes effect once).
@@ -98,7 +101,7 @@ async function main() {
         played = view.version;
         const { status, answer } = await call("GET", `/api/games/${game}/seats/${seat}/legal`, { signed: true });
         if (status !== 200) throw new Error(`legal: ${status} ${answer.error}`);
-        if (answer.to_move === seat && answer.legal.length) await play(seat, choose(answer.legal));
+        if (answer.to_move === seat && answer.legal.length) await play(seat, choose(answer.legal), view);
       }
     }
   }

@@ -18,13 +18,14 @@ answer needs no mark read: the hub tells the route's subscriber of it.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from red7es.service.client import GameService
 from red7es.service.events import TurnCommand
 from red7es.service.store import OverLimit
-from red7es.service.tokens import verify_turn
+from red7es.service.tokens import turn_commitment, verify_turn
 from red7es.steps import StepError, command_text
 
 from . import errors
@@ -46,14 +47,28 @@ class TurnBody(BaseModel):
     )
     seat: StrictInt = Field(ge=0, description="the seat's number")
     turn: StrictStr = Field(min_length=1, max_length=1000, description="the turn in notation, e.g. 'p:R7 c:B3'")
-    sig: StrictStr = Field(description="hex Ed25519 signature of red7es/turn/v1\\n{game}\\n{id}\\n{seat}\\n{turn}")
+    sig: StrictStr = Field(
+        description="hex Ed25519 signature of red7es/turn/v2\\n{game}\\n{commitment}\\n{id}\\n{seat}\\n{turn} "
+        'when the game\'s view says "signs": "red7es/turn/v2", '
+        "else of red7es/turn/v1\\n{game}\\n{id}\\n{seat}\\n{turn}"
+    )
+
+
+class Signer(NamedTuple):
+    """Who signs a seat's turns: its public key, and the game's commitment the signature
+    names besides the game id (turn/v2), or None (turn/v1: a game created before)."""
+
+    key: str
+    signed_over: str | None
 
 
 class SeatKeys:
-    """The public keys of the seats whose turns this gateway process has checked.
+    """Who signs the turns of the seats whose turns this gateway process has checked: each
+    seat's public key and what its game's turns are signed over (:class:`Signer`).
 
     A seat's key never changes once it is joined (a seat is never taken again: RULES.md,
-    and the audit checks it), so a turn whose signature verifies under the key a seat had
+    and the audit checks it), nor does its game's commitment, so a turn whose signature
+    verifies under what a seat had
     needs no read of the game before its append: a broken, finished or vanished game
     refuses the append itself (submit.lua).  Whatever fails under the known key (a
     malformed body, a bad signature) takes the full path, which reads the game, so every
@@ -67,24 +82,24 @@ class SeatKeys:
 
     def __init__(self, size: int = 100_000) -> None:
         self.size = size
-        self._keys: dict[tuple[str, int], str] = {}
+        self._keys: dict[tuple[str, int], Signer] = {}
 
-    def get(self, game_id: str, seat: int) -> str | None:
+    def get(self, game_id: str, seat: int) -> Signer | None:
         return self._keys.get((game_id, seat))
 
-    def put(self, game_id: str, seat: int, key: str) -> None:
+    def put(self, game_id: str, seat: int, signer: Signer) -> None:
         if len(self._keys) >= self.size:
             self._keys.clear()
-        self._keys[(game_id, seat)] = key
+        self._keys[(game_id, seat)] = signer
 
     def forget(self, game_id: str, seat: int) -> None:
         self._keys.pop((game_id, seat), None)
 
 
-def checked_turn(service: GameService, game_id: str, body: TurnBody) -> tuple[TurnCommand, str]:
-    """The command ``body`` asks for and its seat's key, once the game, the seat, the body
-    and the signature pass; the route's :class:`~red7es.gateway.errors.GatewayError` (or
-    the service's error) otherwise.
+def checked_turn(service: GameService, game_id: str, body: TurnBody) -> tuple[TurnCommand, Signer]:
+    """The command ``body`` asks for and who signs its seat's turns, once the game, the
+    seat, the body and the signature pass; the route's
+    :class:`~red7es.gateway.errors.GatewayError` (or the service's error) otherwise.
 
     Blocking: run it in the thread pool.  The caller must have checked ``game_id``'s
     form (an invalid id is never read)."""
@@ -95,9 +110,10 @@ def checked_turn(service: GameService, game_id: str, body: TurnBody) -> tuple[Tu
     key = service.seat_key(game_id, body.seat, view)  # from the view: no read (the log only for old views)
     if key is None:
         raise errors.GatewayError(403, f"seat {body.seat} of game {game_id} is open or a bot: it takes no signed turns")
-    if not verify_turn(key, body.sig, game_id, body.id, body.seat, body.turn):
+    signer = Signer(key, turn_commitment(view))
+    if not _verified(signer, game_id, body):
         raise errors.GatewayError(401, "bad signature: not made by this seat's token over this turn")
-    return _command(body), key
+    return _command(body), signer
 
 
 def _check_body(body: TurnBody) -> None:
@@ -118,13 +134,18 @@ def _command(body: TurnBody) -> TurnCommand:
     return TurnCommand(body.id, body.seat, body.turn, "person", body.sig)
 
 
-def _signed_by(key: str, game_id: str, body: TurnBody) -> bool:
-    """Whether ``body`` passes every check of its own and is signed by ``key``."""
+def _verified(signer: Signer, game_id: str, body: TurnBody) -> bool:
+    """Whether ``body``'s signature is the seat's over this turn of this game."""
+    return verify_turn(signer.key, body.sig, game_id, body.id, body.seat, body.turn, signer.signed_over)
+
+
+def _signed_by(signer: Signer, game_id: str, body: TurnBody) -> bool:
+    """Whether ``body`` passes every check of its own and is signed by ``signer``."""
     try:
         _check_body(body)
     except errors.GatewayError:
         return False
-    return verify_turn(key, body.sig, game_id, body.id, body.seat, body.turn)
+    return _verified(signer, game_id, body)
 
 
 def known_turn(seat_keys: SeatKeys, game_id: str, body: TurnBody) -> TurnCommand | None:
@@ -138,8 +159,8 @@ def known_turn(seat_keys: SeatKeys, game_id: str, body: TurnBody) -> TurnCommand
 
 def remembered_turn(service: GameService, seat_keys: SeatKeys, game_id: str, body: TurnBody) -> TurnCommand:
     """:func:`checked_turn`, its seat's key remembered for the seat's next turns.  Blocking."""
-    command, key = checked_turn(service, game_id, body)
-    seat_keys.put(game_id, body.seat, key)
+    command, signer = checked_turn(service, game_id, body)
+    seat_keys.put(game_id, body.seat, signer)
     return command
 
 

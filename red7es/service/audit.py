@@ -944,7 +944,8 @@ class _Audit:
         key = table.keys[seat]
         if key is None:
             return None
-        if verify_turn(key, command.signature, self.record.game_id, command.id, seat, command.turn):
+        game_id = self.record.game_id
+        if verify_turn(key, command.signature, game_id, command.id, seat, command.turn, table.signed_over):
             self.counts["signatures"] += 1
             return None
         name = table.seats[seat].name

@@ -48,7 +48,7 @@ from .store import (
     whole_number,
 )
 from .table import CreateRejected, validate_seats
-from .tokens import TokenError, is_public_key, new_token, public_key, sign_turn
+from .tokens import TokenError, is_public_key, new_token, public_key, sign_turn, turn_commitment
 
 if TYPE_CHECKING:
     from .records import Record
@@ -249,7 +249,7 @@ class GameService:
         # Redis and before waiting for a worker: a wait that times out (no worker yet)
         # must not lose the token of a seat the command will still take.
         self.keep_token: Callable[[str, str, str], None] | None = None
-        self._seat_names: dict[str, list[str]] = {}
+        self._unchanging = Unchanging(self.view)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -385,7 +385,7 @@ class GameService:
             raise Rejected(str(exc)) from None
         command_id = command_id or uuid.uuid4().hex
         try:
-            signature = sign_turn(token, game_id, command_id, seat, text)
+            signature = sign_turn(token, game_id, command_id, seat, text, self.signed_over(game_id))
         except TokenError as exc:
             raise ServiceError(str(exc)) from None
         return TurnCommand(command_id, seat, text, "person", signature)
@@ -591,13 +591,11 @@ class GameService:
 
     def seat_of(self, game_id: str, name: str) -> int:
         """A seat's number by name (seats never change, so it is remembered)."""
-        seats = self._seat_names.get(game_id)
-        if seats is None or name not in seats:
-            view = self.view(game_id)
-            seat = seat_index(view, name)
-            self._seat_names[game_id] = [s["name"] for s in view["seats"]]
-            return seat
-        return seats.index(name)
+        return self._unchanging.seat_of(game_id, name)
+
+    def signed_over(self, game_id: str) -> str | None:
+        """What this game's turn signatures name besides its id (:func:`~red7es.service.tokens.turn_commitment`)."""
+        return self._unchanging.signed_over(game_id)
 
     def adjudicate(self, game_id: str, winners: Sequence[str], reason: str) -> list[LogEvent]:
         """An operator ends a game not over with these winners (seat names, maybe none) and
@@ -943,6 +941,35 @@ def meta_int(game_id: str, meta: Mapping[str, str], name: str, default: int | No
         shown = value if len(value) <= 40 else value[:40] + "..."
         raise UnreadableKey(game_id, Keys(game_id).meta, f"its {name} is {shown!r}, not a whole number")
     return number
+
+
+class Unchanging:
+    """What never changes in a game, remembered from the first read of its view: its
+    seats' names, and what its turns are signed over besides its id
+    (:func:`~red7es.service.tokens.turn_commitment`: the batch rules are the game's)."""
+
+    def __init__(self, view: Callable[[str], dict[str, Any]]) -> None:
+        self._view = view
+        self._seats: dict[str, list[str]] = {}
+        self._signed_over: dict[str, str | None] = {}
+
+    def seat_of(self, game_id: str, name: str) -> int:
+        seats = self._seats.get(game_id)
+        if seats is None or name not in seats:
+            view = self._view(game_id)
+            seat = seat_index(view, name)
+            self._keep(game_id, view)
+            return seat
+        return seats.index(name)
+
+    def signed_over(self, game_id: str) -> str | None:
+        if game_id not in self._signed_over:
+            self._keep(game_id, self._view(game_id))
+        return self._signed_over[game_id]
+
+    def _keep(self, game_id: str, view: dict[str, Any]) -> None:
+        self._seats[game_id] = [s["name"] for s in view["seats"]]
+        self._signed_over[game_id] = turn_commitment(view)
 
 
 def seat_index(view: dict[str, Any], name: str) -> int:

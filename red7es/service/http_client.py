@@ -37,7 +37,7 @@ from .client import (
     NoAnswer,
     Rejected,
     ServiceError,
-    seat_index,
+    Unchanging,
 )
 from .envelope import MAX_COMMAND_SIZE
 from .events import SeatSpec, TurnCommand
@@ -97,7 +97,7 @@ class HttpGameService:
         # Called with (game, seat name, token) for a token kept for a game the gateway then
         # refused to create (4xx): the tokens of a game that does not exist are not kept.
         self.forget_token: Callable[[str, str, str], None] | None = None
-        self._seat_names: dict[str, list[str]] = {}
+        self._unchanging = Unchanging(self.view)
 
     def close(self) -> None:
         self.http.close()
@@ -245,7 +245,7 @@ class HttpGameService:
             raise Rejected(str(exc)) from None
         command_id = command_id or uuid.uuid4().hex
         try:
-            signature = sign_turn(token, game_id, command_id, seat, text)
+            signature = sign_turn(token, game_id, command_id, seat, text, self._unchanging.signed_over(game_id))
         except TokenError as exc:
             raise ServiceError(str(exc)) from None
         _check_size(TurnCommand(command_id, seat, text, "person", signature))
@@ -277,13 +277,7 @@ class HttpGameService:
 
     def seat_of(self, game_id: str, name: str) -> int:
         """A seat's number by name (seats never change, so it is remembered)."""
-        seats = self._seat_names.get(game_id)
-        if seats is None or name not in seats:
-            view = self.view(game_id)
-            seat = seat_index(view, name)
-            self._seat_names[game_id] = [s["name"] for s in view["seats"]]
-            return seat
-        return seats.index(name)
+        return self._unchanging.seat_of(game_id, name)
 
     def seat_key(self, game_id: str, seat: int, view: dict[str, Any] | None = None) -> str | None:
         key = (view or self.view(game_id))["seats"][seat].get("key")

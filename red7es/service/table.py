@@ -20,7 +20,7 @@ from ..cards import Card
 from ..cards import bits as _bits
 from ..deal import commitment
 from ..facts import FACT_TYPES, CardDrawn, Forfeited, GameOver, Outcome, RoundDealt
-from ..game import BATCH_RULES, NO_SHOW, SEAT_WORDS, WITHDRAWN, Game, IllegalStep
+from ..game import BATCH_RULES, COMMITTED_TURNS, NO_SHOW, SEAT_WORDS, WITHDRAWN, Game, IllegalStep
 from ..observation import Observation
 from ..rules import qualifying_mask
 from ..steps import ABORT, RESIGN, StepError, Turn, is_abort, is_resign
@@ -50,7 +50,7 @@ from .events import (
 )
 from .names import name_problem, shape_problem
 from .store import Keys
-from .tokens import verify_turn
+from .tokens import TURN_V2, verify_turn
 
 __all__ = ["MAX_REASON", "Table", "CreateRejected", "validate_seats", "bot_seed", "public_event"]
 
@@ -298,6 +298,12 @@ class Table:
                 self.forfeit_why[event.seat] = event.reason
 
     # ------------------------------------------------------------------ queries
+
+    @property
+    def signed_over(self) -> str | None:
+        """What a person's turn signature must name besides the game id: the game's seed
+        commitment under batch rules 6 on (red7es/turn/v2), None before (turn/v1)."""
+        return self.commitment if self.batch_rules >= COMMITTED_TURNS else None
 
     @property
     def over(self) -> bool:
@@ -636,7 +642,7 @@ class Table:
             key = self.keys[seat]
             if key is None:
                 return f"seat {spec.name} has not been joined yet"
-            if not verify_turn(key, command.signature, self.game_id, command.id, seat, command.turn):
+            if not verify_turn(key, command.signature, self.game_id, command.id, seat, command.turn, self.signed_over):
                 return f"wrong token for seat {spec.name}"
         if word == ABORT:  # any seat, before anyone moved (RULES.md, Aborting): Game.abort judges that
             return "bots do not abort" if command.by == BOT else None
@@ -713,6 +719,7 @@ class Table:
             "status": status,
             "variant": self.variant.to_dict(),
             "commitment": self.commitment,
+            **({"signs": TURN_V2} if self.signed_over is not None else {}),  # else turn/v1
             "seed": self.seed_revealed,
             "created": self.created,
             "seats": seats,

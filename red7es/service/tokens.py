@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -29,6 +31,9 @@ __all__ = [
     "public_key",
     "sign",
     "sign_turn",
+    "TURN_V1",
+    "TURN_V2",
+    "turn_commitment",
     "verify",
     "verify_turn",
     "turn_message",
@@ -68,9 +73,28 @@ def is_public_key(text: str) -> bool:
     return bool(_PUBLIC_KEY.fullmatch(text))
 
 
-def turn_message(game: str, command_id: str, seat: int, turn: str) -> bytes:
-    """The exact bytes a seat signs for a turn (docs/events.md, Commands: `sig`)."""
-    return f"red7es/turn/v1\n{game}\n{command_id}\n{seat}\n{turn}".encode()
+TURN_V1 = "red7es/turn/v1"
+TURN_V2 = "red7es/turn/v2"  # a view's "signs" for a game created under batch rules 6 or later
+
+
+def turn_message(game: str, command_id: str, seat: int, turn: str, commitment: str | None = None) -> bytes:
+    """The exact bytes a seat signs for a turn (docs/events.md, Commands: `sig`).
+
+    With the game's seed ``commitment`` (``red7es/turn/v2``: games created under batch
+    rules 6 on) the signature is good for that one game only: a game made again under
+    the same id (its keys deleted by hand, a Redis restored from an old snapshot) has
+    another seed, so the turns signed for the first cannot be replayed into it.
+    """
+    if commitment is None:
+        return f"{TURN_V1}\n{game}\n{command_id}\n{seat}\n{turn}".encode()
+    return f"{TURN_V2}\n{game}\n{commitment}\n{command_id}\n{seat}\n{turn}".encode()
+
+
+def turn_commitment(view: Mapping[str, Any]) -> str | None:
+    """What a seat's turn signature must name besides the game id, from any view of the
+    game: its commitment when the view says it ``signs`` turn/v2, else None (turn/v1)."""
+    commitment = view.get("commitment")
+    return commitment if view.get("signs") == TURN_V2 and isinstance(commitment, str) else None
 
 
 def sign(token: str, message: bytes) -> str:
@@ -88,13 +112,17 @@ def verify(key: str, signature: str, message: bytes) -> bool:
     return True
 
 
-def sign_turn(token: str, game: str, command_id: str, seat: int, turn: str) -> str:
-    return sign(token, turn_message(game, command_id, seat, turn))
+def sign_turn(token: str, game: str, command_id: str, seat: int, turn: str, commitment: str | None = None) -> str:
+    """The seat's signature of a turn (:func:`turn_message`; ``commitment``: turn/v2)."""
+    return sign(token, turn_message(game, command_id, seat, turn, commitment))
 
 
-def verify_turn(key: str, signature: str, game: str, command_id: str, seat: int, turn: str) -> bool:
-    """True when ``signature`` was made by the token whose public key is ``key``."""
-    return verify(key, signature, turn_message(game, command_id, seat, turn))
+def verify_turn(
+    key: str, signature: str, game: str, command_id: str, seat: int, turn: str, commitment: str | None = None
+) -> bool:
+    """True when ``signature`` was made by the token whose public key is ``key`` over this
+    turn (turn/v2, naming ``commitment``, when it is given; turn/v1 otherwise)."""
+    return verify(key, signature, turn_message(game, command_id, seat, turn, commitment))
 
 
 # A signed request (docs/gateway.md, Signed requests): a seat's reads over HTTP carry the

@@ -157,7 +157,8 @@ def test_commands_after_the_end_are_rightly_rejected(games: Games) -> None:
 def _stored_as_the_game_ended(games: Games, game_id: str, token: str, seat: int) -> None:
     """A signed fold on the commands stream of a finished game, as if stored just before
     the last turn was answered (the submit script refuses one after the end)."""
-    late = TurnCommand("late", seat, "fold", PERSON, sign_turn(token, game_id, "late", seat, "fold"))
+    over = games.service.signed_over(game_id)
+    late = TurnCommand("late", seat, "fold", PERSON, sign_turn(token, game_id, "late", seat, "fold", over))
     games.connection.xadd(Keys(game_id).commands, {"c": encode_command(late, now_ms())})
     games.service.schedule(game_id)
 

@@ -97,19 +97,19 @@ def _answers(record: Record) -> list[Any]:
 
 def test_batch_rules_two_refuse_what_rules_one_and_three_apply() -> None:
     seed, _mover, batch = _batch_across_an_unseen_draw()
-    assert BATCH_RULES == 5
+    assert BATCH_RULES == 6
     with pytest.raises(IllegalStep, match="draws a card nobody has seen"):
         Game.new(ACTIONS, seed=seed).apply(batch, batch_rules=2)
-    for rules in (1, 3, 4, 5):
+    for rules in (1, 3, 4, 5, 6):
         game = Game.new(ACTIONS, seed=seed)
         game.apply(batch, batch_rules=rules)
         assert game.turn != -1 and not game.current_turn_steps
     with pytest.raises(ValueError, match="batch rules are one of versions"):
-        game.apply("fold", batch_rules=6)
+        game.apply("fold", batch_rules=7)
 
 
-def test_a_game_created_today_is_refereed_under_batch_rules_5_and_says_so(games: Games) -> None:
-    """The batch that older games refused is applied, the record names rules 5, and it audits."""
+def test_a_game_created_today_is_refereed_under_batch_rules_6_and_says_so(games: Games) -> None:
+    """The batch that older games refused is applied, the record names rules 6, and it audits."""
     seed, mover, batch = _batch_across_an_unseen_draw()
     created = games.service.create(
         ACTIONS, (SeatSpec("alice"), SeatSpec("bob")), seed=seed, join=["alice", "bob"], game_id="new", wait=None
@@ -119,7 +119,7 @@ def test_a_game_created_today_is_refereed_under_batch_rules_5_and_says_so(games:
     games.settle("new")
     record = games.record("new")
     first: dict[str, Any] = msgpack.unpackb(record.events[0].raw)
-    assert first["version"] == 2 and first["data"]["batch_rules"] == 5
+    assert first["version"] == 2 and first["data"]["batch_rules"] == 6
     answer = _answers(record)[-1]
     assert isinstance(answer, CommandApplied) and answer.turn == batch
     while games.service.view("new")["status"] != "over":
@@ -128,8 +128,9 @@ def test_a_game_created_today_is_refereed_under_batch_rules_5_and_says_so(games:
         games.settle("new")
     assert audit_record(games.record("new")).result == PASS
     forged = edit_event(games.record("new"), 0, lambda created: dataclasses.replace(created, batch_rules=2))
-    report = audit_record(forged)
-    assert report.result == FAIL and "nobody has seen" in report.line(), report.line()
+    report = audit_record(forged)  # its people's turns were signed over the commitment (turn/v2): 2 reads v1
+    assert report.result == FAIL and "signature does not verify" in report.line(), report.line()
+    assert report.divergence is not None and report.divergence.event == 4  # alice's batch, the first signed turn
 
 
 @pytest.mark.parametrize("rules", [1, 2])

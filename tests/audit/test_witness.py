@@ -60,7 +60,9 @@ def seat_taken(record: Record, name: str, token: str) -> Record:
 
         def resign(c: object) -> object:
             if isinstance(c, TurnCommand) and c.seat == seat and c.signature:
-                return dataclasses.replace(c, signature=sign_turn(token, record.game_id, c.id, c.seat, c.turn))
+                return dataclasses.replace(
+                    c, signature=sign_turn(token, record.game_id, c.id, c.seat, c.turn, record.commitment)
+                )
             return c
 
         try:

@@ -3,6 +3,7 @@ the session's private Redis and one real worker process (both shared by the modu
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
 import time
@@ -21,7 +22,7 @@ from red7es.gateway.settings import Limits
 from red7es.service.client import GameService
 from red7es.service.events import SeatSpec
 from red7es.service.redis_server import RedisServer
-from red7es.service.tokens import new_token, public_key, sign_turn
+from red7es.service.tokens import new_token, public_key, sign_turn, turn_commitment
 from red7es.variant import Variant
 
 
@@ -66,6 +67,11 @@ class Seat:
     def get(self, path: str, **kwargs: Any) -> httpx.Response:
         return self.http.get(path, headers=self.headers("GET", path), **kwargs)
 
+    @functools.cached_property
+    def signed_over(self) -> str | None:
+        """What this game's turns are signed over besides its id, from its public view."""
+        return turn_commitment(self.http.get(f"/api/games/{self.game}").json())
+
     def view(self) -> dict[str, Any]:
         response = self.get(f"/api/games/{self.game}/seats/{self.seat}")
         assert response.status_code == 200, response.text
@@ -73,7 +79,7 @@ class Seat:
 
     def turn_body(self, turn: str, command_id: str | None = None) -> dict[str, Any]:
         command_id = command_id or uuid.uuid4().hex
-        sig = sign_turn(self.token, self.game, command_id, self.seat, turn)
+        sig = sign_turn(self.token, self.game, command_id, self.seat, turn, self.signed_over)
         return {"id": command_id, "seat": self.seat, "turn": turn, "sig": sig}
 
     def play(self, turn: str, command_id: str | None = None) -> httpx.Response:

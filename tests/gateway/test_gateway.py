@@ -11,7 +11,7 @@ import pytest
 
 from red7es.service.client import GameService
 from red7es.service.compaction import COMPACTIONS, compact_due
-from red7es.service.tokens import new_token
+from red7es.service.tokens import new_token, sign_turn
 from red7es.variant import Variant
 
 from .conftest import Gateway, Seat, join, new_game
@@ -226,6 +226,8 @@ def test_a_seats_next_turns_read_nothing_before_their_append_and_refusals_stay_t
             time.sleep(0.02)
         return seat.turn_body(view["legal"][0])
 
+    forger = Seat(http, game, 0, new_token())
+    assert forger.signed_over == ann.signed_over  # (read now: the views counted below are the gateway's own)
     played = 0
     while played < 2:  # ann's first turn reads the game, her second does not
         body = turn_of(ann)
@@ -235,10 +237,13 @@ def test_a_seats_next_turns_read_nothing_before_their_append_and_refusals_stay_t
         assert views == ([game] if played == 0 else []), views
         played += 1
     forged = ann.turn_body("fold")
-    forged["sig"] = Seat(http, game, 0, new_token()).turn_body("fold", forged["id"])["sig"]
+    forged["sig"] = forger.turn_body("fold", forged["id"])["sig"]
     assert error(http.post(f"/api/games/{game}/turns", json=forged), 401).startswith("bad signature")
     assert views == [game]  # the known key did not sign it: the full way, which reads the game
     assert error(http.post(f"/api/games/{game}/turns", json={**forged, "turn": "p:R9"}), 400).startswith("malformed")
+    unbound = ann.turn_body("fold")  # ann's own key, but turn/v1: not over this game's commitment
+    unbound["sig"] = sign_turn(ann.token, game, unbound["id"], 0, "fold")
+    assert error(http.post(f"/api/games/{game}/turns", json=unbound), 401).startswith("bad signature")
     service.store.mark_broken(game, "broken for the test")
     assert "broken for the test" in error(http.post(f"/api/games/{game}/turns", json=ann.turn_body("fold")), 409)
 

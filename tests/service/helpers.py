@@ -143,20 +143,29 @@ def all_bot_game(
     service.create(Variant(players, **variant), seats, seed=f"seed-{game_id}", game_id=game_id, wait=None)
 
 
-def seated_table(variant: Variant, seed: bytes, at: int = 10_000, joined: int | None = None) -> tuple[Table, list[str]]:
+def seated_table(
+    variant: Variant, seed: bytes, at: int = 10_000, joined: int | None = None
+) -> tuple[Table, SeatTokens]:
     """A referee for game ``g`` with person seats p0, p1, ...; the first ``joined`` of them
     (all by default) joined at creation, whose clocks start at stream time ``at``.  Returns
     the table and every seat's token."""
-    tokens = [new_token() for _ in range(variant.players)]
+    tokens = SeatTokens(new_token() for _ in range(variant.players))
     seats = tuple(SeatSpec(f"p{i}") for i in range(variant.players))
     joins = tuple((i, public_key(t)) for i, t in enumerate(tokens))[:joined]
     command = CreateCommand("create-g", variant, seats, commitment(seed), joins)
     table, _events = Table.start("g", command, seed, 0, stream_at=at)
+    tokens.signed_over = table.signed_over
     return table, tokens
 
 
-def signed(tokens: list[str], seat: int, text: str, command_id: str, token: str | None = None) -> TurnCommand:
+class SeatTokens(list[str]):
+    """Every seat's token of a game, and what its turns are signed over besides its id."""
+
+    signed_over: str | None = None
+
+
+def signed(tokens: SeatTokens, seat: int, text: str, command_id: str, token: str | None = None) -> TurnCommand:
     """A person's command in game ``g`` (a turn, ``resign``, ``abort``), signed with the
     seat's token, or with ``token`` to forge it."""
-    signature = sign_turn(token or tokens[seat], "g", command_id, seat, text)
+    signature = sign_turn(token or tokens[seat], "g", command_id, seat, text, tokens.signed_over)
     return TurnCommand(command_id, seat, text, "person", signature)

@@ -28,16 +28,16 @@ from red7es.service.table import Table
 from red7es.service.tokens import public_key
 from red7es.variant import Variant
 
-from .helpers import bot, decoded_log, events_of, person, seated_table, signed
+from .helpers import SeatTokens, bot, decoded_log, events_of, person, seated_table, signed
 
 SEED = b"\x06" * 32
 
 
-def _table(variant: Variant, at: int = 10_000, joined: int | None = None) -> tuple[Table, list[str]]:
+def _table(variant: Variant, at: int = 10_000, joined: int | None = None) -> tuple[Table, SeatTokens]:
     return seated_table(variant, SEED, at, joined)
 
 
-def _abort(tokens: list[str], seat: int, name: str = "a1", token: str | None = None) -> TurnCommand:
+def _abort(tokens: SeatTokens, seat: int, name: str = "a1", token: str | None = None) -> TurnCommand:
     return signed(tokens, seat, "abort", name, token)
 
 

@@ -123,7 +123,9 @@ def test_a_turn_and_a_time_out_racing_give_one_outcome(
     token = created.tokens[names[seat]]
     if order == "turn-too-late":
         _past(real_redis, deadline)
-    command = TurnCommand("the-turn", seat, turn, "person", sign_turn(token, "race", "the-turn", seat, turn))
+    command = TurnCommand(
+        "the-turn", seat, turn, "person", sign_turn(token, "race", "the-turn", seat, turn, created.commitment)
+    )
     svc.submit_signed("race", command)
     stream_id = real_redis.hget(Keys("race").cmdids, "the-turn")
     assert stream_id is not None
@@ -217,7 +219,11 @@ def test_turns_sent_at_their_deadline_with_two_workers_running_each_have_one_out
         clock = _first_clock(svc, game)
         seat, turn = _offline_first_turn(variant, game)
         command = TurnCommand(
-            "edge", seat, turn, "person", sign_turn(created.tokens[names[seat]], game, "edge", seat, turn)
+            "edge",
+            seat,
+            turn,
+            "person",
+            sign_turn(created.tokens[names[seat]], game, "edge", seat, turn, created.commitment),
         )
         aim = clock.deadline - 3 + i  # from just before the deadline to just after it
         _past(real_redis, aim - 1)

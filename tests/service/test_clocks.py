@@ -50,7 +50,7 @@ def _turn(table: Table, tokens: list[str], name: str = "t1") -> TurnCommand:
     seat = table.to_move
     assert seat is not None
     turn = str(table.game.legal_turns()[0])
-    return TurnCommand(name, seat, turn, "person", sign_turn(tokens[seat], "g", name, seat, turn))
+    return TurnCommand(name, seat, turn, "person", sign_turn(tokens[seat], "g", name, seat, turn, table.signed_over))
 
 
 def test_the_clock_starts_when_every_seat_is_taken() -> None:

@@ -17,7 +17,7 @@ from red7es.facts import CardDrawn, GameOver, RoundDealt, RoundWon, StepApplied
 from red7es.game import IllegalStep
 from red7es.service.audit import INCOMPLETE, audit_record
 from red7es.service.client import BrokenGame, GameService, Rejected, ServiceError
-from red7es.service.codec import GENESIS, decode_event, encode_command, encode_event, event_hash
+from red7es.service.codec import GENESIS, decode_command, decode_event, encode_command, encode_event, event_hash
 from red7es.service.events import (
     CommandApplied,
     CommandRejected,
@@ -344,18 +344,32 @@ def test_a_signature_for_another_turn_or_game_is_rejected(svc: GameService, fold
     mover, _ = _mover(svc, "g1")
     seat = svc.seat_of("g1", mover)
     legal = svc.view("g1", seat)["legal"]
-    replayed = TurnCommand("t9", seat, legal[0], "person", sign_turn(tokens[mover], "g1", "t9", seat, legal[-1]))
+    replayed = TurnCommand(
+        "t9", seat, legal[0], "person", sign_turn(tokens[mover], "g1", "t9", seat, legal[-1], svc.signed_over("g1"))
+    )
     other_game = TurnCommand("t8", seat, legal[0], "person", sign_turn(tokens[mover], "g2", "t8", seat, legal[0]))
-    other_id = TurnCommand("t7", seat, legal[0], "person", sign_turn(tokens[mover], "g1", "t6", seat, legal[0]))
-    for c in (other_game, other_id) + ((replayed,) if legal[0] != legal[-1] else ()):
+    other_id = TurnCommand(
+        "t7", seat, legal[0], "person", sign_turn(tokens[mover], "g1", "t6", seat, legal[0], svc.signed_over("g1"))
+    )
+    # turn/v1 (no commitment), and turn/v2 over another game's commitment (a game made before
+    # under the same id): neither is good for this game, created under batch rules 6
+    unbound = TurnCommand("t5", seat, legal[0], "person", sign_turn(tokens[mover], "g1", "t5", seat, legal[0]))
+    earlier = TurnCommand(
+        "t4", seat, legal[0], "person", sign_turn(tokens[mover], "g1", "t4", seat, legal[0], "ab" * 32)
+    )
+    assert svc.signed_over("g1") == svc.view("g1")["commitment"]
+    for c in (other_game, other_id, unbound, earlier) + ((replayed,) if legal[0] != legal[-1] else ()):
         svc.store.submit("g1", c.id, encode_command(c, 1))
     fold(folder, "g1")
     log = decoded_log(svc.store, "g1")
-    sent = {c.id for c in (other_game, other_id, replayed)} if legal[0] != legal[-1] else {"t8", "t7"}
+    sent = {c.id for c in (other_game, other_id, unbound, earlier, replayed)}
+    if legal[0] == legal[-1]:
+        sent.discard("t9")
     rejected = {r.event.id: r.event.reason for r in log if isinstance(r.event, CommandRejected)}
     assert rejected == dict.fromkeys(sent, f"wrong token for seat {mover}")
     assert not any(isinstance(r.event, CommandApplied) and r.event.id in sent for r in log)
-    assert verify_turn(public_key(tokens[mover]), other_id.signature, "g1", "t6", seat, legal[0])
+    assert verify_turn(public_key(tokens[mover]), other_id.signature, "g1", "t6", seat, legal[0], svc.signed_over("g1"))
+    assert verify_turn(public_key(tokens[mover]), unbound.signature, "g1", "t5", seat, legal[0])  # good as turn/v1 only
 
 
 def test_out_of_turn_is_rejected(svc: GameService, folder: Folder) -> None:
@@ -418,7 +432,13 @@ def test_unparsable_turn_text_is_rejected_by_the_referee(svc: GameService, folde
     tokens = _both_joined(svc, folder)
     mover, _ = _mover(svc, "g1")
     seat = svc.seat_of("g1", mover)
-    cmd = TurnCommand("garbled", seat, "p:Z9", "person", sign_turn(tokens[mover], "g1", "garbled", seat, "p:Z9"))
+    cmd = TurnCommand(
+        "garbled",
+        seat,
+        "p:Z9",
+        "person",
+        sign_turn(tokens[mover], "g1", "garbled", seat, "p:Z9", svc.signed_over("g1")),
+    )
     svc.store.submit("g1", cmd.id, encode_command(cmd, 1))
     fold(folder, "g1")
     answer = _last_answer(svc, "g1")
@@ -432,7 +452,7 @@ def test_people_cannot_drive_bot_seats(svc: GameService, folder: Folder) -> None
     created = _new(svc, folder, seats=[person("ann"), bot("cy", "random")], join=("ann",))
     token = created.tokens["ann"]
     # a turn for the bot's seat, signed with a person's token
-    cmd = TurnCommand("hijack", 1, "fold", "person", sign_turn(token, "g1", "hijack", 1, "fold"))
+    cmd = TurnCommand("hijack", 1, "fold", "person", sign_turn(token, "g1", "hijack", 1, "fold", svc.signed_over("g1")))
     svc.store.submit("g1", cmd.id, encode_command(cmd, 1))
     fold(folder, "g1")
     rejected = {r.event.id: r.event for r in decoded_log(svc.store, "g1") if isinstance(r.event, CommandRejected)}
@@ -453,7 +473,9 @@ def test_clients_cannot_claim_to_be_a_bot(svc: GameService, folder: Folder, seat
 def test_bot_turn_ids_are_refused_by_the_submit_script_and_by_the_referee(svc: GameService, folder: Folder) -> None:
     created = _new(svc, folder, seats=[person("ann"), bot("cy", "random")], join=("ann",))
     token = created.tokens["ann"]
-    cmd = TurnCommand("bot-999", 0, "fold", "person", sign_turn(token, "g1", "bot-999", 0, "fold"))
+    cmd = TurnCommand(
+        "bot-999", 0, "fold", "person", sign_turn(token, "g1", "bot-999", 0, "fold", svc.signed_over("g1"))
+    )
     length = len(svc.store.commands("g1"))
     with pytest.raises(ReservedId):
         svc.store.submit("g1", cmd.id, encode_command(cmd, 1))
@@ -726,7 +748,9 @@ def test_a_game_played_to_the_end(svc: GameService, folder: Folder) -> None:
         svc.submit("g1", "ann", created.tokens["ann"], "fold", command_id="late")
     assert len(svc.store.commands("g1")) == commands and len(svc.store.log("g1")) == len(log)
     # one stored just before the end (or added by hand) is answered, not applied
-    late = TurnCommand("late", 0, "fold", "person", sign_turn(created.tokens["ann"], "g1", "late", 0, "fold"))
+    late = TurnCommand(
+        "late", 0, "fold", "person", sign_turn(created.tokens["ann"], "g1", "late", 0, "fold", svc.signed_over("g1"))
+    )
     svc.redis.xadd(Keys("g1").commands, {"c": encode_command(late, 1)})
     fold(folder, "g1")
     assert _last_answer(svc, "g1") == CommandRejected("late", 0, "turn", "fold", "the game is over")
@@ -933,3 +957,39 @@ def test_a_fold_after_other_steps_shows_the_turn_taken_back_in_views_and_changes
     assert svc.view("g1")["canvas"] == [] and svc.view("g1")["seats"][seat]["hand_size"] == 7
     taken = [e for e in public_changes(svc.store, "g1") if e["type"] == "TurnTakenBack"]
     assert taken == [{"type": "TurnTakenBack", "seat": seat, "steps": [f"c:{card}"]}]
+
+
+def test_a_game_made_again_under_its_id_takes_none_of_the_first_games_signed_turns(
+    svc: GameService, folder: Folder
+) -> None:
+    """The first game's turns are public in its record and name its id. Someone with write
+    access deletes its keys and creates the id again with the same seat key (public too)
+    and another seed: under batch rules 6 the old signatures name the old commitment, so
+    the referee refuses them (under turn/v1 they verified)."""
+    first = svc.create(Variant(2), [person("ann"), bot("bob")], seed="first", game_id="again", join=["ann"], wait=None)
+    fold(folder, "again")  # (bob moves first if it is his turn)
+    assert svc.view("again")["to_move"] == 0
+    turn = svc.view("again", 0)["legal"][0]
+    command_id, _dup = svc.submit("again", "ann", first.tokens["ann"], turn)
+    fold(folder, "again")
+    applied = [r.event.id for r in decoded_log(svc.store, "again") if isinstance(r.event, CommandApplied)]
+    assert command_id in applied
+    [old] = [raw for _i, raw in svc.store.commands("again") if command_id.encode() in raw]
+    old_command = decode_command(old)[0]
+    assert isinstance(old_command, TurnCommand) and old_command.id == command_id and old_command.signature
+    for key in svc.redis.scan_iter("red7:{again}:*"):  # by hand: what red7es itself never does
+        svc.redis.delete(key)
+    again = svc.create(
+        Variant(2),
+        [person("ann"), bot("bob")],
+        seed="second",
+        game_id="again",
+        keys={"ann": public_key(first.tokens["ann"])},
+        wait=None,
+    )
+    assert again.commitment != first.commitment
+    fold(folder, "again")
+    svc.store.submit("again", old_command.id, old)
+    fold(folder, "again")
+    rejected = [r.event for r in decoded_log(svc.store, "again") if isinstance(r.event, CommandRejected)]
+    assert [(r.id, r.reason) for r in rejected] == [(old_command.id, "wrong token for seat ann")]

@@ -25,16 +25,16 @@ from red7es.service.events import (
 from red7es.service.table import Table
 from red7es.variant import Variant
 
-from .helpers import bot, decoded_log, events_of, person, seated_table, signed
+from .helpers import SeatTokens, bot, decoded_log, events_of, person, seated_table, signed
 
 SEED = b"\x05" * 32
 
 
-def _table(variant: Variant, at: int = 10_000) -> tuple[Table, list[str]]:
+def _table(variant: Variant, at: int = 10_000) -> tuple[Table, SeatTokens]:
     return seated_table(variant, SEED, at)
 
 
-def _resign(tokens: list[str], seat: int, name: str = "r1", token: str | None = None) -> TurnCommand:
+def _resign(tokens: SeatTokens, seat: int, name: str = "r1", token: str | None = None) -> TurnCommand:
     return signed(tokens, seat, "resign", name, token)
 
 

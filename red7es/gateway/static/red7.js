@@ -438,10 +438,12 @@ const Red7 = (() => {
     };
   }
 
-  /* A signed turn's body, signed as `red7 move` signs it (red7es.service.tokens.turn_message). */
-  async function turnBody(key, game, seat, turn) {
+  /* A signed turn's body, signed as `red7 move` signs it (red7es.service.tokens.turn_message):
+     over the game's commitment too when its view says it signs red7es/turn/v2. */
+  async function turnBody(key, game, seat, turn, view) {
     const id = randomHex(16);
-    return { id, seat, turn, sig: await sign(key, `red7es/turn/v1\n${game}\n${id}\n${seat}\n${turn}`) };
+    const head = view && view.signs === "red7es/turn/v2" ? `red7es/turn/v2\n${game}\n${view.commitment}` : `red7es/turn/v1\n${game}`;
+    return { id, seat, turn, sig: await sign(key, `${head}\n${id}\n${seat}\n${turn}`) };
   }
 
   // Where a seat's token is kept: this browser's localStorage, one entry per game and seat.

@@ -577,7 +577,7 @@
     renderYou();
     let r;
     try {
-      const body = await R.turnBody(state.me.key, game, state.me.seat, turn);
+      const body = await R.turnBody(state.me.key, game, state.me.seat, turn, state.seatView);
       r = await R.api("POST", `/api/games/${encodeURIComponent(game)}/turns`, body);
     } catch (e) {
       r = { ok: false, status: 0, json: { error: `the gateway could not be reached (${e.message}): try again` } };
