@@ -217,11 +217,11 @@ def create_app(
         # again) may have its answer already: read from the start.
         if not valid_game_id(game_id):
             raise NoSuchGame(game_id)
-        command = known_turn(seat_keys, game_id, body) or await blocking(
+        checked = known_turn(seat_keys, game_id, body) or await blocking(
             remembered_turn, service, seat_keys, game_id, body
         )
         async with subscribed(game_id) as subscriber:
-            duplicate = await blocking(appended_turn, service, limiter, game_id, command)
+            duplicate = await blocking(appended_turn, service, seat_keys, limiter, game_id, checked)
             answer = await wait_answer(subscriber, game_id, "0-0" if duplicate else None, body.id)
         if not answer.applied:
             seat_keys.forget(game_id, body.seat)  # its next turn reads the game again (SeatKeys)

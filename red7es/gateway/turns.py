@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from red7es.service.client import GameService
 from red7es.service.events import TurnCommand
-from red7es.service.store import OverLimit
+from red7es.service.store import GameRemade, OverLimit
 from red7es.service.tokens import turn_commitment, verify_turn
 from red7es.steps import StepError, command_text
 
@@ -56,10 +56,13 @@ class TurnBody(BaseModel):
 
 class Signer(NamedTuple):
     """Who signs a seat's turns: its public key, and the game's commitment the signature
-    names besides the game id (turn/v2), or None (turn/v1: a game created before)."""
+    names besides the game id (turn/v2), or None (turn/v1: a game created before); and the
+    game's ``created``, which the append compares with the game's (``submit.lua``): a
+    game made again under the id since takes no turn checked against the first."""
 
     key: str
     signed_over: str | None
+    created: int
 
 
 class SeatKeys:
@@ -110,7 +113,7 @@ def checked_turn(service: GameService, game_id: str, body: TurnBody) -> tuple[Tu
     key = service.seat_key(game_id, body.seat, view)  # from the view: no read (the log only for old views)
     if key is None:
         raise errors.GatewayError(403, f"seat {body.seat} of game {game_id} is open or a bot: it takes no signed turns")
-    signer = Signer(key, turn_commitment(view))
+    signer = Signer(key, turn_commitment(view), int(view["created"]))
     if not _verified(signer, game_id, body):
         raise errors.GatewayError(401, "bad signature: not made by this seat's token over this turn")
     return _command(body), signer
@@ -148,28 +151,51 @@ def _signed_by(signer: Signer, game_id: str, body: TurnBody) -> bool:
     return _verified(signer, game_id, body)
 
 
-def known_turn(seat_keys: SeatKeys, game_id: str, body: TurnBody) -> TurnCommand | None:
-    """The command ``body`` asks for, if its seat's key is known here and signed it (and the
-    body passes its own checks); None: check it with :func:`remembered_turn`.
+def known_turn(seat_keys: SeatKeys, game_id: str, body: TurnBody) -> tuple[TurnCommand, Signer] | None:
+    """The command ``body`` asks for and who signed it, if its seat's key is known here and
+    signed it (and the body passes its own checks); None: check it with :func:`remembered_turn`.
 
     No I/O (one Ed25519 verification, about 0.1 ms): run on the event loop."""
     known = seat_keys.get(game_id, body.seat)
-    return _command(body) if known is not None and _signed_by(known, game_id, body) else None
+    return (_command(body), known) if known is not None and _signed_by(known, game_id, body) else None
 
 
-def remembered_turn(service: GameService, seat_keys: SeatKeys, game_id: str, body: TurnBody) -> TurnCommand:
-    """:func:`checked_turn`, its seat's key remembered for the seat's next turns.  Blocking."""
+def remembered_turn(
+    service: GameService, seat_keys: SeatKeys, game_id: str, body: TurnBody
+) -> tuple[TurnCommand, Signer]:
+    """:func:`checked_turn`, its seat's signer remembered for the seat's next turns.  Blocking."""
     command, signer = checked_turn(service, game_id, body)
     seat_keys.put(game_id, body.seat, signer)
-    return command
+    return command, signer
 
 
-def appended_turn(service: GameService, limiter: Limiter, game_id: str, command: TurnCommand) -> bool:
+def appended_turn(
+    service: GameService, seat_keys: SeatKeys, limiter: Limiter, game_id: str, checked: tuple[TurnCommand, Signer]
+) -> bool:
     """The seat's count and the append of a checked turn, in one round trip; whether the
     command was stored before (sent again: its answer may be in the changes already).
-    Blocking: run it in the thread pool."""
+
+    The append is refused if the game is not the one the turn was checked against (its id
+    made again since: :class:`~red7es.service.store.GameRemade`); the seat's signer is
+    then forgotten and the turn checked again against the game as it is, which reads it
+    (a signature for the first game gets the 401 it gets anywhere).  Blocking: run it in
+    the thread pool."""
+    command, signer = checked
     try:
-        _id, duplicate = service.submit_signed(game_id, command, limiter.seat_guard(game_id, command.seat))
+        try:
+            _id, duplicate = service.submit_signed(
+                game_id, command, limiter.seat_guard(game_id, command.seat), signer.created
+            )
+        except GameRemade:
+            seat_keys.forget(game_id, command.seat)
+            command, signer = remembered_turn(service, seat_keys, game_id, _body(command))
+            _id, duplicate = service.submit_signed(
+                game_id, command, limiter.seat_guard(game_id, command.seat), signer.created
+            )
     except OverLimit as refused:
         raise limiter.over(command.seat, refused) from None
     return duplicate
+
+
+def _body(command: TurnCommand) -> TurnBody:
+    return TurnBody(id=command.id, seat=command.seat, turn=command.turn, sig=command.signature)

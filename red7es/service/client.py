@@ -390,17 +390,23 @@ class GameService:
             raise ServiceError(str(exc)) from None
         return TurnCommand(command_id, seat, text, "person", signature)
 
-    def submit_signed(self, game_id: str, command: TurnCommand, guard: RateGuard | None = None) -> tuple[str, bool]:
+    def submit_signed(
+        self, game_id: str, command: TurnCommand, guard: RateGuard | None = None, checked_created: int | None = None
+    ) -> tuple[str, bool]:
         """Append a turn someone else signed (the HTTP gateway never holds a token) and wake
         a worker; returns (command id, was it a duplicate).  The worker checks the signature.
         With a ``guard`` (the gateway's rate limit per seat), the append counts it, and
-        :class:`~red7es.service.store.OverLimit` past its limit, nothing stored.
+        :class:`~red7es.service.store.OverLimit` past its limit, nothing stored.  With
+        ``checked_created`` (the game's ``created`` its signature was checked against),
+        :class:`~red7es.service.store.GameRemade` if the id was made again since.
 
         :class:`TurnTooLarge` before anything is sent when the command would be larger than
         any referee reads (it would only be answered as corrupt)."""
-        return command.id, self._submit_signed(game_id, command, guard).duplicate
+        return command.id, self._submit_signed(game_id, command, guard, checked_created).duplicate
 
-    def _submit_signed(self, game_id: str, command: TurnCommand, guard: RateGuard | None = None) -> Submitted:
+    def _submit_signed(
+        self, game_id: str, command: TurnCommand, guard: RateGuard | None = None, checked_created: int | None = None
+    ) -> Submitted:
         """:meth:`submit_signed`, with what the store read in the same round trip (the mark
         the answer comes after, the command's stream id)."""
         command_id = command.id
@@ -409,7 +415,7 @@ class GameService:
             size = len(command.turn.encode())
             raise TurnTooLarge(size, MAX_COMMAND_SIZE - (len(raw) - size))
         try:
-            submitted = self._store_command(game_id, command_id, raw, guard)
+            submitted = self._store_command(game_id, command_id, raw, guard, checked_created)
         except (ReservedId, MismatchedId, CommandTooLarge) as exc:
             raise ServiceError(str(exc)) from None
         except GameIsOver as exc:
@@ -422,7 +428,12 @@ class GameService:
         return submitted
 
     def _store_command(
-        self, game_id: str, command_id: str, command: bytes, guard: RateGuard | None = None
+        self,
+        game_id: str,
+        command_id: str,
+        command: bytes,
+        guard: RateGuard | None = None,
+        checked_created: int | None = None,
     ) -> Submitted:
         """Submit a command to the store, setting the game's nudge in the same round trip
         (the caller wakes a worker when ``must_wake``).  A refusal is raised, a worker woken
@@ -431,7 +442,7 @@ class GameService:
         broken with the reason, as a worker marks one whose keys cannot take an append,
         so that nobody is left trying."""
         submitted = self.store.submit_and_nudge(
-            game_id, command_id, command, NUDGE_TTL_MS, self._scripted_inbox(), guard
+            game_id, command_id, command, NUDGE_TTL_MS, self._scripted_inbox(), guard, checked_created
         )
         if submitted.refused is None:
             return submitted
@@ -574,7 +585,9 @@ class GameService:
                     raise NoSuchGame(game_id)
                 return archived
             raise NoWorker(f"game {game_id} has no view yet: is a worker running?")
-        return read_view(game_id, raw, seat)
+        view = read_view(game_id, raw, seat)
+        self._unchanging.seen(game_id, view)
+        return view
 
     def created_view(self, game_id: str, wait: float) -> dict[str, Any]:
         """The public view, waiting up to ``wait`` seconds for a game created a moment ago
@@ -946,12 +959,22 @@ def meta_int(game_id: str, meta: Mapping[str, str], name: str, default: int | No
 class Unchanging:
     """What never changes in a game, remembered from the first read of its view: its
     seats' names, and what its turns are signed over besides its id
-    (:func:`~red7es.service.tokens.turn_commitment`: the batch rules are the game's)."""
+    (:func:`~red7es.service.tokens.turn_commitment`: the batch rules are the game's).
+
+    Only a game made again under the same id (keys deleted by hand) changes them: every
+    view the client reads is shown to :meth:`seen`, which forgets what it remembered of
+    a game whose ``created`` is not the one it remembered."""
 
     def __init__(self, view: Callable[[str], dict[str, Any]]) -> None:
         self._view = view
         self._seats: dict[str, list[str]] = {}
         self._signed_over: dict[str, str | None] = {}
+        self._created: dict[str, object] = {}
+
+    def seen(self, game_id: str, view: dict[str, Any]) -> None:
+        """A view of the game, just read: the game made again since if its ``created`` differs."""
+        if game_id in self._created and view.get("created") != self._created[game_id]:
+            self._keep(game_id, view)
 
     def seat_of(self, game_id: str, name: str) -> int:
         seats = self._seats.get(game_id)
@@ -970,6 +993,7 @@ class Unchanging:
     def _keep(self, game_id: str, view: dict[str, Any]) -> None:
         self._seats[game_id] = [s["name"] for s in view["seats"]]
         self._signed_over[game_id] = turn_commitment(view)
+        self._created[game_id] = view.get("created")
 
 
 def seat_index(view: dict[str, Any], name: str) -> int:

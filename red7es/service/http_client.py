@@ -268,11 +268,13 @@ class HttpGameService:
 
     def view(self, game_id: str) -> dict[str, Any]:
         view: dict[str, Any] = self._get(f"/api/games/{game_id}", game_id)
+        self._unchanging.seen(game_id, view)
         return view
 
     def seat_view(self, game_id: str, name: str, token: str) -> dict[str, Any]:
         seat = self.seat_of(game_id, name)
         view: dict[str, Any] = self._signed_get(f"/api/games/{game_id}/seats/{seat}", token, game_id)
+        self._unchanging.seen(game_id, view)
         return view
 
     def seat_of(self, game_id: str, name: str) -> int:

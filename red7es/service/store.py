@@ -72,6 +72,7 @@ __all__ = [
     "OverLimit",
     "RateGuard",
     "GameIsOver",
+    "GameRemade",
     "CommandTooLarge",
     "log_length_problem",
     "DEFAULT_MAX_BOT_TIME",
@@ -165,6 +166,15 @@ class RateGuard(NamedTuple):
     key: str  # in the game's slot: red7:gateway:rate:seat:{G}:S
     limit: int
     window_ms: int
+
+
+class GameRemade(ValueError):
+    """A command checked against a game that is no longer there under its id: the id was
+    made again since (``submit.lua`` compares ``meta.created``); nothing was stored."""
+
+    def __init__(self, game_id: str) -> None:
+        super().__init__(f"game {game_id} was made again since its command was checked")
+        self.game_id = game_id
 
 
 class OverLimit(ValueError):
@@ -439,6 +449,7 @@ class GameStore:
         nudge_ttl_ms: int,
         inbox: tuple[str, int] | None = None,
         guard: RateGuard | None = None,
+        checked_created: int | None = None,
     ) -> Submitted:
         """:meth:`submit`, :meth:`last_change_id` read just before it and :meth:`set_nudge`
         just after, in one round trip (issue #23: a person's turn paid one for each); with
@@ -455,12 +466,17 @@ class GameStore:
         ``refused`` rather than raised, with ``must_wake`` all the same: whoever set the
         nudge must wake a worker (or later commands would wait for the sweep).  With a
         ``guard``, the script counts it and refuses the command past its limit
-        (:class:`OverLimit`)."""
+        (:class:`OverLimit`).  With ``checked_created`` (the game's ``created`` when the
+        caller checked the command), a game made again since under the id refuses it
+        (:class:`GameRemade`), before counting."""
         if len(command) > MAX_COMMAND_SIZE:  # (submit.lua refuses it too: this spares sending it)
             raise CommandTooLarge(len(command))
         k = Keys(game_id)
         keys = [k.commands, k.cmdids, k.meta, *([guard.key] if guard else [])]
         args: list[str | bytes | int] = [command_id, command, *([guard.limit, guard.window_ms] if guard else [])]
+        if checked_created is not None:
+            args += [] if guard else ["", ""]
+            args.append(str(checked_created))
         scripted = inbox is not None and self.scripted_wake
         wake = [k.nudge, inbox[0]] if inbox is not None else []
         wake_args: list[str | int] = [nudge_ttl_ms, game_id, inbox[1]] if inbox is not None else []
@@ -498,6 +514,7 @@ class GameStore:
             GameIsOver,
             GameIsBroken,
             OverLimit,
+            GameRemade,
             CommandTooLarge,
             DamagedGame,
         ) as exc:
@@ -553,6 +570,8 @@ class GameStore:
             raise GameIsBroken(game_id, text(stream_id))
         if code == 9:
             raise OverLimit(int(stream_id))
+        if code == 10:
+            raise GameRemade(game_id)
         if code == 6:
             raise CommandTooLarge(int(stream_id))
         return text(stream_id), code == 2

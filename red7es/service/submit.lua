@@ -1,6 +1,7 @@
 -- Append a client command exactly once per command id.
 -- KEYS: 1 commands stream, 2 command ids hash, 3 meta hash, 4 (optional) a rate counter
--- ARGV: 1 command id, 2 command bytes, 3 and 4 (with KEYS[4]) the counter's limit and window (ms)
+-- ARGV: 1 command id, 2 command bytes, 3 and 4 (with KEYS[4]) the counter's limit and window (ms),
+-- 5 (optional) the game's meta.created when the caller checked the command's signature
 -- Returns {1, stream id} when appended, {2, stream id} for a duplicate, {0, ''} for no such game,
 -- {3, ''} for an id reserved for bots' turns (only workers write those, with append.lua),
 -- {4, ''} for a command whose data.id is text other than ARGV[1] (its answer would carry
@@ -18,6 +19,13 @@ end
 -- up, a key of the wrong type: written by hand): nothing is written, and the game needs a human.
 if redis.call('EXISTS', KEYS[3]) == 0 then
   return {0, ''}
+end
+-- {10, ''} when ARGV[5] is given (the HTTP gateway, which checked the turn's signature
+-- against what it knew of the game) and the game is not that one any more: its id was
+-- made again since (keys deleted by hand). Nothing is counted or stored; the caller
+-- checks the command again against the game as it is.
+if ARGV[5] and ARGV[5] ~= '' and redis.call('HGET', KEYS[3], 'created') ~= ARGV[5] then
+  return {10, ''}
 end
 -- {9, ms} when a rate counter is given (KEYS[4]: the HTTP gateway's per seat, counted only
 -- once the seat's signature passed) and this command takes it past ARGV[3] in its window of

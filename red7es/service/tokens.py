@@ -82,8 +82,9 @@ def turn_message(game: str, command_id: str, seat: int, turn: str, commitment: s
 
     With the game's seed ``commitment`` (``red7es/turn/v2``: games created under batch
     rules 6 on) the signature is good for that one game only: a game made again under
-    the same id (its keys deleted by hand, a Redis restored from an old snapshot) has
-    another seed, so the turns signed for the first cannot be replayed into it.
+    the same id (its keys deleted by hand, a Redis restored from a snapshot taken before
+    the game was created) has another seed, so the turns signed for the first cannot be
+    replayed into it.  It names no position: a rollback of the same game keeps its seed.
     """
     if commitment is None:
         return f"{TURN_V1}\n{game}\n{command_id}\n{seat}\n{turn}".encode()

@@ -17,9 +17,11 @@ import pytest
 from red7es.cards import ALL_CARDS
 from red7es.gateway.settings import Limits
 from red7es.service.client import GameService
+from red7es.service.events import SeatSpec
 from red7es.service.redis_server import RedisServer
 from red7es.service.store import Keys
-from red7es.service.tokens import new_token
+from red7es.service.tokens import new_token, public_key
+from red7es.variant import Variant
 
 from .conftest import Gateway, Seat, join, new_game
 
@@ -95,3 +97,30 @@ def test_a_turn_the_referee_refuses_drops_its_seats_remembered_key(
         assert keys.get(game, 0) is None  # the next turn reads the game again
         assert ann.play(to_move(ann)["legal"][0]).status_code == 200
         assert keys.get(game, 0) is not None
+
+
+def test_a_turn_checked_against_a_game_since_made_again_under_its_id_is_checked_again(
+    counted: tuple[Gateway, list[str]], service: GameService
+) -> None:
+    """The gateway remembers ann's signer (key, commitment, created) after her first turn.
+    Her game's keys are deleted by hand and the id made again with her key and another
+    seed: her first game's public, signed turn passes the remembered check, but the
+    submit script sees another ``created`` and refuses it, and the turn checked again
+    against the game as it is gets 401, stored nowhere (it used to be stored and refused
+    by the worker, in the new game's log)."""
+    gateway, _followed = counted
+    with httpx.Client(base_url=gateway.base, timeout=20) as http:
+        game = new_game(service, ["ann"], {"bob": "greedy"}, seed="remade-first")
+        ann = join(http, game, 0)
+        first = ann.turn_body(to_move(ann)["legal"][0])
+        assert http.post(f"/api/games/{game}/turns", json=first).status_code == 200
+        for key in service.redis.scan_iter(f"red7:{{{game}}}:*"):
+            service.redis.delete(key)
+        seats = [SeatSpec("ann"), SeatSpec("bob", "bot", "greedy")]
+        service.create(Variant(2), seats, seed="remade-second", game_id=game, keys={"ann": public_key(ann.token)})
+        answer = http.post(f"/api/games/{game}/turns", json=first)
+        assert answer.status_code == 401 and answer.json()["error"].startswith("bad signature"), answer.text
+        assert not service.redis.hexists(Keys(game).cmdids, first["id"])
+        again = Seat(http, game, 0, ann.token)  # her turns signed for the game as it is now
+        answer = http.post(f"/api/games/{game}/turns", json=again.turn_body(to_move(again)["legal"][0]))
+        assert answer.status_code == 200 and answer.json()["applied"] is True, answer.text

@@ -993,3 +993,9 @@ def test_a_game_made_again_under_its_id_takes_none_of_the_first_games_signed_tur
     fold(folder, "again")
     rejected = [r.event for r in decoded_log(svc.store, "again") if isinstance(r.event, CommandRejected)]
     assert [(r.id, r.reason) for r in rejected] == [(old_command.id, "wrong token for seat ann")]
+    # this client remembered what the first game's turns were signed over; the view it reads
+    # now (another created) makes it sign ann's next turn for the game as it is
+    legal = svc.view("again", 0)["legal"]
+    new_id, _dup = svc.submit("again", "ann", first.tokens["ann"], legal[0])
+    fold(folder, "again")
+    assert new_id in [r.event.id for r in decoded_log(svc.store, "again") if isinstance(r.event, CommandApplied)]

@@ -22,6 +22,7 @@ from red7es.service.store import (
     Batch,
     DamagedGame,
     GameIsBroken,
+    GameRemade,
     GameStore,
     Keys,
     MismatchedId,
@@ -617,3 +618,24 @@ def test_a_rate_guard_is_counted_by_the_append_and_refuses_past_its_limit(any_re
     assert int(any_redis.get(guard.key) or 0) == 3 and 0 < any_redis.pttl(guard.key) <= 60_000
     other = RateGuard(f"red7:gateway:rate:seat:{{{GID}}}:1", 2, 60_000)  # another seat's allowance is its own
     assert store.submit_and_nudge(GID, "cmd-3", b"x", 1000, None, other).refused is None
+
+
+def test_a_command_checked_against_a_game_since_made_again_is_neither_counted_nor_stored(
+    any_redis: redis.Redis,
+) -> None:
+    # The gateway passes the game's created (from the view it checked the signature
+    # against): a game made again under the id since has another, and submit.lua refuses
+    # before the seat's count and the append, with a guard or without one.
+    store = _created(any_redis)
+    created = int(store.meta(GID)["created"])
+    guard = RateGuard(f"red7:gateway:rate:seat:{{{GID}}}:0", 5, 60_000)
+    for with_guard in (guard, None):
+        refused = store.submit_and_nudge(GID, "cmd-stale", b"x", 1000, None, with_guard, created - 1).refused
+        assert (
+            isinstance(refused, GameRemade)
+            and str(refused) == f"game {GID} was made again since its command was checked"
+        )
+    assert any_redis.get(guard.key) is None and [c[1] for c in store.commands(GID)] == [b"create-bytes"]
+    assert store.submit_and_nudge(GID, "cmd-now", b"x", 1000, None, guard, created).refused is None
+    assert store.submit_and_nudge(GID, "cmd-plain", b"x", 1000, None, None, created).refused is None
+    assert [c[1] for c in store.commands(GID)] == [b"create-bytes", b"x", b"x"]
