@@ -389,11 +389,14 @@ def test_a_timed_tournament_of_an_entrant_with_a_key_who_never_shows_finishes_by
     with a forfeit for each game, which the report names as time-outs."""
     from red7es.service.tokens import public_key
 
-    t = new_id("nt")
+    # A fixed id and seed (fixed deals and bot turns) and two greedy bots: a random bot that
+    # moves first against the ghost folds about one time in 25, and the ghost won that game.
+    t = "nt-ghost-two"
     key = public_key(new_token())
     # 3 s each: the ghost's clock runs out in every game of theirs, and a bot that moves
     # first has ample Redis time for its move however loaded the machine (300 ms was not)
-    red7.ok("create", t, "-p", "ghost", "-b", "greedy", "-b", "random", "--clock", "3s", "--reserve", f"ghost={key}")
+    entrants = ["-p", "ghost", "-b", "greedy", "-b", "g2=greedy", "--clock", "3s", "--seed", "ghost-two"]
+    red7.ok("create", t, *entrants, "--reserve", f"ghost={key}")
     run = red7.ok("run", t)
     assert f"Tournament {t} finished: 3 games." in run.stdout
     rows = red7.json("standings", t)["standings"]
@@ -423,9 +426,11 @@ def test_a_no_show_out_of_time_at_a_table_of_three_finishes_last_and_the_audit_r
 
     from .test_audit import rewrite_stream
 
-    t = new_id("nt3")
+    # A fixed id and seed: fixed deals and bot turns (the random bot's fold before the
+    # ghost's time-out would put it out first, and last)
+    t = "nt3-ghost-three"
     key = public_key(new_token())
-    entrants = ["-p", "ghost", "-b", "greedy", "-b", "random", "-k", "3", "--clock", "3s"]
+    entrants = ["-p", "ghost", "-b", "greedy", "-b", "random", "-k", "3", "--clock", "3s", "--seed", "ghost-three"]
     red7.ok("create", t, *entrants, "--reserve", f"ghost={key}")
     assert f"Tournament {t} finished: 1 game." in red7.ok("run", t).stdout
     rows = red7.json("standings", t)["standings"]
