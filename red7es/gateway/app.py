@@ -225,9 +225,8 @@ def create_app(
             answer = await wait_answer(subscriber, game_id, "0-0" if duplicate else None, body.id)
         if not answer.applied:
             seat_keys.forget(game_id, body.seat)  # its next turn reads the game again (SeatKeys)
-        if not answer.applied and not answer.reason:  # only a rejection reads its reason
-            answer = await blocking(service.with_reason, game_id, answer)
-        if not answer.applied:
+            if not answer.reason:  # only a rejection reads its reason
+                answer = await blocking(service.with_reason, game_id, answer)
             raise errors.GatewayError(409, f"rejected: {answer.reason}", id=body.id, applied=False)
         return {"id": body.id, "applied": True, "events": answer.events}
 

@@ -181,20 +181,20 @@ def appended_turn(
     (a signature for the first game gets the 401 it gets anywhere).  Blocking: run it in
     the thread pool."""
     command, signer = checked
-    try:
+
+    def append() -> bool:
         try:
-            _id, duplicate = service.submit_signed(
-                game_id, command, limiter.seat_guard(game_id, command.seat), signer.created
-            )
-        except GameRemade:
-            seat_keys.forget(game_id, command.seat)
-            command, signer = remembered_turn(service, seat_keys, game_id, _body(command))
-            _id, duplicate = service.submit_signed(
-                game_id, command, limiter.seat_guard(game_id, command.seat), signer.created
-            )
-    except OverLimit as refused:
-        raise limiter.over(command.seat, refused) from None
-    return duplicate
+            guard = limiter.seat_guard(game_id, command.seat)
+            return service.submit_signed(game_id, command, guard, signer.created)[1]
+        except OverLimit as refused:
+            raise limiter.over(command.seat, refused) from None
+
+    try:
+        return append()
+    except GameRemade:
+        seat_keys.forget(game_id, command.seat)
+        command, signer = remembered_turn(service, seat_keys, game_id, _body(command))
+        return append()
 
 
 def _body(command: TurnCommand) -> TurnBody:

@@ -30,7 +30,6 @@ import re
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +41,7 @@ from .client import GameService, GameSummary, ServiceError
 from .envelope import pack_map
 from .record_files import read_all, record_bytes
 from .records import Record, RecordError, export
-from .store import ARCHIVED, INDEX, Keys, text
+from .store import ARCHIVED, INDEX, Keys, registered_script, text
 from .witness import Divergent
 
 __all__ = [
@@ -263,8 +262,8 @@ def archived_record(connection: redis.Redis, game_id: str) -> Record | None:
 
 
 def _delete_script(connection: redis.Redis) -> Any:
-    source = resources.files("red7es.service").joinpath("archive_delete.lua").read_text()
-    return connection.register_script(source)
+    """archive_delete.lua, registered once per connection (tests stand in for it here)."""
+    return registered_script(connection, "archive_delete.lua")
 
 
 def archived_view(connection: redis.Redis, game_id: str, seat: int | None = None) -> dict[str, Any] | None:

@@ -17,8 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import redis
-
 from ..bots.base import QUICK_TIME, DecisionInterrupted
 from ..facts import GameOver
 from ..game import BATCH_RULES, GameOverError
@@ -526,10 +524,10 @@ class Folder:
         missing = version - table.version
         if not 0 < missing <= CATCH_UP_EVENTS:
             return False
-        try:  # a key of another type (written by hand): the rebuild reads and repairs what it can
-            raws, stored = self.store.log_tail_and_views(table.game_id, missing, table.view_keys())
+        raws, stored = self.store.log_tail_and_views(table.game_id, missing, table.view_keys())
+        try:  # an event that does not decode: the rebuild from the whole log says why, once
             recorded = decode_log(raws, table.version)
-        except (redis.ResponseError, TypeError, CorruptEvent):
+        except CorruptEvent:
             return False
         if len(recorded) != missing or chain_problem(recorded, table.version, table.head) is not None:
             return False

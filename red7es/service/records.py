@@ -26,7 +26,7 @@ from .client import meta_int
 from .codec import CorruptEvent, Recorded, decode_event, decode_log, seat_data
 from .events import GameCreated, SeatSpec, SeedRevealed
 from .sealing import SealError, sealed_entries
-from .store import INDEX, Keys, NoSuchGame, entry_field, now_ms, stream_order, text
+from .store import INDEX, Keys, NoSuchGame, entry_field, field_map, now_ms, stream_order, text
 
 if TYPE_CHECKING:
     from .audit import AuditReport
@@ -141,12 +141,7 @@ def _entries(rows: Any, name: bytes) -> tuple[Entry, ...]:
     A Redis Cluster client answers XRANGE inside a transaction unparsed, each entry's
     fields as a flat [field, value, ...] list rather than a map: both are read.
     """
-    out = []
-    for stream_id, fields in rows:
-        if isinstance(fields, list):
-            fields = dict(zip(fields[::2], fields[1::2], strict=True))
-        out.append(Entry(text(stream_id), entry_field(fields, name)))
-    return tuple(out)
+    return tuple(Entry(text(stream_id), entry_field(field_map(fields), name)) for stream_id, fields in rows)
 
 
 def export(service: GameService, game_id: str) -> Record:

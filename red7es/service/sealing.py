@@ -33,7 +33,7 @@ import msgpack
 import redis
 
 from .envelope import GENESIS, CorruptEvent, event_hash
-from .store import Keys, entry_field, registered_script, text
+from .store import Keys, entry_field, field_map, registered_script, text
 
 __all__ = [
     "LATER",
@@ -165,7 +165,7 @@ def seal_finished(connection: redis.Redis, game_id: str) -> str:
         return UNSEALABLE
     if held or (bool(last_command) and text(last_command[0][0]) != text(cursor or b"0-0")):
         return LATER
-    entries = [(text(stream_id), entry_field(_fields(fields), b"e")) for stream_id, fields in rows]
+    entries = [(text(stream_id), entry_field(field_map(fields), b"e")) for stream_id, fields in rows]
     blob = seal(entries)
     if unseal(blob) != entries:  # cannot happen: but a seal that does not read back is never written
         raise SealError(f"game {game_id}: its log does not read back from its seal")
@@ -173,9 +173,3 @@ def seal_finished(connection: redis.Redis, game_id: str) -> str:
         keys=[k.log, k.meta, k.sealed, k.commands, k.lease], args=[len(entries), entries[-1][0], blob]
     )
     return SEALED if done else LATER
-
-
-def _fields(fields: Any) -> Any:
-    """A stream entry's fields as a map: a Redis Cluster client answers XRANGE inside a
-    transaction unparsed, each entry's fields a flat [field, value, ...] list."""
-    return dict(zip(fields[::2], fields[1::2], strict=True)) if isinstance(fields, list) else fields

@@ -726,12 +726,17 @@ class GameStore:
     def log_tail_and_views(self, game_id: str, count: int, views: list[str]) -> tuple[list[bytes], list[bytes | None]]:
         """The last ``count`` encoded log events, oldest first, and the views at ``views``
         (their keys), in one round trip: what a worker whose table fell behind needs to
-        catch up and check it (:meth:`~red7es.service.folding.Folder._caught_up`)."""
+        catch up and check it (:meth:`~red7es.service.folding.Folder._caught_up`).  A view
+        key of another type (written by hand) reads as no view, as in
+        :meth:`metas_and_views_as_read`: it matches nothing, so the table is rebuilt."""
         pipe = self.redis.pipeline(transaction=True)  # one slot ({game}); the views as of the same log
         pipe.xrevrange(Keys(game_id).log, max="+", min="-", count=count)
         for key in views:
             pipe.get(key)
-        rows, *stored = pipe.execute()
+        rows, *replies = pipe.execute(raise_on_error=False)
+        if isinstance(rows, Exception):
+            raise rows
+        stored = [None if isinstance(view, Exception) else view for view in replies]
         if not rows:  # a sealed game's log is in its seal (a game's log is never empty otherwise)
             return [raw for _id, raw in self._sealed(game_id)[-count:]] if count > 0 else [], stored
         return [entry_field(fields, b"e") for _, fields in reversed(rows)], stored
@@ -742,7 +747,8 @@ class GameStore:
             Keys(game_id).log, max="+" if before is None else f"({before}", min="-", count=count
         )
         if not rows:  # none before ``before``, or a sealed game's log
-            older = [e for e in reversed(self._sealed(game_id)) if before is None or _stream_id_lt(e[0], before)]
+            newest_first = reversed(self._sealed(game_id))
+            older = [e for e in newest_first if before is None or stream_order(e[0]) < stream_order(before)]
             return older[:count]
         return [(text(i), entry_field(fields, b"e")) for i, fields in rows]
 
@@ -1113,13 +1119,6 @@ def _last_id(rows: Sequence[Any] | None) -> str:
     return text(rows[0][0]) if rows else "0-0"
 
 
-def _stream_id_lt(a: str, b: str) -> bool:
-    """Whether stream id ``a`` comes before ``b`` (``ms-seq``, compared as numbers)."""
-    am, _, aseq = a.partition("-")
-    bm, _, bseq = b.partition("-")
-    return (int(am), int(aseq or 0)) < (int(bm), int(bseq or 0))
-
-
 def text(value: Any) -> str:
     """A Redis reply as str (this connection answers bytes)."""
     return value.decode() if isinstance(value, bytes) else str(value)
@@ -1155,6 +1154,12 @@ def stream_order(stream_id: str) -> tuple[int, int]:
 def _version_field(fields: Mapping[bytes | str, bytes | str] | None) -> int | None:
     """A changes entry's ``v`` as a number, None if it has none that reads as one."""
     return whole_number(entry_field(fields, b"v"))
+
+
+def field_map(fields: Any) -> Any:
+    """A stream entry's fields as a map: a Redis Cluster client answers XRANGE inside a
+    transaction unparsed, each entry's fields a flat [field, value, ...] list."""
+    return dict(zip(fields[::2], fields[1::2], strict=True)) if isinstance(fields, list) else fields
 
 
 def entry_field(fields: Mapping[bytes | str, bytes | str] | None, name: bytes) -> bytes:

@@ -120,9 +120,13 @@ def _sealed_divergence(connection: redis.Redis, game_id: str, version: int, head
     entries = sealed_entries(connection, game_id) or []
     if len(entries) < version:
         return _rolled_back(version, head, len(entries))
-    if version == 0:
-        return None
-    now = event_hash(entries[version - 1][1]).hex()
+    return None if version == 0 else _against(version, head, entries[version - 1][1])
+
+
+def _against(version: int, head: str, shown_last: bytes) -> Divergent | None:
+    """Whether event ``version - 1`` as Redis holds it now (``shown_last``) still hashes to
+    the head a client was shown at ``version``."""
+    now = event_hash(shown_last).hex()
     return None if now == head else _rewritten(version, head, now)
 
 
@@ -162,6 +166,5 @@ def live_divergence(connection: redis.Redis, game_id: str, heads: Mapping[int, s
         rows: Any = connection.xrevrange(log, max="+", min="-", count=count)
         if int(connection.xlen(log)) != length:
             continue
-        now = event_hash(entry_field(rows[-1][1], b"e")).hex()
-        return None if now == heads[version] else _rewritten(version, heads[version], now)
+        return _against(version, heads[version], entry_field(rows[-1][1], b"e"))
     return None  # the game moved at every look: the next read tells

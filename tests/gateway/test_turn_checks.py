@@ -6,13 +6,13 @@ Redis, worker, uvicorn, httpx."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+from support import wait_for
 
 from red7es.cards import ALL_CARDS
 from red7es.gateway.settings import Limits
@@ -46,10 +46,8 @@ def counted(redis_server: RedisServer, served: Gateway) -> Iterator[tuple[Gatewa
 
 
 def to_move(seat: Seat) -> dict[str, Any]:
-    deadline = time.monotonic() + 20
-    while (view := seat.view())["to_move"] != seat.seat:  # the bot may lead
-        assert time.monotonic() < deadline, "the seat never came to move"
-        time.sleep(0.02)
+    """The seat's view once it is to move (the bot may lead)."""
+    view: dict[str, Any] = wait_for(lambda: (v := seat.view())["to_move"] == seat.seat and v, "the seat to move")
     return view
 
 

@@ -16,6 +16,7 @@ from red7es.service.client import ServiceError
 from red7es.service.codec import GENESIS
 from red7es.service.store import (
     ACTIVE,
+    ARCHIVED,
     INDEX,
     AppendConflict,
     Appended,
@@ -639,3 +640,15 @@ def test_a_command_checked_against_a_game_since_made_again_is_neither_counted_no
     assert store.submit_and_nudge(GID, "cmd-now", b"x", 1000, None, guard, created).refused is None
     assert store.submit_and_nudge(GID, "cmd-plain", b"x", 1000, None, None, created).refused is None
     assert [c[1] for c in store.commands(GID)] == [b"create-bytes", b"x", b"x"]
+
+
+def test_an_archived_id_is_refused_by_every_way_of_creating(any_redis: redis.Redis) -> None:
+    # create.lua and the transaction on a standalone Redis (atomically), the index
+    # pipeline's check on a cluster: an id in red7:archived is never taken again.
+    any_redis.hset(ARCHIVED, GID, b"stub")
+    for scripted in (True, False):
+        store = GameStore(any_redis, scripted_create=scripted)
+        assert not store.create(GID, "create-1", b"create-bytes", b"seed-bytes", 1000, GENESIS)
+    assert not any_redis.exists(Keys(GID).meta, Keys(GID).commands)
+    any_redis.hdel(ARCHIVED, GID)
+    assert GameStore(any_redis, scripted_create=False).create(GID, "create-1", b"c", b"s", 1000, GENESIS)
