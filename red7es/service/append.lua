@@ -21,15 +21,21 @@ local nbot = tonumber(ARGV[5])
 -- is checked before the first write (TYPE is O(1)): the right type (or none), and a
 -- stream written to must have ids left for its entries. The views need no check: SET
 -- replaces whatever a key holds.
-local function no_room(key, adding)
-  if adding == 0 then
-    return nil
+-- XINFO STREAM of a key as a table of its fields; nil for no key, or {err = ...}.
+local function stream_info(key)
+  local info = redis.pcall('XINFO', 'STREAM', key)
+  if info['err'] then
+    if string.find(tostring(info['err']), 'no such key', 1, true) then
+      return nil
+    end
+    return info
   end
-  local last = ''
-  local info = redis.call('XINFO', 'STREAM', key)
-  for j = 1, #info, 2 do
-    if info[j] == 'last-generated-id' then last = info[j + 1] end
-  end
+  local fields = {}
+  for j = 1, #info, 2 do fields[info[j]] = info[j + 1] end
+  return fields
+end
+-- Whether a stream whose last generated id is ``last`` has ids left for ``adding`` entries.
+local function room_after(key, last, adding)
   local ms, seq = string.match(last, '^(%d+)-(%d+)$')
   if ms ~= '18446744073709551615' then
     return nil  -- a new id takes a later millisecond: there is room
@@ -43,6 +49,12 @@ local function no_room(key, adding)
     return key .. ' has room for ' .. room .. ' more entries after ' .. last .. ', not ' .. adding
   end
   return nil
+end
+local function no_room(key, adding)
+  if adding == 0 then
+    return nil
+  end
+  return room_after(key, stream_info(key)['last-generated-id'], adding)
 end
 local function wrong(key, want)
   return key .. ' is a ' .. redis.call('TYPE', key)['ok'] .. ', not a ' .. want
@@ -66,27 +78,38 @@ if read['err'] then
   return {2, wrong(KEYS[2], 'hash')}
 end
 local version, cursor = tonumber(read[1]), read[2]
-local length = redis.pcall('XLEN', KEYS[1])
+-- The log's length and last id in one read (issue #23: XLEN and XINFO were two commands).
 local problem = nil
-if type(length) == 'table' then
+local length = 0
+local log_info = stream_info(KEYS[1])
+if log_info and log_info['err'] then
   problem = wrong(KEYS[1], 'stream')
-elseif length > 0 then
-  problem = no_room(KEYS[1], nev)
-else
-  problem = unfit(KEYS[1], 'stream', nev)  -- none yet, or an empty stream whose ids may be used up
+elseif log_info then
+  length = log_info['length']
+  problem = room_after(KEYS[1], log_info['last-generated-id'], nev)
 end
-local last = nil
+-- The commands' last entry: with bot commands to add, from the XINFO that says whether
+-- there are ids left for them (one command, not XREVRANGE and XINFO); else XREVRANGE.
+local last = {}
 if not problem then
-  last = redis.pcall('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
-  if last['err'] then
-    problem = wrong(KEYS[3], 'stream')
-  elseif #last > 0 then
-    problem = no_room(KEYS[3], nbot)
-  elseif nbot > 0 then
-    problem = unfit(KEYS[3], 'stream', nbot)
+  if nbot > 0 then
+    local info = stream_info(KEYS[3])
+    if info and info['err'] then
+      problem = wrong(KEYS[3], 'stream')
+    elseif info then
+      if info['last-entry'] then last = {info['last-entry']} end
+      problem = room_after(KEYS[3], info['last-generated-id'], nbot)
+    end
+  else
+    last = redis.pcall('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
+    if last['err'] then
+      problem = wrong(KEYS[3], 'stream')
+    end
   end
 end
-problem = problem or unfit(KEYS[4], 'hash', 0)
+if nbot > 0 then
+  problem = problem or unfit(KEYS[4], 'hash', 0)  -- (written only with bot commands)
+end
 if problem then
   return {2, problem}
 end

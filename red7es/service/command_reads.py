@@ -2,7 +2,7 @@
 
 Anyone who can submit can put commands on a game's stream, and a worker used to read
 200 of them at a time whatever their size: 200 commands of 4 MB grew a worker past a
-gigabyte.  ``read_commands.lua`` reads them for the worker one entry at a time inside
+gigabyte.  ``read_commands.lua`` reads them for the worker two entries at a time inside
 Redis and sends back at most :data:`READ_BYTES` (plus one command) per read.  A command
 larger than its game's referee reads (:func:`~red7es.service.codec.command_limit`)
 never crosses the network: only its size does, as :class:`Oversized`, and the worker

@@ -9,10 +9,12 @@
 -- ARGV: 1 owner token, 2 game id, 3 '1' if the game may leave the index (the worker did not
 --       stop with work left)
 -- Returns {meta as a flat list, the commands' last id ('0-0' for none), 1 if taken off the index}
+-- (one DEL for the lease and the nudge when the lease is ours: issue #23 counts commands)
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1], KEYS[2])
+else
+  redis.call('DEL', KEYS[2])
 end
-redis.call('DEL', KEYS[2])
 local meta = redis.call('HGETALL', KEYS[3])
 local last = redis.call('XREVRANGE', KEYS[4], '+', '-', 'COUNT', 1)
 local last_id = '0-0'

@@ -17,14 +17,21 @@ if #ARGV[2] > 16384 then
 end
 -- {7, key, error} when a key cannot take the command (a commands stream whose ids are used
 -- up, a key of the wrong type: written by hand): nothing is written, and the game needs a human.
-if redis.call('EXISTS', KEYS[3]) == 0 then
+-- The meta is read once, here (issue #23: an EXISTS, an HGET and an HMGET were three
+-- commands a turn): every game's meta has its status from creation on, so a meta without
+-- one is no game's. The script is atomic: what is checked below from it stays true.
+local state = redis.pcall('HMGET', KEYS[3], 'status', 'broken', 'created')
+if state['err'] then
+  return {7, KEYS[3], state['err']}
+end
+if not state[1] then
   return {0, ''}
 end
 -- {10, ''} when ARGV[5] is given (the HTTP gateway, which checked the turn's signature
 -- against what it knew of the game) and the game is not that one any more: its id was
 -- made again since (keys deleted by hand). Nothing is counted or stored; the caller
 -- checks the command again against the game as it is.
-if ARGV[5] and ARGV[5] ~= '' and redis.call('HGET', KEYS[3], 'created') ~= ARGV[5] then
+if ARGV[5] and ARGV[5] ~= '' and state[3] ~= ARGV[5] then
   return {10, ''}
 end
 -- {9, ms} when a rate counter is given (KEYS[4]: the HTTP gateway's per seat, counted only
@@ -58,7 +65,6 @@ end
 if existing then
   return {2, existing}
 end
-local state = redis.call('HMGET', KEYS[3], 'status', 'broken')
 if state[2] and state[2] ~= '' then  -- (an empty reason is no reason, as workers read it)
   return {8, state[2]}
 end

@@ -1,0 +1,167 @@
+"""What a person's turn asks of Redis, command by command (issue #23: at most 12 Redis
+commands per move is the target; benchmarks measure it, these tests keep each cut made).
+
+Counted with ``INFO commandstats`` on a private Redis (a script's own commands are counted
+as well as the script's call), so each count is exact, not a timing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support import new_id
+
+from red7es.service.command_reads import READ_BYTES, CommandReader, Oversized
+from red7es.service.folding import Folder
+from red7es.service.redis_server import RedisServer, free_port, redis_binary
+from red7es.service.store import GameStore, Keys, text
+from red7es.variant import Variant
+
+from .helpers import bot, fold, offline_service, person
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[redis.Redis]:
+    """A Redis of this module's own: nothing but these tests' commands are counted on it
+    (no worker or thread left by another test can add to a count)."""
+    server = RedisServer(
+        Path(tmp_path_factory.mktemp("counted")), port=free_port(), binary=redis_binary(prefer_system=True)
+    ).start()
+    connection = redis.Redis.from_url(server.url)
+    yield connection
+    connection.close()
+    server.stop()
+
+
+def _calls(connection: redis.Redis) -> Counter[str]:
+    return Counter(
+        {name.removeprefix("cmdstat_"): int(stats["calls"]) for name, stats in connection.info("commandstats").items()}
+    )
+
+
+def _counted(connection: redis.Redis, action: object) -> Counter[str]:
+    """The commands ``action()`` ran, by name (this function's own INFO call left out)."""
+    before = _calls(connection)
+    action()  # type: ignore[operator]
+    after = _calls(connection)
+    spent = after - before
+    spent["info"] -= 1
+    return +spent
+
+
+def test_reading_the_one_command_a_turn_leaves_is_one_xrange(counted: redis.Redis) -> None:
+    """A worker woken for a person's turn finds one command: the read that returns it also
+    tells it that nothing follows (it was an XRANGE for the command and one that came back
+    empty)."""
+    game = new_id("count")
+    key = Keys(game).commands
+    first = text(counted.xadd(key, {"c": b"\x90"}))
+    turn = text(counted.xadd(key, {"c": b"\x91"}))
+    reader = CommandReader(counted)
+    rows: list[object] = []
+    spent = _counted(counted, lambda: rows.extend(reader.commands(game, first, 16384)))
+    assert rows == [(turn, b"\x91")]
+    assert spent["xrange"] == 1
+    counted.delete(key)
+
+
+def _one_at_a_time(entries: list[tuple[str, bytes]], count: int, limit: int, budget: int) -> list[object]:
+    """What read_commands.lua returned when it read one entry at a time (its first version)."""
+    rows: list[object] = []
+    held = 0
+    for stream_id, command in entries:
+        if count == 0 or held >= budget:
+            break
+        rows.append((stream_id, Oversized(len(command)) if len(command) > limit else command))
+        held += 0 if len(command) > limit else len(command)
+        count -= 1
+    return rows
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(0, 40), max_size=9),
+    start=st.integers(0, 9),
+    count=st.integers(1, 6),
+    limit=st.integers(0, 40),
+    budget=st.integers(1, 90),
+)
+def test_reading_two_at_a_time_returns_what_one_at_a_time_did(
+    counted: redis.Redis, sizes: list[int], start: int, count: int, limit: int, budget: int
+) -> None:
+    """The same rows for any stream, start, count, size limit and byte budget: reading two
+    entries per XRANGE changes how many XRANGEs a read takes, nothing of what it returns."""
+    game = new_id("two")
+    key = Keys(game).commands
+    entries = [(text(counted.xadd(key, {"c": bytes([n % 251]) * n})), bytes([n % 251]) * n) for n in sizes]
+    after = entries[start - 1][0] if 0 < start <= len(entries) else "0-0"
+    later = entries[start:] if 0 < start <= len(entries) else entries
+    script = CommandReader(counted)._read  # (the budget is a module constant: given here as the script's)
+    reply = script(keys=[key], args=[f"({after}" if after != "0-0" else "-", count, limit, budget])
+    rows = CommandReader._parse([[], reply[1]])[1]
+    assert rows == _one_at_a_time(later, count, limit, budget)
+    counted.delete(key)
+
+
+def test_the_largest_stream_id_ends_a_read(counted: redis.Redis) -> None:
+    """Nothing can follow the largest stream id (XRANGE refuses to look past it): the read
+    stops there whichever of the two entries it is."""
+    game = new_id("max")
+    key = Keys(game).commands
+    counted.xadd(key, {"c": b"a"}, id="5-0")
+    counted.xadd(key, {"c": b"b"}, id="18446744073709551615-18446744073709551615")
+    rows = CommandReader(counted).commands(game, "0-0", 16384)
+    assert rows == [("5-0", b"a"), ("18446744073709551615-18446744073709551615", b"b")]
+    assert READ_BYTES > 2
+    counted.delete(key)
+
+
+def test_handing_a_game_back_deletes_the_lease_and_the_nudge_at_once(counted: redis.Redis) -> None:
+    """release_look.lua: one DEL for both keys when the lease is the worker's, one for the
+    nudge alone when it is not (the lease stays)."""
+    store = GameStore(counted)
+    game = new_id("release")
+    k = Keys(game)
+    counted.hset(k.meta, mapping={"status": "playing", "cursor": "0-0", "bot_to_move": 0})
+    counted.set(k.lease, "me")
+    counted.set(k.nudge, 1)
+    spent = _counted(counted, lambda: store.release_and_look(game, "me", may_leave=True))
+    assert spent["del"] == 1
+    assert counted.exists(k.lease, k.nudge) == 0
+    counted.set(k.lease, "another")
+    counted.set(k.nudge, 1)
+    spent = _counted(counted, lambda: store.release_and_look(game, "me", may_leave=True))
+    assert spent["del"] == 1
+    assert counted.get(k.lease) == b"another" and counted.exists(k.nudge) == 0
+    counted.delete(k.meta, k.lease)
+
+
+def test_a_person_turn_and_the_bot_reply_run_no_check_twice(counted: redis.Redis) -> None:
+    """A person's turn submitted, then folded with the bot's reply: the submit reads the
+    meta once (no EXISTS, no second HMGET), and each append reads the log's length and last
+    id in one XINFO (no XLEN) and, with the bot's command to add, the commands' last entry
+    in one XINFO too (no XREVRANGE)."""
+    svc = offline_service(counted)
+    folder = Folder(svc.store)
+    game = new_id("turn")
+    created = svc.create(Variant(2), [person("me"), bot("b")], seed="counted", game_id=game, join=["me"], wait=None)
+    fold(folder, game)
+    view = svc.view(game, 0)
+    if view.get("to_move") != 0:  # the bot moved first: its reply to come is still one append
+        assert view["status"] == "playing"
+    turn = view["legal"][0] if view["legal"][0] != "fold" else view["legal"][-1]
+    command = svc._signed(game, "me", created.tokens["me"], turn, None)
+    spent = _counted(counted, lambda: svc._submit_signed(game, command))
+    assert spent["exists"] == 0 and spent["hmget"] == 1 and spent["hget"] == 1, spent
+    spent = _counted(counted, lambda: fold(folder, game))
+    appended = spent["xadd"] and spent["hset"]
+    assert appended
+    assert spent["xlen"] == 0 and spent["type"] <= 1, spent
+    view = svc.view(game, 0)
+    assert view["version"] > 0 and (view["status"] == "over" or view.get("to_move") == 0 or view["legal"])
