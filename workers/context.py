@@ -18,9 +18,9 @@ from rq.timeouts import JobTimeoutException
 
 from red7es.service import compaction, deadlines
 from red7es.service.client import NUDGE_TTL_MS, GameService
-from red7es.service.connection import WAITED_OUT_ERRORS, unavailable
+from red7es.service.connection import WAITED_OUT_ERRORS, is_cluster, unavailable
 from red7es.service.ending import end_problem
-from red7es.service.folding import Folder, GameBroken, has_work
+from red7es.service.folding import Folder, GameBroken, HandBack, has_work
 from red7es.service.inbox import SLOW_INBOX_KEY, Inbox
 from red7es.service.store import DEFAULT_MAX_BOT_TIME, KEEP_CHANGES_MS, NoSuchGame
 
@@ -191,9 +191,10 @@ class WorkerContext:
         """
         if not self.folder.take(game_id, self.owner, LEASE_MS):
             return {"game": game_id, "skipped": "another worker holds the game"}
+        hand_back = HandBack(self.owner)  # the fold's last append may hand the game back itself
         try:
-            with self._kept_alive(game_id):
-                progress = self.folder.advance(game_id, max_seconds=SLICE_SECONDS, quick=quick)
+            with self._kept_alive(game_id, hand_back):
+                progress = self.folder.advance(game_id, max_seconds=SLICE_SECONDS, quick=quick, hand_back=hand_back)
         except (GameBroken, NoSuchGame) as exc:
             log.error("%s", exc)
             self.store.release_lease(game_id, self.owner)
@@ -208,6 +209,11 @@ class WorkerContext:
             # the slow-bot worker, before its bot thinks, and the sweep re-posts it there.
             self.store.set_slow_nudge(game_id, NUDGE_TTL_MS)
             self.slow_inbox.post_once(game_id)
+        elif progress.handed_back:
+            # The last append released the lease, cleared the nudge and (one Redis) took
+            # the game off the work index, atomically with finding nothing left to do.
+            if is_cluster(self.store.redis):  # the index is in another slot than the game
+                self._off_the_index(game_id)
         else:
             # Release, clear the nudge, look again, and take a game with nothing left to do
             # off the work index: one script, so a command that arrived meanwhile is either
@@ -227,7 +233,7 @@ class WorkerContext:
             "slow": progress.slow,
         }
 
-    def _kept_alive(self, game_id: str) -> contextlib.AbstractContextManager[None]:
+    def _kept_alive(self, game_id: str, hand_back: HandBack) -> contextlib.AbstractContextManager[None]:
         """Renew the game's lease and the worker's heartbeat from a thread while the block runs.
 
         A bot may think for minutes on one turn (``ismcts:time=60``), with no Redis call
@@ -236,9 +242,11 @@ class WorkerContext:
         """
 
         def renew() -> None:
-            # acquire, not renew: a lease that lapsed in a Redis stall is taken back
-            if not self.store.acquire_lease(game_id, self.owner, LEASE_MS):
-                log.warning("game %s: another worker took its lease while this one was folding it", game_id)
+            # acquire, not renew: a lease that lapsed in a Redis stall is taken back; but
+            # not one an append handed back (under the lock the append holds: HandBack)
+            with hand_back.lock:
+                if not hand_back.done and not self.store.acquire_lease(game_id, self.owner, LEASE_MS):
+                    log.warning("game %s: another worker took its lease while this one was folding it", game_id)
             self.beat()
 
         return repeating(renew, KEEPALIVE_SECONDS, f"keepalive for game {game_id}")

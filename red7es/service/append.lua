@@ -1,22 +1,32 @@
 -- Compare-and-append: extend a game's log only from the version and command cursor
 -- the worker folded, so two workers can never both extend a game.
 -- KEYS: 1 log stream, 2 meta hash, 3 commands stream, 4 command ids hash,
---       5 changes stream, 6.. view keys
+--       5 changes stream, then with a hand-back (ARGV[12]) 6 lease, 7 nudge and, when
+--       ARGV[13] names the game, 8 the work index; then the view keys
 -- ARGV: 1 expected version, 2 expected cursor, 3 cursor after the client commands,
 --       4 number of events, 5 number of bot commands, 6 new head (hex), 7 status,
 --       8 seat to move ('' for none), 9 bot to move (0/1), 10 changes payload ('' for none),
---       11 now (ms), then the events, then (id, bytes) per bot command, then one value per view key,
+--       11 now (ms), 12 the worker's lease token to hand the game back with ('' for none),
+--       13 the game id when the work index is KEYS[8] ('' for none: a cluster's index is
+--       in another slot), then the events, then (id, bytes) per bot command, then one value per view key,
 --       then, for a timed game only (RULES.md, Time; an untimed game sends none of them):
 --       the seat to move's deadline ('' for none: meta.deadline), the time-out's at and
 --       deadline ('' '' unless the events time a seat out), and a stream id per bot command
 --       (its referee time: the next seat's clock starts from it).
--- Returns {1, version, cursor, last command id} when appended (the commands stream's last
--- id after it, '0-0' for none: no command waits when it is the cursor), {0, version, cursor}
--- when the game moved on,
+-- Returns {1, version, cursor, last command id, handed back (0/1)} when appended (the
+-- commands stream's last id after it, '0-0' for none: no command waits when it is the
+-- cursor), {0, version, cursor} when the game moved on,
 -- {2, reason} when a key cannot take the append and {3, log length} when the log's length
 -- is not meta.version: then nothing is written, and the game needs a human.
 local nev = tonumber(ARGV[4])
 local nbot = tonumber(ARGV[5])
+local owner, game = ARGV[12], ARGV[13]
+local extra = 0  -- the hand-back's keys before the views
+if owner ~= '' then
+  extra = 2
+  if game ~= '' then extra = 3 end
+end
+local first_view = 6 + extra
 -- A script that fails half-way keeps the writes it made before the error, so every key
 -- is checked before the first write (TYPE is O(1)): the right type (or none), and a
 -- stream written to must have ids left for its entries. The views need no check: SET
@@ -130,7 +140,7 @@ end
 -- A timed game's referee time is Redis's (docs/architecture.md, Clocks): what the worker
 -- says a time-out or a bot's turn happened at must be past, and a time-out must come
 -- after every command at or before its deadline (and before any answered after it).
-local timed = 12 + nev + 2 * nbot + (#KEYS - 5)
+local timed = 14 + nev + 2 * nbot + (#KEYS - first_view + 1)
 local bot_ids = {}
 local deadline = nil
 if #ARGV >= timed + 2 then
@@ -173,7 +183,7 @@ end
 if deadline then
   redis.call('HSET', KEYS[2], 'deadline', deadline)
 end
-local i = 12
+local i = 14
 for _ = 1, nev do
   redis.call('XADD', KEYS[1], '*', 'e', ARGV[i])
   i = i + 1
@@ -186,9 +196,30 @@ end
 version = version + nev
 redis.call('HSET', KEYS[2], 'version', version, 'cursor', cursor, 'head', ARGV[6], 'status', ARGV[7],
            'to_move', ARGV[8], 'bot_to_move', ARGV[9], 'updated', ARGV[11])
-for k = 6, #KEYS do
+for k = first_view, #KEYS do
   redis.call('SET', KEYS[k], ARGV[i])
   i = i + 1
 end
 if nbot > 0 then last_id = cursor end  -- (the last bot command added)
-return {1, version, cursor, last_id}
+-- The hand-back (issue #23: release_look.lua's work, in the append that ends a fold): when
+-- nothing is left to do (no command waits after the new cursor, no bot is to move), release
+-- the worker's lease, clear the nudge and take the game off the work index, as
+-- release_look.lua does; in the same atomic step as the append, so a command submitted
+-- before it is seen here (nothing is handed back: the worker folds on) and one submitted
+-- after finds the nudge cleared and wakes a worker itself. Errors of these keys (written by
+-- hand) cannot undo the append: a lease of another type is not ours, an index refused is
+-- the sweep's to find (as a worker's add that is refused).
+local handed = 0
+if owner ~= '' and last_id == cursor and ARGV[9] == '0' then
+  local holder = redis.pcall('GET', KEYS[6])
+  if holder == owner then
+    redis.call('DEL', KEYS[6], KEYS[7])
+  else
+    redis.call('DEL', KEYS[7])
+  end
+  if game ~= '' then
+    redis.pcall('ZREM', KEYS[8], game)
+  end
+  handed = 1
+end
+return {1, version, cursor, last_id, handed}

@@ -11,10 +11,11 @@ rebuilt from the log and the work is redone: nothing is applied twice.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..bots.base import QUICK_TIME, DecisionInterrupted
@@ -55,6 +56,7 @@ from .table import CreateRejected, Table, public_event
 __all__ = [
     "Contended",
     "Folder",
+    "HandBack",
     "Progress",
     "GameBroken",
     "decide",
@@ -98,6 +100,26 @@ class Progress:
     conflicts: int = 0
     more: bool = False  # stopped by the time or move budget with work left
     slow: bool = False  # (quick folds) stopped because the bot to move thinks long: for a slow-bot worker
+    handed_back: bool = False  # the last append handed the game back (HandBack): nothing is left to do
+
+
+@dataclass
+class HandBack:
+    """A worker's leave for the last append of a fold to hand the game back (issue #23).
+
+    The append that leaves nothing to do (no command waiting after it, no bot to move)
+    then also releases the worker's lease, clears the nudge and takes the game off the
+    work index, in its own script: what ``release_look.lua`` did in a round trip of its
+    own after every fold.  ``done`` says it did.  The worker's keep-alive thread renews
+    the lease under ``lock`` and not once ``done``: the folder appends under the same
+    lock, so a renewal can never take back a lease the append has just released (the
+    game would stay closed to other workers until the lease ran out).  Untimed games
+    only: a timed game's fold looks at the clock after its last append.
+    """
+
+    owner: str  # the worker's lease token
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    done: bool = False
 
 
 class Folder:
@@ -128,8 +150,15 @@ class Folder:
 
     # ------------------------------------------------------------------ public
 
-    def advance(self, game_id: str, *, max_seconds: float = 1.0, quick: bool = False) -> Progress:
+    def advance(
+        self, game_id: str, *, max_seconds: float = 1.0, quick: bool = False, hand_back: HandBack | None = None
+    ) -> Progress:
         """Fold everything pending for a game (or until ``max_seconds``).
+
+        With ``hand_back`` (a worker holding the game's lease), the append that leaves
+        nothing to do also hands the game back (:class:`HandBack`), and says so in
+        ``progress.handed_back``: the fold then stops, and the worker must not release the
+        game again.
 
         ``quick`` folds leave a bot that thinks long to a slow-bot worker: they stop with
         ``progress.slow`` before its decision (a bot that ``thinks_long``), or give the
@@ -146,7 +175,7 @@ class Folder:
         deadline = time.monotonic() + max_seconds
         for _attempt in range(20):
             try:
-                self._advance(game_id, progress, deadline, quick)
+                self._advance(game_id, progress, deadline, quick, hand_back)
                 table = self.tables.get(game_id)
                 said_bot = self._meta_bot.pop(game_id, None)
                 if table is not None and said_bot == str(table.version) and not table.bot_to_move:
@@ -280,7 +309,9 @@ class Folder:
 
     # ------------------------------------------------------------------ folding
 
-    def _advance(self, game_id: str, progress: Progress, deadline: float, quick: bool) -> None:
+    def _advance(
+        self, game_id: str, progress: Progress, deadline: float, quick: bool, hand_back: HandBack | None = None
+    ) -> None:
         """Fold until nothing is pending or the slice is spent.  The caller keeps the game's
         lease alive meanwhile (a worker renews it from a thread: a bot may think for minutes)."""
         table, rows = self._table(game_id)
@@ -311,10 +342,14 @@ class Folder:
                 if self._answers_with_bots(table, cursor):
                     # the bots' replies go in the same append as the answers (issue #23)
                     bot_commands = self._bot_turns(table, events, progress, quick, deadline)
-                waiting = self._flush(table, events, cursor, bot_commands, timed_out)
+                offer = hand_back if not progress.more and cursor != LAST_STREAM_ID else None
+                waiting = self._flush(table, events, cursor, bot_commands, timed_out, hand_back=offer)
                 progress.bot_moves += len(bot_commands)
                 progress.events += len(events)
                 progress.appends += 1
+                if offer is not None and offer.done:
+                    progress.handed_back = True
+                    return  # nothing left to do, and the game is no longer this worker's
                 if progress.more:
                     return  # a bot's decision given up, or left to a slow-bot worker
                 if cursor == LAST_STREAM_ID:  # answered; but no command can follow it, and no bot move
@@ -351,10 +386,14 @@ class Folder:
             bot_commands = self._bot_turns(table, events, progress, quick, deadline)
             waiting = True
             if bot_commands:
-                waiting = self._flush(table, events, table.cursor, bot_commands)
+                offer = hand_back if not progress.more else None
+                waiting = self._flush(table, events, table.cursor, bot_commands, hand_back=offer)
                 progress.bot_moves += len(bot_commands)
                 progress.events += len(events)
                 progress.appends += 1
+                if offer is not None and offer.done:
+                    progress.handed_back = True
+                    return
             if progress.more:
                 return
             rows = None if waiting else []
@@ -562,6 +601,7 @@ class Folder:
         bot_commands: list[TurnCommand],
         time_out: tuple[int, int] | None = None,
         bot_stream_ids: tuple[str, ...] = (),
+        hand_back: HandBack | None = None,
     ) -> bool:
         """Encode, chain and compare-and-append; on success the table moves on. Returns
         whether commands may wait after the new cursor (the append read the commands'
@@ -570,7 +610,9 @@ class Folder:
         A timed game's append carries its deadline (meta.deadline), the time-out the
         events make (``time_out``: at, deadline) and its bot commands' stream ids, which
         ``append.lua`` checks against Redis's clock; the store keeps the deadline index
-        with it (:func:`~red7es.service.deadlines.append_indexed`)."""
+        with it (:func:`~red7es.service.deadlines.append_indexed`). With ``hand_back`` (an
+        untimed game's), the append hands the game back if it leaves nothing to do
+        (``hand_back.done``)."""
         at = now_ms()
         encoded: list[bytes] = []
         head = table.head
@@ -606,7 +648,12 @@ class Folder:
             bot_stream_ids=bot_stream_ids,
         )
         try:
-            appended = self.store.append(table.game_id, batch)
+            if hand_back is not None and not batch.timed:
+                with hand_back.lock:  # (the keep-alive renews the lease under it: HandBack)
+                    appended = self.store.append(table.game_id, replace(batch, hand_back=hand_back.owner))
+                    hand_back.done = appended.handed_back
+            else:
+                appended = self.store.append(table.game_id, batch)
         except AppendConflict:
             self.tables.pop(table.game_id, None)
             raise

@@ -125,6 +125,7 @@ class Appended(NamedTuple):
     version: int  # the game's version (its log's length) after the append
     cursor: str  # the new cursor: the last command answered, the bot commands it wrote included
     last_command: str  # the commands stream's last id as the append left it ("0-0" for none)
+    handed_back: bool = False  # the append released the lease, cleared the nudge (Batch.hand_back)
 
 
 class Submitted(NamedTuple):
@@ -280,6 +281,10 @@ class Batch:
     deadline: int | None = None
     time_out: tuple[int, int] | None = None
     bot_stream_ids: tuple[str, ...] = ()
+    # A worker's lease token: if nothing is left to do after this append (no command waits,
+    # no bot is to move), the append also hands the game back as release_and_look does
+    # (release the lease, clear the nudge, off the work index): one script, not two.
+    hand_back: str | None = None
 
 
 def _script(name: str) -> str:
@@ -593,6 +598,8 @@ class GameStore:
             int(batch.bot_to_move),
             batch.changes,
             now_ms(),
+            batch.hand_back or "",
+            game_id if batch.hand_back and not is_cluster(self.redis) else "",
             *batch.events,
         ]
         for command_id, command in batch.bot_commands:
@@ -601,7 +608,10 @@ class GameStore:
         if batch.timed:
             at, due = batch.time_out if batch.time_out is not None else ("", "")
             args.extend(("" if batch.deadline is None else batch.deadline, at, due, *batch.bot_stream_ids))
-        keys = [k.log, k.meta, k.commands, k.cmdids, k.changes, *view_keys]
+        keys = [k.log, k.meta, k.commands, k.cmdids, k.changes]
+        if batch.hand_back:
+            keys += [k.lease, k.nudge, *([] if is_cluster(self.redis) else [WORK])]
+        keys += view_keys
         if batch.timed:  # and its deadline index entry (red7es.service.deadlines)
             reply = append_indexed(
                 self.redis, self._append, self._sync_deadline, game_id, k.meta, keys, args, batch.deadline
@@ -615,7 +625,7 @@ class GameStore:
             raise DamagedGame(log_length_problem(length, version) or f"the log holds {length} events, not {version}")
         if not reply[0]:
             raise AppendConflict(f"game {game_id} moved on to version {reply[1]}")
-        return Appended(int(reply[1]), text(reply[2]), text(reply[3]))
+        return Appended(int(reply[1]), text(reply[2]), text(reply[3]), bool(reply[4]))
 
     def finish(self, game_id: str) -> None:
         """Forget a finished game's secret, take it off the sweep list, and schedule the
