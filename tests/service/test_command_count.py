@@ -146,7 +146,7 @@ def test_a_person_turn_and_the_bot_reply_run_no_check_twice(counted: redis.Redis
     """A person's turn submitted, then folded with the bot's reply: the submit reads the
     meta once (no EXISTS, no second HMGET), and each append reads the log's length and last
     id in one XINFO (no XLEN) and, with the bot's command to add, the commands' last entry
-    in one XINFO too (no XREVRANGE)."""
+    in one XINFO too (no XREVRANGE), and writes its views with one MSET."""
     svc = offline_service(counted)
     folder = Folder(svc.store)
     game = new_id("turn")
@@ -163,5 +163,6 @@ def test_a_person_turn_and_the_bot_reply_run_no_check_twice(counted: redis.Redis
     appended = spent["xadd"] and spent["hset"]
     assert appended
     assert spent["xlen"] == 0 and spent["type"] <= 1, spent
+    assert spent["set"] == 0 and spent["mset"] >= 1, spent  # every view of an append in one MSET
     view = svc.view(game, 0)
     assert view["version"] > 0 and (view["status"] == "over" or view.get("to_move") == 0 or view["legal"])
