@@ -1,13 +1,16 @@
 -- Compare-and-append: extend a game's log only from the version and command cursor
 -- the worker folded, so two workers can never both extend a game.
--- KEYS: 1 log stream, 2 meta hash, 3 commands stream, 4 command ids hash,
---       5 changes stream, then with a hand-back (ARGV[12]) 6 lease, 7 nudge and, when
---       ARGV[13] names the game, 8 the work index; then the view keys
+-- KEYS: 1 log stream, 2 meta hash, 3 commands stream, 4 changes stream, then with a
+--       hand-back (ARGV[12]) 5 lease, 6 nudge and, when ARGV[13] names the game, 7 the
+--       work index; then the view keys. (A bot's command id is not written to the command
+--       ids hash, which makes a client's retried submit a no-op: bots' turns are never
+--       submitted or retried, and each is in the commands stream and its CommandApplied.
+--       Issue #23: the HSET and the check of that key were two commands a turn.)
 -- ARGV: 1 expected version, 2 expected cursor, 3 cursor after the client commands,
 --       4 number of events, 5 number of bot commands, 6 new head (hex), 7 status,
 --       8 seat to move ('' for none), 9 bot to move (0/1), 10 changes payload ('' for none),
 --       11 now (ms), 12 the worker's lease token to hand the game back with ('' for none),
---       13 the game id when the work index is KEYS[8] ('' for none: a cluster's index is
+--       13 the game id when the work index is KEYS[7] ('' for none: a cluster's index is
 --       in another slot), then the events, then (id, bytes) per bot command, then one value per view key,
 --       then, for a timed game only (RULES.md, Time; an untimed game sends none of them):
 --       the seat to move's deadline ('' for none: meta.deadline), the time-out's at and
@@ -26,7 +29,7 @@ if owner ~= '' then
   extra = 2
   if game ~= '' then extra = 3 end
 end
-local first_view = 6 + extra
+local first_view = 5 + extra
 -- A script that fails half-way keeps the writes it made before the error, so every key
 -- is checked before the first write (TYPE is O(1)): the right type (or none), and a
 -- stream written to must have ids left for its entries. The views need no check: MSET
@@ -117,9 +120,6 @@ if not problem then
     end
   end
 end
-if nbot > 0 then
-  problem = problem or unfit(KEYS[4], 'hash', 0)  -- (written only with bot commands)
-end
 if problem then
   return {2, problem}
 end
@@ -175,9 +175,9 @@ if #ARGV >= timed + 2 then
 end
 if ARGV[10] ~= '' then
   -- The first write: it fails (another type, or no ids left) with nothing written yet.
-  local added = redis.pcall('XADD', KEYS[5], '*', 'v', version + nev, 'p', ARGV[10])
+  local added = redis.pcall('XADD', KEYS[4], '*', 'v', version + nev, 'p', ARGV[10])
   if type(added) == 'table' and added['err'] then
-    return {2, unfit(KEYS[5], 'stream', 1) or (KEYS[5] .. ': ' .. added['err'])}
+    return {2, unfit(KEYS[4], 'stream', 1) or (KEYS[4] .. ': ' .. added['err'])}
   end
 end
 if deadline then
@@ -190,8 +190,7 @@ for _ = 1, nev do
 end
 for b = 1, nbot do
   cursor = redis.call('XADD', KEYS[3], bot_ids[b] or '*', 'c', ARGV[i + 1])
-  redis.call('HSET', KEYS[4], ARGV[i], cursor)
-  i = i + 2
+  i = i + 2  -- (ARGV[i] is the bot command's id: not stored, see KEYS)
 end
 version = version + nev
 redis.call('HSET', KEYS[2], 'version', version, 'cursor', cursor, 'head', ARGV[6], 'status', ARGV[7],
@@ -218,14 +217,14 @@ if nbot > 0 then last_id = cursor end  -- (the last bot command added)
 -- the sweep's to find (as a worker's add that is refused).
 local handed = 0
 if owner ~= '' and last_id == cursor and ARGV[9] == '0' then
-  local holder = redis.pcall('GET', KEYS[6])
+  local holder = redis.pcall('GET', KEYS[5])
   if holder == owner then
-    redis.call('DEL', KEYS[6], KEYS[7])
+    redis.call('DEL', KEYS[5], KEYS[6])
   else
-    redis.call('DEL', KEYS[7])
+    redis.call('DEL', KEYS[6])
   end
   if game ~= '' then
-    redis.pcall('ZREM', KEYS[8], game)
+    redis.pcall('ZREM', KEYS[7], game)
   end
   handed = 1
 end

@@ -12,7 +12,8 @@ keys hold data nobody needs any more (docs/records.md, *A finished game in Redis
   learns that the game is over; a fresh reader starts from the view, as before.
 * ``red7:{g}:cmdids``: command id → stream id, which makes a client's retried submit a
   no-op.  Bots' turns (``bot-<n>``) are written only by workers, together with their
-  facts, never submitted or retried, so their ids are dropped; people's stay, so a
+  facts, never submitted or retried, so the ids a worker before 5 December 2026 stored
+  for them are dropped (workers no longer store them); people's stay, so a
   client retrying a command of the finished game is still told it was taken.
 
 Not at once: a watcher whose connection dropped just before the end must still be able

@@ -9,7 +9,7 @@ lives on one shard and its Lua scripts are atomic::
     red7:{g}:changes    stream  public summaries of each append (and one entry if the game breaks), for watchers
     red7:{g}:meta       hash    version, head, cursor, status, to_move, bot_to_move
     red7:{g}:secret     hash    the seed until the game is over
-    red7:{g}:cmdids     hash    command id -> stream id (exactly-once submission)
+    red7:{g}:cmdids     hash    a client's command id -> stream id (exactly-once submission; bots' ids are not stored)
     red7:{g}:view:public string msgpack public view
     red7:{g}:view:<n>   string  msgpack view of seat n
     red7:{g}:lease      string  which worker is folding the game right now
@@ -608,7 +608,7 @@ class GameStore:
         if batch.timed:
             at, due = batch.time_out if batch.time_out is not None else ("", "")
             args.extend(("" if batch.deadline is None else batch.deadline, at, due, *batch.bot_stream_ids))
-        keys = [k.log, k.meta, k.commands, k.cmdids, k.changes]
+        keys = [k.log, k.meta, k.commands, k.changes]
         if batch.hand_back:
             keys += [k.lease, k.nudge, *([] if is_cluster(self.redis) else [WORK])]
         keys += view_keys

@@ -12,6 +12,7 @@ from red7es.service.compaction import COMPACTIONS, compact_due, compact_finished
 from red7es.service.folding import Folder
 from red7es.service.records import export
 from red7es.service.replay import Replay
+from red7es.service.store import Keys
 from red7es.variant import Variant
 
 from .helpers import bot, fold, offline_service, person
@@ -100,7 +101,7 @@ def test_compaction_changes_no_record_no_view_and_at_least_a_quarter_of_the_byte
     views = [svc.view(game), svc.view(game, 0), svc.view(game, 1)]
     size = _memory(real_redis, game)
     removed, dropped = compact_finished(real_redis, game)  # this module's name: the real one
-    assert removed > 5 and dropped > 5
+    assert removed > 5 and dropped == 0  # (no bot's command id is stored since issue #23's cut)
     after = export(svc, game)
     assert (after.commands, after.events, after.version, after.head, after.cursor, after.status) == (
         before.commands,
@@ -153,3 +154,16 @@ def test_a_workers_sweep_compacts_the_games_due(real_redis: redis.Redis) -> None
     context.sweep()
     assert len(offline_service(real_redis).store.changes(game)) == 1
     assert real_redis.zscore(COMPACTIONS, game) is None
+
+
+def test_bots_command_ids_an_older_red7es_stored_are_dropped(real_redis: redis.Redis, keep_changes: None) -> None:
+    """Before issue #23's cut a worker stored each bot's command id in cmdids; a game it
+    finished still has them, and compaction drops them (people's stay)."""
+    game, _first, first_command = _person_game(real_redis)
+    k = Keys(game)
+    bot_ids = {f"bot-{n}": f"{n + 1}-0" for n in range(3)}
+    real_redis.hset(k.cmdids, mapping=bot_ids)  # as an older worker wrote them
+    _removed, dropped = compact_finished(real_redis, game)
+    assert dropped == 3
+    ids = {i.decode() for i in real_redis.hkeys(k.cmdids)}
+    assert first_command in ids and not ids & bot_ids.keys()

@@ -17,9 +17,8 @@ import redis
 from red7es.service.client import GameService
 from red7es.service.events import CommandRejected
 from red7es.service.folding import Folder, GameBroken
-from red7es.service.store import ACTIVE, Keys
+from red7es.service.store import ACTIVE, DamagedGame, Keys
 from red7es.variant import Variant
-from red7es.workers.context import WorkerContext
 
 from .helpers import bot, check_chain, fold, offline_service, person
 
@@ -48,27 +47,25 @@ def _last_change(svc: GameService) -> dict[str, Any]:
     return msgpack.unpackb(payload, raw=False)  # type: ignore[no-any-return]
 
 
-def test_a_command_ids_hash_made_a_string_breaks_the_game_and_writes_nothing(
+def test_a_command_ids_hash_made_a_string_is_refused_by_the_next_submit_and_nothing_is_written(
     svc: GameService, real_redis: redis.Redis
 ) -> None:
     """QA's repro: the append used to XADD the events and the bot's command, then fail on HSET
-    (WRONGTYPE): meta.version 10 with 13 events in the log, and the worker contending for ever."""
+    (WRONGTYPE): meta.version 10 with 13 events in the log, and the worker contending for ever.
+    The append no longer writes that key (a bot's command id is not stored: issue #23), so the
+    turn and the bot's reply are written whole; the next submit, which must read the key to
+    take a command exactly once, is refused naming it, and stores nothing."""
     folder = Folder(svc.store)
     _alice_moved(svc, folder)
     real_redis.delete(K.cmdids)
     real_redis.set(K.cmdids, "x")
-    log, meta = svc.store.log(GID), svc.store.meta(GID)
-    reason = "cannot append: red7:{pa}:cmdids is a string, not a hash"
-    with pytest.raises(GameBroken, match=f"^game pa: {reason}$"):
-        folder.advance(GID)
-    assert svc.store.log(GID) == log and len(log) == int(meta["version"])  # nothing was written
-    assert svc.store.meta(GID) == {**meta, "broken": reason}
-    assert _last_change(svc) == {"from": len(log), "to": len(log), "events": [], "broken": reason}
-    assert not real_redis.sismember(ACTIVE, GID) and not folder.pending(GID)
-    # the key repaired, the game stays broken (a human decides): a worker reports it and moves on
-    real_redis.delete(K.cmdids)
-    assert WorkerContext(real_redis, owner="w").advance(GID)["error"] == f"game pa: {reason}"
-    assert svc.store.log(GID) == log
+    fold(folder, GID)
+    log = check_chain(svc.store.log(GID))
+    assert len(log) == int(svc.store.meta(GID)["version"]) and not folder.pending(GID)
+    commands = real_redis.xlen(K.commands)
+    with pytest.raises(DamagedGame, match=re.escape(f"{K.cmdids}")):
+        svc.store.submit(GID, "next", b"\x80")
+    assert real_redis.xlen(K.commands) == commands and real_redis.get(K.cmdids) == b"x"
 
 
 def test_a_changes_stream_that_cannot_take_the_broken_notice_still_breaks_the_game(
