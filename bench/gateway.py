@@ -617,11 +617,12 @@ def main() -> None:
 
 
 def moves_of(conn: redis.Redis, games: list[str], *, joined_over_http: bool) -> int:
-    """Applied turns (the person's and the bot's) in ``games``: their commands, less the
-    create and, over HTTP, the join (no turn was refused in these runs: each was legal)."""
+    """Applied turns (the person's and the bot's) in ``games``: their commands stream's
+    entries, less the create and, over HTTP, the join (no turn was refused in these runs:
+    each was legal). (Not ``cmdids``: bots' command ids are not stored there.)"""
     pipe = conn.pipeline(transaction=False)
     for game in games:
-        pipe.hlen(f"red7:{{{game}}}:cmdids")
+        pipe.xlen(f"red7:{{{game}}}:commands")
     return sum(int(n) - 1 - (1 if joined_over_http else 0) for n in pipe.execute())
 
 

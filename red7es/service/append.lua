@@ -67,7 +67,7 @@ local function no_room(key, adding)
   if adding == 0 then
     return nil
   end
-  return room_after(key, stream_info(key)['last-generated-id'], adding)
+  return room_after(key, stream_info(key)['last-generated-id'] or '', adding)
 end
 local function wrong(key, want)
   return key .. ' is a ' .. redis.call('TYPE', key)['ok'] .. ', not a ' .. want
@@ -99,7 +99,7 @@ if log_info and log_info['err'] then
   problem = wrong(KEYS[1], 'stream')
 elseif log_info then
   length = log_info['length']
-  problem = room_after(KEYS[1], log_info['last-generated-id'], nev)
+  problem = room_after(KEYS[1], log_info['last-generated-id'] or '', nev)
 end
 -- The commands' last entry: with bot commands to add, from the XINFO that says whether
 -- there are ids left for them (one command, not XREVRANGE and XINFO); else XREVRANGE.
@@ -111,7 +111,7 @@ if not problem then
       problem = wrong(KEYS[3], 'stream')
     elseif info then
       if info['last-entry'] then last = {info['last-entry']} end
-      problem = room_after(KEYS[3], info['last-generated-id'], nbot)
+      problem = room_after(KEYS[3], info['last-generated-id'] or '', nbot)
     end
   else
     last = redis.pcall('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
@@ -208,7 +208,9 @@ if #KEYS >= first_view then
 end
 if nbot > 0 then last_id = cursor end  -- (the last bot command added)
 -- The hand-back (issue #23: release_look.lua's work, in the append that ends a fold): when
--- nothing is left to do (no command waits after the new cursor, no bot is to move), release
+-- nothing is left to do (no command waits after the new cursor, no bot is to move) in a
+-- game not over (the worker finishing a game keeps it, and its work index entry, until it
+-- has forgotten the seed and scheduled the compaction: killed first, the sweep finds it), release
 -- the worker's lease, clear the nudge and take the game off the work index, as
 -- release_look.lua does; in the same atomic step as the append, so a command submitted
 -- before it is seen here (nothing is handed back: the worker folds on) and one submitted
@@ -216,7 +218,7 @@ if nbot > 0 then last_id = cursor end  -- (the last bot command added)
 -- hand) cannot undo the append: a lease of another type is not ours, an index refused is
 -- the sweep's to find (as a worker's add that is refused).
 local handed = 0
-if owner ~= '' and last_id == cursor and ARGV[9] == '0' then
+if owner ~= '' and last_id == cursor and ARGV[9] == '0' and ARGV[7] ~= 'over' then
   local holder = redis.pcall('GET', KEYS[5])
   if holder == owner then
     redis.call('DEL', KEYS[5], KEYS[6])

@@ -24,7 +24,7 @@ from .. import __version__
 from ..variant import Variant
 from .client import meta_int
 from .codec import CorruptEvent, Recorded, decode_event, decode_log, seat_data
-from .events import GameCreated, SeatSpec, SeedRevealed
+from .events import BOT_ID_PREFIX, GameCreated, SeatSpec, SeedRevealed
 from .sealing import SealError, sealed_entries
 from .store import INDEX, Keys, NoSuchGame, entry_field, field_map, now_ms, stream_order, text
 
@@ -282,7 +282,8 @@ def import_record(connection: redis.Redis, record: Record) -> AuditReport:
 
 
 def _command_ids(record: Record) -> dict[Any, Any]:
-    """Command id -> stream id, so resubmitting an imported command stays a no-op."""
+    """Command id -> stream id, so resubmitting an imported command stays a no-op; not for
+    bots' turns, which are never submitted (workers store no id for them either)."""
     from .codec import decode_command
 
     ids: dict[Any, Any] = {}
@@ -291,5 +292,6 @@ def _command_ids(record: Record) -> dict[Any, Any]:
             command, _at = decode_command(entry.raw)
         except CorruptEvent:
             continue
-        ids[command.id] = entry.stream_id
+        if not command.id.startswith(BOT_ID_PREFIX):
+            ids[command.id] = entry.stream_id
     return ids

@@ -18,13 +18,14 @@ end
 -- {7, key, error} when a key cannot take the command (a commands stream whose ids are used
 -- up, a key of the wrong type: written by hand): nothing is written, and the game needs a human.
 -- The meta is read once, here (issue #23: an EXISTS, an HGET and an HMGET were three
--- commands a turn): every game's meta has its status from creation on, so a meta without
--- one is no game's. The script is atomic: what is checked below from it stays true.
+-- commands a turn): a meta without any of these fields is no game's (every game's has its
+-- status and created from creation on). The script is atomic: what is checked below from
+-- it stays true.
 local state = redis.pcall('HMGET', KEYS[3], 'status', 'broken', 'created')
 if state['err'] then
   return {7, KEYS[3], state['err']}
 end
-if not state[1] then
+if not state[1] and not state[2] and not state[3] then
   return {0, ''}
 end
 -- {10, ''} when ARGV[5] is given (the HTTP gateway, which checked the turn's signature

@@ -579,6 +579,17 @@ def test_import_then_show_replay_audit_and_export_again(
         assert "rec" in [g.game_id for g in service.games()]
 
 
+def test_an_imported_game_stores_peoples_command_ids_not_bots(others: list[Record]) -> None:
+    """Resubmitting an imported person's command stays a no-op; bots' turns are never
+    submitted, and their ids are not stored (as a worker stores none: issue #23)."""
+    record = others[0]
+    connection = fakeredis.FakeRedis(server=fakeredis.FakeServer())
+    assert import_record(connection, record).passed
+    ids = {i.decode() for i in connection.hkeys(f"red7:{{{record.game_id}}}:cmdids")}
+    assert ids and not any(i.startswith("bot-") for i in ids)  # the create's id stays
+    assert connection.xlen(f"red7:{{{record.game_id}}}:commands") == len(record.commands) > len(ids)
+
+
 def test_import_refuses_an_existing_game(finished: Record, other_redis: fakeredis.FakeRedis) -> None:
     import_record(other_redis, finished)
     with pytest.raises(RecordError, match="a game 'rec' already exists"):

@@ -20,7 +20,7 @@ from support import new_id
 from red7es.service.command_reads import READ_BYTES, CommandReader, Oversized
 from red7es.service.folding import Folder
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
-from red7es.service.store import GameStore, Keys, text
+from red7es.service.store import GameIsBroken, GameStore, Keys, NoSuchGame, text
 from red7es.variant import Variant
 
 from .helpers import bot, fold, offline_service, person
@@ -166,3 +166,16 @@ def test_a_person_turn_and_the_bot_reply_run_no_check_twice(counted: redis.Redis
     assert spent["set"] == 0 and spent["mset"] >= 1, spent  # every view of an append in one MSET
     view = svc.view(game, 0)
     assert view["version"] > 0 and (view["status"] == "over" or view.get("to_move") == 0 or view["legal"])
+
+
+def test_a_meta_holding_only_why_the_game_broke_is_still_a_broken_game(counted: redis.Redis) -> None:
+    """The submit reads the meta once: a meta with any of its fields is a game's (one left
+    with only ``broken``, its other fields deleted by hand, is refused as broken, not as
+    no such game)."""
+    game = new_id("broken")
+    counted.hset(Keys(game).meta, "broken", "a key was damaged")
+    with pytest.raises(GameIsBroken):
+        GameStore(counted).submit(game, "c1", b"\x80")
+    with pytest.raises(NoSuchGame):
+        GameStore(counted).submit(new_id("none"), "c1", b"\x80")
+    counted.delete(Keys(game).meta)

@@ -17,7 +17,7 @@ from red7es.variant import Variant
 from red7es.workers import context as context_module
 from red7es.workers.context import WorkerContext
 
-from .helpers import bot, offline_service, person
+from .helpers import all_bot_game, bot, offline_service, person
 
 
 def _person_game(svc: GameService, game_id: str) -> str:
@@ -133,3 +133,21 @@ def test_the_keepalive_never_takes_back_a_lease_the_append_handed_back(
         folds += 1
         assert real_redis.get(Keys("hb4").lease) is None, f"a lease was left after fold {folds}"
     assert folds >= 3
+
+
+def test_the_append_that_ends_the_game_hands_nothing_back(fake_redis: Any) -> None:
+    """The worker finishing a game keeps its lease and work index entry until it has
+    forgotten the seed and scheduled the compaction (killed first, the sweep finds the
+    game on the index): the game-over append hands nothing back, the release after does."""
+    svc = offline_service(fake_redis)
+    all_bot_game(svc, "hb5", players=2)
+    GameStore(fake_redis).acquire_lease("hb5", "me", 10_000)
+    hand_back = HandBack("me")
+    progress = Folder(svc.store).advance("hb5", hand_back=hand_back)
+    assert svc.store.meta("hb5")["status"] == "over"
+    assert not progress.handed_back and not hand_back.done
+    assert fake_redis.get(Keys("hb5").lease) == b"me"
+    all_bot_game(svc, "hb6", players=2)
+    WorkerContext(fake_redis, owner="me").advance("hb6")
+    assert svc.store.meta("hb6")["status"] == "over" and fake_redis.get(Keys("hb6").lease) is None
+    assert not _on_index(fake_redis, "hb6") and not fake_redis.exists(Keys("hb6").secret)
