@@ -209,7 +209,7 @@ class WorkerContext:
             # the slow-bot worker, before its bot thinks, and the sweep re-posts it there.
             self.store.set_slow_nudge(game_id, NUDGE_TTL_MS)
             self.slow_inbox.post_once(game_id)
-        elif progress.handed_back:
+        elif hand_back.done:
             # The last append released the lease, cleared the nudge and (one Redis) took
             # the game off the work index, atomically with finding nothing left to do.
             if is_cluster(self.store.redis):  # the index is in another slot than the game

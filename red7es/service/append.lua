@@ -31,9 +31,9 @@ if owner ~= '' then
 end
 local first_view = 5 + extra
 -- A script that fails half-way keeps the writes it made before the error, so every key
--- is checked before the first write (TYPE is O(1)): the right type (or none), and a
--- stream written to must have ids left for its entries. The views need no check: MSET
--- replaces whatever a key holds.
+-- written is checked before the first write: the right type (or none), and a stream
+-- written to must have ids left for its entries. The views need no check: MSET replaces
+-- whatever a key holds.
 -- XINFO STREAM of a key as a table of its fields; nil for no key, or {err = ...}.
 local function stream_info(key)
   local info = redis.pcall('XINFO', 'STREAM', key)
@@ -63,56 +63,40 @@ local function room_after(key, last, adding)
   end
   return nil
 end
-local function no_room(key, adding)
-  if adding == 0 then
-    return nil
-  end
-  return room_after(key, stream_info(key)['last-generated-id'] or '', adding)
-end
 local function wrong(key, want)
   return key .. ' is a ' .. redis.call('TYPE', key)['ok'] .. ', not a ' .. want
 end
-local function unfit(key, want, adding)
-  local kind = redis.call('TYPE', key)['ok']
-  if kind == 'none' then
-    return nil
+-- A stream's fields (XINFO STREAM: its length, last id and last entry in one command; nil
+-- for no key) and why it cannot take ``adding`` entries (nil when it can).
+local function checked_stream(key, adding)
+  local info = stream_info(key)
+  if info and info['err'] then
+    return nil, wrong(key, 'stream')
   end
-  if kind ~= want then
-    return wrong(key, want)
+  if info then
+    return info, room_after(key, info['last-generated-id'] or '', adding)
   end
-  return no_room(key, want == 'stream' and adding or 0)
+  return nil, nil
 end
 -- The keys this script reads anyway are checked by that read (a key of another type fails
--- it: TYPE is asked only then, for the message), the others by TYPE (issue #23: the checks
--- were most of the script's commands). A missing key reads as empty, as before. The changes
--- stream is checked by its own XADD, the script's first write (below).
+-- it: TYPE is asked only then, for the message; issue #23: the checks were most of the
+-- script's commands). A missing key reads as empty. The changes stream is checked by its
+-- own XADD, the script's first write (below).
 local read = redis.pcall('HMGET', KEYS[2], 'version', 'cursor')
 if read['err'] then
   return {2, wrong(KEYS[2], 'hash')}
 end
 local version, cursor = tonumber(read[1]), read[2]
--- The log's length and last id in one read (issue #23: XLEN and XINFO were two commands).
-local problem = nil
-local length = 0
-local log_info = stream_info(KEYS[1])
-if log_info and log_info['err'] then
-  problem = wrong(KEYS[1], 'stream')
-elseif log_info then
-  length = log_info['length']
-  problem = room_after(KEYS[1], log_info['last-generated-id'] or '', nev)
-end
+local log_info, problem = checked_stream(KEYS[1], nev)
+local length = log_info and log_info['length'] or 0
 -- The commands' last entry: with bot commands to add, from the XINFO that says whether
--- there are ids left for them (one command, not XREVRANGE and XINFO); else XREVRANGE.
+-- there are ids left for them; else one XREVRANGE.
 local last = {}
 if not problem then
   if nbot > 0 then
-    local info = stream_info(KEYS[3])
-    if info and info['err'] then
-      problem = wrong(KEYS[3], 'stream')
-    elseif info then
-      if info['last-entry'] then last = {info['last-entry']} end
-      problem = room_after(KEYS[3], info['last-generated-id'] or '', nbot)
-    end
+    local info
+    info, problem = checked_stream(KEYS[3], nbot)
+    if info and info['last-entry'] then last = {info['last-entry']} end
   else
     last = redis.pcall('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
     if last['err'] then
@@ -177,7 +161,8 @@ if ARGV[10] ~= '' then
   -- The first write: it fails (another type, or no ids left) with nothing written yet.
   local added = redis.pcall('XADD', KEYS[4], '*', 'v', version + nev, 'p', ARGV[10])
   if type(added) == 'table' and added['err'] then
-    return {2, unfit(KEYS[4], 'stream', 1) or (KEYS[4] .. ': ' .. added['err'])}
+    local _, why = checked_stream(KEYS[4], 1)
+    return {2, why or (KEYS[4] .. ': ' .. added['err'])}
   end
 end
 if deadline then

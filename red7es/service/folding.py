@@ -100,7 +100,6 @@ class Progress:
     conflicts: int = 0
     more: bool = False  # stopped by the time or move budget with work left
     slow: bool = False  # (quick folds) stopped because the bot to move thinks long: for a slow-bot worker
-    handed_back: bool = False  # the last append handed the game back (HandBack): nothing is left to do
 
 
 @dataclass
@@ -156,9 +155,8 @@ class Folder:
         """Fold everything pending for a game (or until ``max_seconds``).
 
         With ``hand_back`` (a worker holding the game's lease), the append that leaves
-        nothing to do also hands the game back (:class:`HandBack`), and says so in
-        ``progress.handed_back``: the fold then stops, and the worker must not release the
-        game again.
+        nothing to do also hands the game back (:class:`HandBack`) and sets its ``done``:
+        the fold then stops, and the worker must not release the game again.
 
         ``quick`` folds leave a bot that thinks long to a slow-bot worker: they stop with
         ``progress.slow`` before its decision (a bot that ``thinks_long``), or give the
@@ -342,20 +340,18 @@ class Folder:
                 if self._answers_with_bots(table, cursor):
                     # the bots' replies go in the same append as the answers (issue #23)
                     bot_commands = self._bot_turns(table, events, progress, quick, deadline)
-                offer = hand_back if not progress.more and cursor != LAST_STREAM_ID else None
-                waiting = self._flush(table, events, cursor, bot_commands, timed_out, hand_back=offer)
+                waiting = self._flush(table, events, cursor, bot_commands, timed_out, hand_back=hand_back)
                 progress.bot_moves += len(bot_commands)
                 progress.events += len(events)
                 progress.appends += 1
-                if offer is not None and offer.done:
-                    progress.handed_back = True
-                    return  # nothing left to do, and the game is no longer this worker's
                 if progress.more:
                     return  # a bot's decision given up, or left to a slow-bot worker
                 if cursor == LAST_STREAM_ID:  # answered; but no command can follow it, and no bot move
                     raise DamagedGame(
                         f"{Keys(game_id).commands} has no stream ids left after {cursor}: no command can follow it"
                     )
+                if hand_back is not None and hand_back.done:
+                    return  # nothing left to do, and the game is no longer this worker's
                 rows = None if waiting else []  # (the append saw no command after its cursor)
                 if time.monotonic() > deadline:
                     progress.more = True  # a flood of commands: let other games have a turn
@@ -386,13 +382,11 @@ class Folder:
             bot_commands = self._bot_turns(table, events, progress, quick, deadline)
             waiting = True
             if bot_commands:
-                offer = hand_back if not progress.more else None
-                waiting = self._flush(table, events, table.cursor, bot_commands, hand_back=offer)
+                waiting = self._flush(table, events, table.cursor, bot_commands, hand_back=hand_back)
                 progress.bot_moves += len(bot_commands)
                 progress.events += len(events)
                 progress.appends += 1
-                if offer is not None and offer.done:
-                    progress.handed_back = True
+                if hand_back is not None and hand_back.done:
                     return
             if progress.more:
                 return
@@ -611,8 +605,9 @@ class Folder:
         events make (``time_out``: at, deadline) and its bot commands' stream ids, which
         ``append.lua`` checks against Redis's clock; the store keeps the deadline index
         with it (:func:`~red7es.service.deadlines.append_indexed`). With ``hand_back`` (an
-        untimed game's), the append hands the game back if it leaves nothing to do
-        (``hand_back.done``)."""
+        untimed game's), the append hands the game back if it leaves nothing to do (no
+        command waiting, no bot to move, the game not over: ``append.lua`` decides, in the
+        same atomic step), and sets ``hand_back.done``."""
         at = now_ms()
         encoded: list[bytes] = []
         head = table.head

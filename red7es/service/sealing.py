@@ -147,21 +147,23 @@ def seal_finished(connection: redis.Redis, game_id: str) -> str:
 
     :data:`LATER`: a worker holds the game, a command waits for its answer (the log may
     still grow), or the log changed between the read and the seal (``seal.lua`` checks
-    its length and last id).  :data:`UNSEALABLE`: the game is not over, or has no log
-    stream (sealed already, or none).
+    its length and last id).  :data:`UNSEALABLE`: the game is not over, has no log
+    stream (sealed already, or none), or has a seal beside its stream (written by hand:
+    tried again, it would be refused again).
     """
     k = Keys(game_id)
     pipe = connection.pipeline(transaction=True)
     pipe.hmget(k.meta, "status", "cursor")
     pipe.xrevrange(k.commands, max="+", min="-", count=1)
-    pipe.exists(k.lease, k.sealed)
+    pipe.exists(k.lease)
+    pipe.exists(k.sealed)
     pipe.xrange(k.log, min="-", max="+")
     replies = pipe.execute(raise_on_error=False)
     for reply in replies:
         if isinstance(reply, Exception):  # a key of the wrong type, written by hand: said as Redis says it
             raise reply
-    (status, cursor), last_command, held, rows = replies
-    if text(status or b"") != "over" or not rows:
+    (status, cursor), last_command, held, sealed, rows = replies
+    if text(status or b"") != "over" or not rows or sealed:  # (a seal beside a stream: written by hand)
         return UNSEALABLE
     if held or (bool(last_command) and text(last_command[0][0]) != text(cursor or b"0-0")):
         return LATER

@@ -586,6 +586,7 @@ class GameStore:
         last id after it (:class:`Appended`), or raises AppendConflict."""
         k = Keys(game_id)
         view_keys = list(batch.views)
+        indexed = not is_cluster(self.redis)  # the hand-back takes the game off the index here (one slot)
         args: list[Any] = [
             batch.expected_version,
             batch.expected_cursor,
@@ -599,7 +600,7 @@ class GameStore:
             batch.changes,
             now_ms(),
             batch.hand_back or "",
-            game_id if batch.hand_back and not is_cluster(self.redis) else "",
+            game_id if batch.hand_back and indexed else "",
             *batch.events,
         ]
         for command_id, command in batch.bot_commands:
@@ -610,7 +611,7 @@ class GameStore:
             args.extend(("" if batch.deadline is None else batch.deadline, at, due, *batch.bot_stream_ids))
         keys = [k.log, k.meta, k.commands, k.changes]
         if batch.hand_back:
-            keys += [k.lease, k.nudge, *([] if is_cluster(self.redis) else [WORK])]
+            keys += [k.lease, k.nudge, *([WORK] if indexed else [])]
         keys += view_keys
         if batch.timed:  # and its deadline index entry (red7es.service.deadlines)
             reply = append_indexed(

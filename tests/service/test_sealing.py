@@ -167,6 +167,20 @@ def test_a_log_that_may_still_grow_is_not_sealed(real_redis: redis.Redis) -> Non
     assert real_redis.zscore(COMPACTIONS, "s2") is None and real_redis.exists(k.sealed) and not real_redis.exists(k.log)
 
 
+def test_a_seal_beside_a_log_stream_is_left_alone_not_retried_for_ever(real_redis: redis.Redis) -> None:
+    """A seal key next to the game's log stream (written by hand: sealing deletes the stream
+    as it writes the seal) would be refused at every try: the game is not sealable, and
+    compaction takes it off its schedule instead of trying again every few seconds."""
+    game = _finished(real_redis, "s5", rounds=1)
+    k = Keys(game)
+    real_redis.set(k.sealed, b"written by hand")
+    assert seal_finished(real_redis, game) == UNSEALABLE
+    real_redis.zadd(COMPACTIONS, {game: 0})
+    assert compact_due(real_redis) == 1
+    assert real_redis.zscore(COMPACTIONS, game) is None and real_redis.exists(k.log)
+    assert real_redis.get(k.sealed) == b"written by hand"
+
+
 def test_a_log_changed_between_read_and_seal_is_not_sealed(real_redis: redis.Redis) -> None:
     game = _finished(real_redis, "s3", rounds=1)
     k = Keys(game)
