@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 import redis
-from support import Red7
+from support import Red7, wait_for
 
 GAME = "rolled"
 
@@ -95,6 +95,11 @@ def test_a_log_key_of_the_wrong_type_does_not_stop_show(alice: Red7) -> None:
     alice.ok("new", "-p", "alice", "--bot", "greedy", "--id", game, "--seed", "rollback")
     connection = redis.Redis.from_url(alice.url)
     try:
+        # `new` returns once the game is created; a bot moving first is folded in an append
+        # after it, which a damaged log would make the worker refuse (and break the game):
+        # damage the log only once nothing is left for a worker to append.
+        meta = f"red7:{{{game}}}:meta"
+        wait_for(lambda: connection.hmget(meta, "to_move", "bot_to_move") == [b"0", b"0"], "alice to move")
         connection.delete(f"red7:{{{game}}}:log")
         connection.set(f"red7:{{{game}}}:log", "x")
         shown = alice("show", game)
