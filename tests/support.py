@@ -370,3 +370,22 @@ def self_signed(directory: Path) -> tuple[Path, Path]:
     )
     key_file.chmod(0o600)
     return cert_file, key_file
+
+
+def one_event_per_entry(connection: redis.Redis, game_id: str) -> list[Any]:
+    """Rewrite a game's log as a red7es before issue #23's cut wrote it: each event an entry
+    of its own (field ``e``, under the event's stream id) and no ``meta.entries``; the log
+    reads the same (red7es.service.stream_entries).  Returns the new entries, as XRANGE
+    does, so a test can damage one event by its index."""
+    from red7es.service.store import Keys
+    from red7es.service.stream_entries import log_events
+
+    key = Keys(game_id).log
+    events = [event for stream_id, fields in connection.xrange(key) for event in log_events(stream_id, fields)]
+    pipe = connection.pipeline(transaction=True)
+    pipe.delete(key)
+    for stream_id, raw in events:
+        pipe.xadd(key, {"e": raw}, id=stream_id)
+    pipe.hdel(Keys(game_id).meta, "entries")
+    pipe.execute()
+    return connection.xrange(key)

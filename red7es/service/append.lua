@@ -16,11 +16,17 @@
 --       the seat to move's deadline ('' for none: meta.deadline), the time-out's at and
 --       deadline ('' '' unless the events time a seat out), and a stream id per bot command
 --       (its referee time: the next seat's clock starts from it).
+-- The events go into one log entry (issue #23: an XADD each was most of a move's
+-- commands): fields v (the log's event count through it), e, e1, e2, ... at an id that
+-- leaves the ids below it free for its events (red7es.service.stream_entries).
+-- meta.entries counts the log's entries (absent for a log of an older red7es, whose
+-- entries each hold one event: meta.version counts them), meta.log_id is its last id.
 -- Returns {1, version, cursor, last command id, handed back (0/1)} when appended (the
 -- commands stream's last id after it, '0-0' for none: no command waits when it is the
 -- cursor), {0, version, cursor} when the game moved on,
--- {2, reason} when a key cannot take the append and {3, log length} when the log's length
--- is not meta.version: then nothing is written, and the game needs a human.
+-- {2, reason} when a key cannot take the append and {3, log's events (-1: not counted),
+-- log's entries, entries meta counts} when the log is not the one meta counts: then
+-- nothing is written, and the game needs a human.
 local nev = tonumber(ARGV[4])
 local nbot = tonumber(ARGV[5])
 local owner, game = ARGV[12], ARGV[13]
@@ -82,13 +88,30 @@ end
 -- it: TYPE is asked only then, for the message; issue #23: the checks were most of the
 -- script's commands). A missing key reads as empty. The changes stream is checked by its
 -- own XADD, the script's first write (below).
-local read = redis.pcall('HMGET', KEYS[2], 'version', 'cursor')
+local read = redis.pcall('HMGET', KEYS[2], 'version', 'cursor', 'entries', 'log_id')
 if read['err'] then
   return {2, wrong(KEYS[2], 'hash')}
 end
 local version, cursor = tonumber(read[1]), read[2]
-local log_info, problem = checked_stream(KEYS[1], nev)
-local length = log_info and log_info['length'] or 0
+-- The log: its length (XLEN) and, for the id of its next entry, its last id as the last
+-- append wrote it (meta.log_id). XINFO STREAM, which says whether ids are left and what
+-- the last id really is, answers its first and last entries too (an append's events
+-- each): it is asked only when meta has no log_id (a game's first append, or one an older
+-- red7es wrote) or when the XADD is refused (below).
+local problem, length, room_checked = nil, 0, false
+local last_log_id = read[4]
+if last_log_id or nev == 0 then
+  length = redis.pcall('XLEN', KEYS[1])
+  if type(length) == 'table' then
+    length, problem = 0, wrong(KEYS[1], 'stream')
+  end
+else
+  local info
+  info, problem = checked_stream(KEYS[1], nev)
+  length = info and info['length'] or 0
+  last_log_id = info and info['last-generated-id'] or '0-0'
+  room_checked = true
+end
 -- The commands' last entry: with bot commands to add, from the XINFO that says whether
 -- there are ids left for them; else one XREVRANGE.
 local last = {}
@@ -110,9 +133,11 @@ end
 if version == nil or version ~= tonumber(ARGV[1]) or cursor ~= ARGV[2] then
   return {0, version or -1, cursor or ''}
 end
-if length ~= version then
-  -- events no append counted (one that failed half-way), or events removed
-  return {3, length}
+local counted = tonumber(read[3]) or version  -- (an older red7es's log: an event per entry)
+if length ~= counted then
+  -- entries no append counted (one that failed half-way), or entries removed (the caller
+  -- counts their events, for its message: this is a damaged game, not a move)
+  return {3, -1, length, counted}
 end
 local last_id = '0-0'  -- the commands' last id: returned, so a folder need not read them again
 if #last > 0 then last_id = last[1][1] end
@@ -125,10 +150,11 @@ end
 -- says a time-out or a bot's turn happened at must be past, and a time-out must come
 -- after every command at or before its deadline (and before any answered after it).
 local timed = 14 + nev + 2 * nbot + (#KEYS - first_view + 1)
+local clock = nil  -- Redis's TIME, once read
 local bot_ids = {}
 local deadline = nil
 if #ARGV >= timed + 2 then
-  local clock = redis.call('TIME')
+  clock = redis.call('TIME')
   local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
   if ARGV[timed + 1] ~= '' then
     local at, due = tonumber(ARGV[timed + 1]), tonumber(ARGV[timed + 2])
@@ -157,29 +183,87 @@ if #ARGV >= timed + 2 then
   end
   deadline = ARGV[timed]
 end
+local change = nil
 if ARGV[10] ~= '' then
   -- The first write: it fails (another type, or no ids left) with nothing written yet.
-  local added = redis.pcall('XADD', KEYS[4], '*', 'v', version + nev, 'p', ARGV[10])
-  if type(added) == 'table' and added['err'] then
+  change = redis.pcall('XADD', KEYS[4], '*', 'v', version + nev, 'p', ARGV[10])
+  if type(change) == 'table' and change['err'] then
     local _, why = checked_stream(KEYS[4], 1)
-    return {2, why or (KEYS[4] .. ': ' .. added['err'])}
+    return {2, why or (KEYS[4] .. ': ' .. change['err'])}
   end
+end
+-- The log's entry, after a last id ``last``: its id, or false when none can be chosen
+-- without knowing the stream has room (the caller then reads it). One event takes Redis's
+-- own id ('*'); several take consecutive ids in Redis's millisecond, the entry the last
+-- one's. Past a log id above Redis's clock (set by hand, or a clock gone back) each event
+-- is an entry of its own under an id of Redis's, once the room for them is known.
+local function write_log(last, room_known)
+  if nev == 1 then
+    return redis.pcall('XADD', KEYS[1], '*', 'v', version + 1, 'e', ARGV[14])
+  end
+  clock = clock or redis.call('TIME')
+  local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  local ms, seq = string.match(last, '^(%d+)-(%d+)$')
+  local id = nil
+  if ms and #ms <= 15 and tonumber(ms) < now then
+    id = string.format('%.0f-%d', now, nev - 1)
+  elseif ms and #ms <= 15 and tonumber(ms) == now and #seq <= 15 then
+    id = string.format('%.0f-%.0f', now, tonumber(seq) + nev)
+  end
+  if id then
+    local fields = {'v', version + nev, 'e', ARGV[14]}
+    for j = 1, nev - 1 do
+      fields[#fields + 1] = 'e' .. j
+      fields[#fields + 1] = ARGV[14 + j]
+    end
+    return redis.pcall('XADD', KEYS[1], id, unpack(fields))
+  end
+  if not room_known then
+    return false
+  end
+  for j = 1, nev do
+    id = redis.call('XADD', KEYS[1], '*', 'v', version + j, 'e', ARGV[13 + j])
+  end
+  length = length + nev - 1
+  return id
+end
+local i = 14
+if nev > 0 then
+  local written = write_log(last_log_id, room_checked)
+  if not written or (type(written) == 'table' and written['err']) then
+    -- meta.log_id is not the log's last id (an XSETID by hand), or no ids are left: the
+    -- stream tells which, and the change above is taken back if nothing can be written
+    local info, why = checked_stream(KEYS[1], nev)
+    if not why then
+      written = write_log(info and info['last-generated-id'] or '0-0', true)
+      if type(written) == 'table' and written['err'] then
+        why = KEYS[1] .. ': ' .. written['err']
+      end
+    end
+    if why then
+      if change then redis.call('XDEL', KEYS[4], change) end
+      return {2, why}
+    end
+  end
+  last_log_id = written
+  length = length + 1
+  i = 14 + nev
 end
 if deadline then
   redis.call('HSET', KEYS[2], 'deadline', deadline)
-end
-local i = 14
-for _ = 1, nev do
-  redis.call('XADD', KEYS[1], '*', 'e', ARGV[i])
-  i = i + 1
 end
 for b = 1, nbot do
   cursor = redis.call('XADD', KEYS[3], bot_ids[b] or '*', 'c', ARGV[i + 1])
   i = i + 2  -- (ARGV[i] is the bot command's id: not stored, see KEYS)
 end
 version = version + nev
-redis.call('HSET', KEYS[2], 'version', version, 'cursor', cursor, 'head', ARGV[6], 'status', ARGV[7],
-           'to_move', ARGV[8], 'bot_to_move', ARGV[9], 'updated', ARGV[11])
+local meta = {'version', version, 'cursor', cursor, 'head', ARGV[6], 'status', ARGV[7], 'to_move', ARGV[8],
+              'bot_to_move', ARGV[9], 'updated', ARGV[11], 'entries', length}
+if last_log_id then
+  meta[#meta + 1] = 'log_id'
+  meta[#meta + 1] = last_log_id
+end
+redis.call('HSET', KEYS[2], unpack(meta))
 -- every view in one MSET (issue #23: a SET each was three commands a turn; the keys share
 -- the game's hash tag, so a cluster takes it too)
 if #KEYS >= first_view then

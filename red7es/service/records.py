@@ -26,7 +26,8 @@ from .client import meta_int
 from .codec import CorruptEvent, Recorded, decode_event, decode_log, seat_data
 from .events import BOT_ID_PREFIX, GameCreated, SeatSpec, SeedRevealed
 from .sealing import SealError, sealed_entries
-from .store import INDEX, Keys, NoSuchGame, entry_field, field_map, now_ms, stream_order, text
+from .store import INDEX, Keys, NoSuchGame, now_ms, stream_order, text
+from .stream_entries import entry_field, field_map, log_events
 
 if TYPE_CHECKING:
     from .audit import AuditReport
@@ -162,7 +163,10 @@ def export(service: GameService, game_id: str) -> Record:
         raise NoSuchGame(game_id)
     meta = {text(k): text(v) for k, v in meta_raw.items()}
     commands = _entries(command_rows, b"c")
-    events = _entries(log_rows, b"e")
+    try:
+        events = tuple(Entry(*event) for stream_id, fields in log_rows for event in log_events(stream_id, fields))
+    except CorruptEvent as exc:
+        raise RecordError(f"game {game_id}: {exc}") from None
     if not events and meta.get("status") == "over":  # a finished game's log may be sealed
         try:
             sealed = sealed_entries(service.redis, game_id)

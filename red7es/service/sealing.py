@@ -33,7 +33,8 @@ import msgpack
 import redis
 
 from .envelope import GENESIS, CorruptEvent, event_hash
-from .store import Keys, entry_field, field_map, registered_script, text
+from .store import Keys, registered_script, text
+from .stream_entries import log_events
 
 __all__ = [
     "LATER",
@@ -167,11 +168,11 @@ def seal_finished(connection: redis.Redis, game_id: str) -> str:
         return UNSEALABLE
     if held or (bool(last_command) and text(last_command[0][0]) != text(cursor or b"0-0")):
         return LATER
-    entries = [(text(stream_id), entry_field(field_map(fields), b"e")) for stream_id, fields in rows]
-    blob = seal(entries)
+    entries = [event for stream_id, fields in rows for event in log_events(stream_id, fields)]
+    blob = seal(entries)  # a seal holds each event under its own id (an entry holds an append's)
     if unseal(blob) != entries:  # cannot happen: but a seal that does not read back is never written
         raise SealError(f"game {game_id}: its log does not read back from its seal")
     done: Any = registered_script(connection, "seal.lua")(
-        keys=[k.log, k.meta, k.sealed, k.commands, k.lease], args=[len(entries), entries[-1][0], blob]
+        keys=[k.log, k.meta, k.sealed, k.commands, k.lease], args=[len(rows), text(rows[-1][0]), blob]
     )
     return SEALED if done else LATER

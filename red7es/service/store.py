@@ -39,7 +39,8 @@ import redis
 from ..wording import counted
 from .connection import is_cluster
 from .deadlines import DEADLINES, SYNC, append_indexed
-from .envelope import MAX_COMMAND_SIZE, pack_map
+from .envelope import MAX_COMMAND_SIZE, CorruptEvent, pack_map
+from .stream_entries import entry_field, log_events
 from .work_index import WORK, WorkIndex
 
 # KEYS: meta.  ARGV: the version the caller folded.  Only at that version (no append since).
@@ -623,7 +624,14 @@ class GameStore:
             raise DamagedGame(f"cannot append: {text(reply[1])}")
         if reply[0] == 3:
             length, version = int(reply[1]), str(batch.expected_version)
-            raise DamagedGame(log_length_problem(length, version) or f"the log holds {length} events, not {version}")
+            entries, meta_entries = int(reply[2]), int(reply[3])
+            if length < 0:  # the script counts entries: the events are counted here (a damaged game)
+                length = self._events_in_log(game_id)
+            raise DamagedGame(
+                (log_length_problem(length, version) if length >= 0 else None)
+                or f"the log holds {counted(entries, 'entry', 'entries')} but meta.entries is {meta_entries}: "
+                "entries were removed or added"
+            )
         if not reply[0]:
             raise AppendConflict(f"game {game_id} moved on to version {reply[1]}")
         return Appended(int(reply[1]), text(reply[2]), text(reply[3]), bool(reply[4]))
@@ -750,26 +758,50 @@ class GameStore:
         stored = [None if isinstance(view, Exception) else view for view in replies]
         if not rows:  # a sealed game's log is in its seal (a game's log is never empty otherwise)
             return [raw for _id, raw in self._sealed(game_id)[-count:]] if count > 0 else [], stored
-        return [entry_field(fields, b"e") for _, fields in reversed(rows)], stored
+        # ``count`` entries hold at least ``count`` events (an entry holds one append's)
+        events = [raw for stream_id, fields in reversed(rows) for _id, raw in log_events(stream_id, fields)]
+        return events[-count:] if count > 0 else [], stored
 
     def log_before(self, game_id: str, before: str | None, count: int) -> list[tuple[str, bytes]]:
-        """Up to ``count`` log entries before stream id ``before`` (from the end for None), newest first."""
-        rows = self.redis.xrevrange(
-            Keys(game_id).log, max="+" if before is None else f"({before}", min="-", count=count
-        )
-        if not rows:  # none before ``before``, or a sealed game's log
+        """Up to ``count`` log events (stream id, encoded event) before stream id ``before``
+        (from the end for None), newest first.
+
+        An entry holds the events of one append under consecutive ids (the entry's id is its
+        last event's: :mod:`~red7es.service.stream_entries`), so the entry holding ``before``
+        may hold events before it too: the read starts at ``before``'s millisecond."""
+        key, bound = Keys(game_id).log, "+"
+        found: list[tuple[str, bytes]] = []
+        if before is not None:
+            bound = f"{stream_order(before)[0]}-{(1 << 64) - 1}" if stream_order(before)[0] >= 0 else "-"
+        while len(found) < count and bound != "-":
+            rows: Any = self.redis.xrevrange(key, max=bound, min="-", count=count)
+            for stream_id, fields in rows:
+                for event in reversed(log_events(stream_id, fields)):
+                    if before is None or stream_order(event[0]) < stream_order(before):
+                        found.append(event)
+            if len(rows) < count:
+                break
+            bound = f"({text(rows[-1][0])}"
+        if not found and not self.redis.exists(key):  # a sealed game's log is in its seal
             newest_first = reversed(self._sealed(game_id))
-            older = [e for e in newest_first if before is None or stream_order(e[0]) < stream_order(before)]
-            return older[:count]
-        return [(text(i), entry_field(fields, b"e")) for i, fields in rows]
+            found = [e for e in newest_first if before is None or stream_order(e[0]) < stream_order(before)]
+        return found[:count]
+
+    def _events_in_log(self, game_id: str) -> int:
+        """The number of events the log stream holds; -1 when it cannot be read."""
+        try:
+            rows: Any = self.redis.xrange(Keys(game_id).log, min="-", max="+")
+            return sum(len(log_events(stream_id, fields)) for stream_id, fields in rows)
+        except (redis.ResponseError, CorruptEvent):
+            return -1
 
     def log_entries(self, game_id: str) -> list[tuple[str, bytes]]:
-        """Every log entry (stream id, encoded event), oldest first: the stream's, or a
+        """Every log event (stream id, encoded event), oldest first: the stream's, or a
         sealed game's from its seal."""
         rows = self.redis.xrange(Keys(game_id).log, min="-", max="+")
         if not rows:
             return self._sealed(game_id)
-        return [(text(i), entry_field(fields, b"e")) for i, fields in rows]
+        return [event for stream_id, fields in rows for event in log_events(stream_id, fields)]
 
     def _sealed(self, game_id: str) -> list[tuple[str, bytes]]:
         """A sealed game's log entries ([] for a game with no seal)."""
@@ -1165,22 +1197,3 @@ def stream_order(stream_id: str) -> tuple[int, int]:
 def _version_field(fields: Mapping[bytes | str, bytes | str] | None) -> int | None:
     """A changes entry's ``v`` as a number, None if it has none that reads as one."""
     return whole_number(entry_field(fields, b"v"))
-
-
-def field_map(fields: Any) -> Any:
-    """A stream entry's fields as a map: a Redis Cluster client answers XRANGE inside a
-    transaction unparsed, each entry's fields a flat [field, value, ...] list."""
-    return dict(zip(fields[::2], fields[1::2], strict=True)) if isinstance(fields, list) else fields
-
-
-def entry_field(fields: Mapping[bytes | str, bytes | str] | None, name: bytes) -> bytes:
-    """Field ``name`` of a stream entry: bytes, as this connection answers (no decode_responses).
-
-    An entry without the field (written to the stream by hand) reads as no bytes, which
-    no decoder accepts: a command is then answered as corrupt and a log event breaks its
-    game, as for any other bytes that are not a command or an event.
-    """
-    value = fields.get(name, b"") if fields is not None else None
-    if not isinstance(value, bytes):
-        raise TypeError(f"stream entry field {name!r} is {type(value).__name__}, not bytes")
-    return value

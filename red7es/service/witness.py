@@ -23,7 +23,8 @@ import redis
 
 from .codec import GENESIS, event_hash
 from .sealing import sealed_entries
-from .store import Keys, entry_field, text, whole_number
+from .store import Keys, text, whole_number
+from .stream_entries import events_through, log_events
 
 __all__ = ["Divergent", "Head", "head_now", "live_divergence", "record_divergence"]
 
@@ -150,21 +151,29 @@ def live_divergence(connection: redis.Redis, game_id: str, heads: Mapping[int, s
     version = max(heads)
     log = Keys(game_id).log
     for _ in range(_LOOKS):
-        length = int(connection.xlen(log))
-        if length == 0:  # no stream: a finished game whose log is sealed (or a log gone)
+        newest: Any = connection.xrevrange(log, max="+", min="-", count=1)
+        if not newest:  # no stream: a finished game whose log is sealed (or a log gone)
             return _sealed_divergence(connection, game_id, version, heads[version])
+        # The log's event count: the newest entry's ``v`` (an entry holds an append's
+        # events), or, for a log of one-event entries (an older red7es's), its length.
+        length = events_through(newest[0][1])
+        if length is None:
+            length = int(connection.xlen(log))
         if length < version:
             return _rolled_back(version, heads[version], length)
         if version == 0:
             return None
-        # The newest ``count`` events end with event ``version - 1`` only while the log still
-        # has ``length`` events: a move appended between the two reads would shift them by one
-        # and make a genuine log look rewritten. So the length is read again after the tail
-        # (a log only grows), and the tail read anew when it moved. (Not one MULTI: a
-        # cluster pipeline leaves XREVRANGE's reply unparsed.)
+        # The newest ``count`` entries hold event ``version - 1`` (each holds one event or
+        # more) while the log still ends with the entry read above: one appended between
+        # the two reads would shift the events and make a genuine log look rewritten, so
+        # the tail is read anew when its newest entry moved (a log only grows). (Not one
+        # MULTI: a cluster pipeline leaves XREVRANGE's reply unparsed.)
         count = length - version + 1
         rows: Any = connection.xrevrange(log, max="+", min="-", count=count)
-        if int(connection.xlen(log)) != length:
+        if not rows or text(rows[0][0]) != text(newest[0][0]):
             continue
-        return _against(version, heads[version], entry_field(rows[-1][1], b"e"))
+        events = [raw for stream_id, fields in reversed(rows) for _id, raw in log_events(stream_id, fields)]
+        if len(events) < count:  # fewer events than the newest entry counts: some are gone
+            return _rolled_back(version, heads[version], length - count + len(events))
+        return _against(version, heads[version], events[-count])
     return None  # the game moved at every look: the next read tells

@@ -27,7 +27,7 @@ from red7es.service.record_files import write
 from red7es.service.records import Record
 from red7es.service.store import Keys
 from red7es.service.tokens import new_token, public_key, sign_turn
-from red7es.service.witness import chain_divergence, live_divergence
+from red7es.service.witness import _rolled_back, chain_divergence, live_divergence
 from red7es.variant import Variant
 
 from .conftest import ADVANCED, Games
@@ -166,18 +166,19 @@ def test_audit_as_a_seat_not_held_is_refused_in_one_line(home: Path, tmp_path: P
 
 
 class _MovingLog:
-    """A connection whose game gets one more event right after its first XLEN: a move
-    landing between the two reads of live_divergence."""
+    """A connection whose game gets one more event right after its first read of the log's
+    newest entry: a move landing between the two reads of live_divergence."""
 
-    def __init__(self, connection: redis.Redis, log: str) -> None:
+    def __init__(self, connection: redis.Redis, log: str, fields: dict[str, Any] | None = None) -> None:
         self.connection, self.log, self.moved = connection, log, False
+        self.fields = fields or {"e": b"a move made meanwhile"}
 
-    def xlen(self, key: str) -> int:
-        length = int(self.connection.xlen(key))
+    def xrevrange(self, key: str, **kwargs: Any) -> Any:
+        rows = self.connection.xrevrange(key, **kwargs)
         if not self.moved:
-            self.connection.xadd(self.log, {"e": b"a move made meanwhile"})
+            self.connection.xadd(self.log, self.fields)
             self.moved = True
-        return length
+        return rows
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.connection, name)
@@ -198,3 +199,34 @@ def test_a_move_landing_between_the_reads_is_no_rewrite(real_redis: redis.Redis)
         real_redis.xadd(log, {"e": raw})
     found = live_divergence(_MovingLog(real_redis, log), "moving", heads)  # type: ignore[arg-type]
     assert found is not None and found.check == "rewritten" and found.event == 3
+
+
+def _grouped(connection: redis.Redis, log: str, raws: list[bytes], sizes: list[int]) -> None:
+    """The log as red7es writes it: an entry per append (``sizes`` events each), fields
+    ``v``, ``e``, ``e1``, … under the id of its last event."""
+    connection.delete(log)
+    done = 0
+    for n, size in enumerate(sizes):
+        fields: dict[str, Any] = {"v": done + size, "e": raws[done]}
+        fields.update({f"e{j}": raws[done + j] for j in range(1, size)})
+        connection.xadd(log, fields, id=f"{1000 + n}-{size - 1}")
+        done += size
+    assert done == len(raws)
+
+
+def test_a_log_of_entries_holding_several_events_is_read_by_event(real_redis: redis.Redis) -> None:
+    """An entry holds an append's events: the head at version v is event v - 1's hash,
+    wherever in its entry it is, and a move landing between the reads is no rewrite."""
+    log = Keys("grouped").log
+    events = [f"event {i}".encode() for i in range(7)]
+    _grouped(real_redis, log, events, [1, 3, 2, 1])
+    for version in range(1, 8):
+        heads = {version: event_hash(events[version - 1]).hex()}
+        assert live_divergence(real_redis, "grouped", heads) is None
+        moving = _MovingLog(real_redis, log, {"v": 8, "e": b"a move made meanwhile"})
+        assert live_divergence(moving, "grouped", heads) is None  # type: ignore[arg-type]
+        _grouped(real_redis, log, events, [1, 3, 2, 1])
+    assert live_divergence(real_redis, "grouped", {8: "00"}) == _rolled_back(8, "00", 7)
+    _grouped(real_redis, log, [*events[:2], b"another event 2", *events[3:]], [1, 3, 2, 1])
+    found = live_divergence(real_redis, "grouped", {3: event_hash(events[2]).hex()})
+    assert found is not None and found.check == "rewritten" and found.event == 2

@@ -143,9 +143,10 @@ def test_handing_a_game_back_deletes_the_lease_and_the_nudge_at_once(counted: re
 
 def test_a_person_turn_and_the_bot_reply_run_no_check_twice(counted: redis.Redis) -> None:
     """A person's turn submitted, then folded with the bot's reply: the submit reads the
-    meta once (no EXISTS, no second HMGET), and each append reads the log's length and last
-    id in one XINFO (no XLEN) and, with the bot's command to add, the commands' last entry
-    in one XINFO too (no XREVRANGE), and writes its views with one MSET."""
+    meta once (no EXISTS, no second HMGET), and each append reads the log's length alone
+    (XLEN: its last id is meta.log_id, so no XINFO answering an append's events) and, with
+    the bot's command to add, the commands' last entry in one XINFO (no XREVRANGE), and
+    writes its views with one MSET."""
     svc = offline_service(counted)
     folder = Folder(svc.store)
     game = new_id("turn")
@@ -159,10 +160,12 @@ def test_a_person_turn_and_the_bot_reply_run_no_check_twice(counted: redis.Redis
     assert spent["exists"] == 0 and spent["hmget"] == 1 and spent["hget"] == 1, spent
     spent = _counted(counted, lambda: fold(folder, game))
     assert spent["mset"] == 1, spent  # one append: her answer and the bot's reply, every view in one MSET
-    # the append's reads: one XINFO each for the log and the commands (the fold helper's own
+    # the append's reads: the log's XLEN and the commands' XINFO (the fold helper's own
     # look at what is pending afterwards is an HGETALL and an XREVRANGE)
-    assert spent["xinfo|stream"] == 2 and spent["xlen"] == spent["type"] == 0 and spent["xrevrange"] == 1, spent
+    assert spent["xinfo|stream"] == 1 and spent["xlen"] == 1 and spent["type"] == 0 and spent["xrevrange"] == 1, spent
     assert spent["set"] == 0 and spent["hset"] == 1, spent  # the meta; no bot command id
+    # the log's events in one entry (Redis's TIME for their ids), the change, the bot's command
+    assert spent["xadd"] == 3 and spent["time"] == 1, spent
     assert svc.store.meta(game)["cursor"] == svc.store.last_command_id(game)  # both answered
     assert svc.view(game, 0)["version"] > view["version"]
 

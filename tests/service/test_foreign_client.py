@@ -193,11 +193,18 @@ def test_a_client_written_from_the_page_plays_a_whole_game(real_redis: redis.Red
     assert respelled and continued, "this deal no longer has an open turn to continue: pick another seed"
 
     # the log: a hash chain from 32 zero bytes, ending at meta.head, revealing our seed
-    head, last = bytes(32), None
+    # (an entry per append: v, then its events e, e1, e2, ...)
+    head, last, count = bytes(32), None, 0
     for _id, fields in real_redis.xrange(client.key("log")):
-        event = msgpack.unpackb(fields[b"e"])
-        assert event["prev"] == head
-        head, last = hashlib.sha256(fields[b"e"]).digest(), event
+        raws = [fields[b"e"]]
+        while b"e%d" % len(raws) in fields:
+            raws.append(fields[b"e%d" % len(raws)])
+        count += len(raws)
+        assert int(fields[b"v"]) == count
+        for j, raw in enumerate(raws):
+            event = msgpack.unpackb(raw)
+            assert event["prev"] == head and event["seq"] == count - len(raws) + j
+            head, last = hashlib.sha256(raw).digest(), event
     assert real_redis.hget(client.key("meta"), "head") == head.hex().encode()
     assert last is not None and last["type"] == "SeedRevealed"
     assert bytes.fromhex(last["data"]["seed"]) == seed

@@ -21,6 +21,7 @@ from red7es.service.records import RecordError, export
 from red7es.service.replay import Replay
 from red7es.service.sealing import LATER, SEAL_MAGIC, SEALED, UNSEALABLE, SealError, seal, seal_finished, unseal
 from red7es.service.store import Keys, registered_script
+from red7es.service.stream_entries import log_events
 from red7es.service.witness import live_divergence
 from red7es.variant import Variant
 from red7es.workers.context import WorkerContext
@@ -184,12 +185,16 @@ def test_a_seal_beside_a_log_stream_is_left_alone_not_retried_for_ever(real_redi
 def test_a_log_changed_between_read_and_seal_is_not_sealed(real_redis: redis.Redis) -> None:
     game = _finished(real_redis, "s3", rounds=1)
     k = Keys(game)
-    entries = [(i.decode(), f[b"e"]) for i, f in real_redis.xrange(k.log)]
+    rows = real_redis.xrange(k.log)  # (an entry holds the events of one append)
+    assert len(rows) >= 2
+    entries = [event for i, f in rows for event in log_events(i, f)]
     script = registered_script(real_redis, "seal.lua")
     keys = [k.log, k.meta, k.sealed, k.commands, k.lease]
-    assert script(keys=keys, args=[len(entries) - 1, entries[-1][0], seal(entries)]) == 0
-    assert script(keys=keys, args=[len(entries), entries[-2][0], seal(entries)]) == 0
+    assert script(keys=keys, args=[len(rows) - 1, rows[-1][0], seal(entries)]) == 0
+    assert script(keys=keys, args=[len(rows), rows[-2][0], seal(entries)]) == 0
     assert real_redis.exists(k.log) and not real_redis.exists(k.sealed)
+    assert script(keys=keys, args=[len(rows), rows[-1][0], seal(entries)]) == 1  # the log as read
+    assert not real_redis.exists(k.log) and export(offline_service(real_redis), game).events
 
 
 def test_a_damaged_seal_is_one_line_to_whoever_exports_the_game(real_redis: redis.Redis) -> None:

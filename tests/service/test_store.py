@@ -30,6 +30,7 @@ from red7es.service.store import (
     NoSuchGame,
     OverLimit,
     RateGuard,
+    text,
     valid_game_id,
     whole_number,
 )
@@ -327,7 +328,8 @@ def test_append_writes_nothing_to_a_stream_without_ids_left(real_redis: redis.Re
     ("edit", "found"),
     [
         ("longer", "the log holds 3 events but meta.version is 2: events from 2 on were written by an append"),
-        ("shorter", "the log holds 1 event but meta.version is 2: events from 1 on are missing"),
+        # (the append's two events are one entry: removing it removes both)
+        ("shorter", "the log holds 0 events but meta.version is 2: events from 0 on are missing"),
     ],
 )
 def test_append_refuses_a_log_whose_length_is_not_the_version(any_redis: redis.Redis, edit: str, found: str) -> None:
@@ -344,6 +346,25 @@ def test_append_refuses_a_log_whose_length_is_not_the_version(any_redis: redis.R
     with pytest.raises(DamagedGame, match=re.escape(found)):
         store.append(GID, _batch(store))
     assert _snapshot(any_redis, GID) == before
+
+
+def test_a_log_out_of_ids_behind_meta_log_id_takes_back_the_change(real_redis: redis.Redis) -> None:
+    """The log's room is found by its own XADD (meta.log_id gives the next id, no XINFO):
+    refused there, the change written just before is deleted again and nothing is left."""
+    store = _created(real_redis)
+    k = Keys(GID)
+    store.append(GID, _batch(store))
+    assert store.meta(GID)["log_id"] == text(real_redis.xrevrange(k.log, count=1)[0][0])
+    real_redis.execute_command("XSETID", k.log, "18446744073709551615-18446744073709551614")
+    changes = real_redis.xrange(k.changes)
+    before = _snapshot(real_redis, GID)
+    with pytest.raises(
+        DamagedGame, match=r"has room for 1 more entries after 18446744073709551615-18446744073709551614, not 2$"
+    ):
+        store.append(GID, _batch(store, events=2))
+    assert _snapshot(real_redis, GID) == before and real_redis.xrange(k.changes) == changes
+    assert store.append(GID, _batch(store, events=1))[0] == 3  # one id left: one event
+    assert store.log_entries(GID)[-1][0] == MAX_ID and store.meta(GID)["log_id"] == MAX_ID
 
 
 def test_append_to_no_game_is_refused(any_redis: redis.Redis) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import redis
 from click.testing import CliRunner
-from support import Red7, TournamentRed7, fails, new_id, one_line_error, wait_for
+from support import Red7, TournamentRed7, fails, new_id, one_event_per_entry, one_line_error, wait_for
 
 from red7es.cli.credentials import Credentials
 from red7es.cli.main import cli
@@ -297,7 +297,7 @@ def test_audit_passes_then_fails_on_a_tampered_game(red7: TournamentRed7) -> Non
     assert passed.startswith(f"PASS {t}:") and len(passed.strip().splitlines()) == 1
     connection = redis.Redis.from_url(red7.url)
     log = f"red7:{{t-{t}-r1-1}}:log"
-    connection.xdel(log, connection.xrange(log)[3][0])
+    connection.xdel(log, one_event_per_entry(connection, f"t-{t}-r1-1")[3][0])
     failed = red7("audit", t)
     assert failed.exit_code == 1
     assert failed.stdout.startswith(f"FAIL {t}: game t-{t}-r1-1: FAIL") and len(failed.stdout.strip().splitlines()) == 1
