@@ -374,7 +374,8 @@ def self_signed(directory: Path) -> tuple[Path, Path]:
 
 def one_event_per_entry(connection: redis.Redis, game_id: str) -> list[Any]:
     """Rewrite a game's log as a red7es before issue #23's cut wrote it: each event an entry
-    of its own (field ``e``, under the event's stream id) and no ``meta.entries``; the log
+    of its own (field ``e``, under the event's stream id) and no ``meta.entries`` nor
+    ``meta.log_id``; the log
     reads the same (red7es.service.stream_entries).  Returns the new entries, as XRANGE
     does, so a test can damage one event by its index."""
     from red7es.service.store import Keys
@@ -386,6 +387,6 @@ def one_event_per_entry(connection: redis.Redis, game_id: str) -> list[Any]:
     pipe.delete(key)
     for stream_id, raw in events:
         pipe.xadd(key, {"e": raw}, id=stream_id)
-    pipe.hdel(Keys(game_id).meta, "entries")
+    pipe.hdel(Keys(game_id).meta, "entries", "log_id")
     pipe.execute()
     return connection.xrange(key)

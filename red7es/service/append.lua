@@ -204,23 +204,38 @@ local function write_log(last, room_known)
   clock = clock or redis.call('TIME')
   local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
   local ms, seq = string.match(last, '^(%d+)-(%d+)$')
-  local id = nil
+  local first = nil  -- the first event's sequence number in millisecond ``now``
   if ms and #ms <= 15 and tonumber(ms) < now then
-    id = string.format('%.0f-%d', now, nev - 1)
+    first = 0
   elseif ms and #ms <= 15 and tonumber(ms) == now and #seq <= 15 then
-    id = string.format('%.0f-%.0f', now, tonumber(seq) + nev)
+    first = tonumber(seq) + 1
   end
-  if id then
-    local fields = {'v', version + nev, 'e', ARGV[14]}
-    for j = 1, nev - 1 do
-      fields[#fields + 1] = 'e' .. j
-      fields[#fields + 1] = ARGV[14 + j]
+  if first then
+    -- at most 1,000 events an entry: a Lua unpack holds at most 8,000 values, and an error
+    -- there would come after the change was written (an append this large is a batch of
+    -- 200 commands and more; the entries' ids still follow on, so only the first XADD can
+    -- be refused)
+    local done, written = 0, nil
+    while done < nev do
+      local size = math.min(1000, nev - done)
+      local fields = {'v', version + done + size, 'e', ARGV[14 + done]}
+      for j = 1, size - 1 do
+        fields[#fields + 1] = 'e' .. j
+        fields[#fields + 1] = ARGV[14 + done + j]
+      end
+      written = redis.pcall('XADD', KEYS[1], string.format('%.0f-%.0f', now, first + done + size - 1), unpack(fields))
+      if type(written) == 'table' and written['err'] then
+        return written
+      end
+      done = done + size
+      if done < nev then length = length + 1 end
     end
-    return redis.pcall('XADD', KEYS[1], id, unpack(fields))
+    return written
   end
   if not room_known then
     return false
   end
+  local id = nil
   for j = 1, nev do
     id = redis.call('XADD', KEYS[1], '*', 'v', version + j, 'e', ARGV[13 + j])
   end

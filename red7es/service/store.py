@@ -4,10 +4,10 @@ Every key of one game shares the Redis Cluster hash tag ``{<game id>}`` so a gam
 lives on one shard and its Lua scripts are atomic::
 
     red7:{g}:commands   stream  every command submitted (field c = msgpack)
-    red7:{g}:log        stream  the log of facts, one event per entry (field e)
+    red7:{g}:log        stream  the log of facts, one entry per append (v, e, e1, ...: red7es.service.stream_entries)
     red7:{g}:sealed     string  a finished game's log once compacted, in place of the stream (red7es.service.sealing)
     red7:{g}:changes    stream  public summaries of each append (and one entry if the game breaks), for watchers
-    red7:{g}:meta       hash    version, head, cursor, status, to_move, bot_to_move
+    red7:{g}:meta       hash    version, entries, log_id, head, cursor, status, to_move, bot_to_move
     red7:{g}:secret     hash    the seed until the game is over
     red7:{g}:cmdids     hash    a client's command id -> stream id (exactly-once submission; bots' ids are not stored)
     red7:{g}:view:public string msgpack public view

@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .envelope import CorruptEvent
-
 __all__ = ["EVENTS_THROUGH", "entry_field", "field_map", "log_events", "events_through"]
 
 # The log entry field holding the log's event count through the entry.
@@ -50,8 +48,10 @@ def log_events(stream_id: Any, fields: Any) -> list[tuple[str, bytes]]:
     """The events of one log entry as (stream id, bytes), oldest first.
 
     An entry with no ``e`` field (written by hand) reads as one event of no bytes, which
-    no decoder accepts, as before entries held several.  :class:`CorruptEvent` when the
-    entry's id leaves no room for the ids of its events (also written by hand).
+    no decoder accepts, as before entries held several; so does an entry whose id leaves
+    no room for the ids of its events (also written by hand): every reader then meets a
+    log that cannot be read where it already handles one (the game is broken, the audit
+    fails), rather than an error of its own.
     """
     entry_id = stream_id.decode() if isinstance(stream_id, bytes) else str(stream_id)
     fields = field_map(fields)
@@ -63,8 +63,8 @@ def log_events(stream_id: Any, fields: Any) -> list[tuple[str, bytes]]:
     ms, _, seq = entry_id.partition("-")
     last = int(seq) if seq.isascii() and seq.isdigit() and len(seq) <= 20 else -1
     first = last - len(raws) + 1
-    if first < 0 or last > _LARGEST:
-        raise CorruptEvent(f"log entry {entry_id} holds {len(raws)} events but its id leaves no room for their ids")
+    if first < 0 or last > _LARGEST:  # written by hand: one event no decoder takes, as above
+        return [(entry_id, b"")]
     return [(f"{ms}-{first + j}", raw) for j, raw in enumerate(raws)]
 
 

@@ -30,6 +30,7 @@ from red7es.service.store import (
     NoSuchGame,
     OverLimit,
     RateGuard,
+    stream_order,
     text,
     valid_game_id,
     whole_number,
@@ -365,6 +366,21 @@ def test_a_log_out_of_ids_behind_meta_log_id_takes_back_the_change(real_redis: r
     assert _snapshot(real_redis, GID) == before and real_redis.xrange(k.changes) == changes
     assert store.append(GID, _batch(store, events=1))[0] == 3  # one id left: one event
     assert store.log_entries(GID)[-1][0] == MAX_ID and store.meta(GID)["log_id"] == MAX_ID
+
+
+def test_an_append_of_thousands_of_events_is_entries_of_at_most_a_thousand(real_redis: redis.Redis) -> None:
+    """A Lua unpack holds at most 8,000 values: an entry of 4,000 events failed after the
+    change was written. Larger appends take several entries, their ids following on."""
+    store = _created(real_redis)
+    store.append(GID, _batch(store))
+    entries = real_redis.xlen(Keys(GID).log)
+    assert store.append(GID, _batch(store, events=2_500))[0] == 2_502
+    assert real_redis.xlen(Keys(GID).log) == entries + 3 == int(store.meta(GID)["entries"])
+    logged = store.log_entries(GID)
+    assert [raw for _id, raw in logged] == [f"event-{i}".encode() for i in range(2_502)]
+    orders = [stream_order(i) for i, _raw in logged]
+    assert orders == sorted(set(orders))
+    assert store.meta(GID)["log_id"] == logged[-1][0]
 
 
 def test_append_to_no_game_is_refused(any_redis: redis.Redis) -> None:
