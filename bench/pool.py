@@ -103,7 +103,7 @@ def applied_moves(conn: redis.Redis, games: Sequence[str] | None = None, batch: 
     """Validated moves (``CommandApplied`` events) in the logs of ``games``, or of every game
     (a finished game's log sealed by its compaction too)."""
     from red7es.service.sealing import unseal
-    from red7es.service.stream_entries import log_events
+    from red7es.service.stream_entries import log_rows_events
 
     if games is None:
         found = [*conn.scan_iter(match="red7:{*}:log"), *conn.scan_iter(match="red7:{*}:sealed")]
@@ -122,6 +122,5 @@ def applied_moves(conn: redis.Redis, games: Sequence[str] | None = None, batch: 
             if isinstance(reply, bytes):  # a seal
                 total += sum(b"\xaeCommandApplied" in raw for _id, raw in unseal(reply))
             elif reply:
-                events = (raw for stream_id, fields in reply for _id, raw in log_events(stream_id, fields))
-                total += sum(b"\xaeCommandApplied" in raw for raw in events)
+                total += sum(b"\xaeCommandApplied" in raw for _id, raw in log_rows_events(reply))
     return total

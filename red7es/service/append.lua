@@ -24,9 +24,9 @@
 -- Returns {1, version, cursor, last command id, handed back (0/1)} when appended (the
 -- commands stream's last id after it, '0-0' for none: no command waits when it is the
 -- cursor), {0, version, cursor} when the game moved on,
--- {2, reason} when a key cannot take the append and {3, log's events (-1: not counted),
--- log's entries, entries meta counts} when the log is not the one meta counts: then
--- nothing is written, and the game needs a human.
+-- {2, reason} when a key cannot take the append and {3, log's entries, entries meta
+-- counts} when the log is not the one meta counts: then nothing is written, and the game
+-- needs a human.
 local nev = tonumber(ARGV[4])
 local nbot = tonumber(ARGV[5])
 local owner, game = ARGV[12], ARGV[13]
@@ -137,7 +137,7 @@ local counted = tonumber(read[3]) or version  -- (an older red7es's log: an even
 if length ~= counted then
   -- entries no append counted (one that failed half-way), or entries removed (the caller
   -- counts their events, for its message: this is a damaged game, not a move)
-  return {3, -1, length, counted}
+  return {3, length, counted}
 end
 local last_id = '0-0'  -- the commands' last id: returned, so a folder need not read them again
 if #last > 0 then last_id = last[1][1] end
@@ -150,12 +150,18 @@ end
 -- says a time-out or a bot's turn happened at must be past, and a time-out must come
 -- after every command at or before its deadline (and before any answered after it).
 local timed = 14 + nev + 2 * nbot + (#KEYS - first_view + 1)
-local clock = nil  -- Redis's TIME, once read
+local time_ms = nil  -- Redis's TIME in ms, read once
+local function redis_ms()
+  if not time_ms then
+    local clock = redis.call('TIME')
+    time_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  end
+  return time_ms
+end
 local bot_ids = {}
 local deadline = nil
 if #ARGV >= timed + 2 then
-  clock = redis.call('TIME')
-  local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  local now = redis_ms()
   if ARGV[timed + 1] ~= '' then
     local at, due = tonumber(ARGV[timed + 1]), tonumber(ARGV[timed + 2])
     if at > now or at <= due then
@@ -192,17 +198,17 @@ if ARGV[10] ~= '' then
     return {2, why or (KEYS[4] .. ': ' .. change['err'])}
   end
 end
--- The log's entry, after a last id ``last``: its id, or false when none can be chosen
--- without knowing the stream has room (the caller then reads it). One event takes Redis's
--- own id ('*'); several take consecutive ids in Redis's millisecond, the entry the last
--- one's. Past a log id above Redis's clock (set by hand, or a clock gone back) each event
--- is an entry of its own under an id of Redis's, once the room for them is known.
+-- The log's entries, after a last id ``last``: the last one's id (or XADD's error) and
+-- how many were written, or false when no id can be chosen without knowing the stream has
+-- room (the caller then reads it). One event takes Redis's own id ('*'); several take
+-- consecutive ids in Redis's millisecond, the entry the last one's. Past a log id above
+-- Redis's clock (set by hand, or a clock gone back) each event is an entry of its own
+-- under an id of Redis's, once the room for them is known.
 local function write_log(last, room_known)
   if nev == 1 then
-    return redis.pcall('XADD', KEYS[1], '*', 'v', version + 1, 'e', ARGV[14])
+    return redis.pcall('XADD', KEYS[1], '*', 'v', version + 1, 'e', ARGV[14]), 1
   end
-  clock = clock or redis.call('TIME')
-  local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  local now = redis_ms()
   local ms, seq = string.match(last, '^(%d+)-(%d+)$')
   local first = nil  -- the first event's sequence number in millisecond ``now``
   if ms and #ms <= 15 and tonumber(ms) < now then
@@ -215,7 +221,7 @@ local function write_log(last, room_known)
     -- there would come after the change was written (an append this large is a batch of
     -- 200 commands and more; the entries' ids still follow on, so only the first XADD can
     -- be refused)
-    local done, written = 0, nil
+    local done, written, entries = 0, nil, 0
     while done < nev do
       local size = math.min(1000, nev - done)
       local fields = {'v', version + done + size, 'e', ARGV[14 + done]}
@@ -225,32 +231,29 @@ local function write_log(last, room_known)
       end
       written = redis.pcall('XADD', KEYS[1], string.format('%.0f-%.0f', now, first + done + size - 1), unpack(fields))
       if type(written) == 'table' and written['err'] then
-        return written
+        return written, entries
       end
-      done = done + size
-      if done < nev then length = length + 1 end
+      done, entries = done + size, entries + 1
     end
-    return written
+    return written, entries
   end
   if not room_known then
-    return false
+    return false, 0
   end
   local id = nil
   for j = 1, nev do
     id = redis.call('XADD', KEYS[1], '*', 'v', version + j, 'e', ARGV[13 + j])
   end
-  length = length + nev - 1
-  return id
+  return id, nev
 end
-local i = 14
 if nev > 0 then
-  local written = write_log(last_log_id, room_checked)
+  local written, added = write_log(last_log_id, room_checked)
   if not written or (type(written) == 'table' and written['err']) then
     -- meta.log_id is not the log's last id (an XSETID by hand), or no ids are left: the
     -- stream tells which, and the change above is taken back if nothing can be written
     local info, why = checked_stream(KEYS[1], nev)
     if not why then
-      written = write_log(info and info['last-generated-id'] or '0-0', true)
+      written, added = write_log(info and info['last-generated-id'] or '0-0', true)
       if type(written) == 'table' and written['err'] then
         why = KEYS[1] .. ': ' .. written['err']
       end
@@ -260,13 +263,9 @@ if nev > 0 then
       return {2, why}
     end
   end
-  last_log_id = written
-  length = length + 1
-  i = 14 + nev
+  last_log_id, length = written, length + added
 end
-if deadline then
-  redis.call('HSET', KEYS[2], 'deadline', deadline)
-end
+local i = 14 + nev
 for b = 1, nbot do
   cursor = redis.call('XADD', KEYS[3], bot_ids[b] or '*', 'c', ARGV[i + 1])
   i = i + 2  -- (ARGV[i] is the bot command's id: not stored, see KEYS)
@@ -277,6 +276,10 @@ local meta = {'version', version, 'cursor', cursor, 'head', ARGV[6], 'status', A
 if last_log_id then
   meta[#meta + 1] = 'log_id'
   meta[#meta + 1] = last_log_id
+end
+if deadline then
+  meta[#meta + 1] = 'deadline'
+  meta[#meta + 1] = deadline
 end
 redis.call('HSET', KEYS[2], unpack(meta))
 -- every view in one MSET (issue #23: a SET each was three commands a turn; the keys share

@@ -27,7 +27,7 @@ from .codec import CorruptEvent, Recorded, decode_event, decode_log, seat_data
 from .events import BOT_ID_PREFIX, GameCreated, SeatSpec, SeedRevealed
 from .sealing import SealError, sealed_entries
 from .store import INDEX, Keys, NoSuchGame, now_ms, stream_order, text
-from .stream_entries import entry_field, field_map, log_events
+from .stream_entries import entry_field, field_map, log_rows_events
 
 if TYPE_CHECKING:
     from .audit import AuditReport
@@ -163,10 +163,7 @@ def export(service: GameService, game_id: str) -> Record:
         raise NoSuchGame(game_id)
     meta = {text(k): text(v) for k, v in meta_raw.items()}
     commands = _entries(command_rows, b"c")
-    try:
-        events = tuple(Entry(*event) for stream_id, fields in log_rows for event in log_events(stream_id, fields))
-    except CorruptEvent as exc:
-        raise RecordError(f"game {game_id}: {exc}") from None
+    events = tuple(Entry(*event) for event in log_rows_events(log_rows))
     if not events and meta.get("status") == "over":  # a finished game's log may be sealed
         try:
             sealed = sealed_entries(service.redis, game_id)

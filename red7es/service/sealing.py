@@ -34,7 +34,7 @@ import redis
 
 from .envelope import GENESIS, CorruptEvent, event_hash
 from .store import Keys, registered_script, text
-from .stream_entries import log_events
+from .stream_entries import log_rows_events
 
 __all__ = [
     "LATER",
@@ -168,7 +168,7 @@ def seal_finished(connection: redis.Redis, game_id: str) -> str:
         return UNSEALABLE
     if held or (bool(last_command) and text(last_command[0][0]) != text(cursor or b"0-0")):
         return LATER
-    entries = [event for stream_id, fields in rows for event in log_events(stream_id, fields)]
+    entries = log_rows_events(rows)
     blob = seal(entries)  # a seal holds each event under its own id (an entry holds an append's)
     if unseal(blob) != entries:  # cannot happen: but a seal that does not read back is never written
         raise SealError(f"game {game_id}: its log does not read back from its seal")

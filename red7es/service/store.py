@@ -40,7 +40,7 @@ from ..wording import counted
 from .connection import is_cluster
 from .deadlines import DEADLINES, SYNC, append_indexed
 from .envelope import MAX_COMMAND_SIZE, CorruptEvent, pack_map
-from .stream_entries import entry_field, log_events
+from .stream_entries import entry_field, log_rows_events
 from .work_index import WORK, WorkIndex
 
 # KEYS: meta.  ARGV: the version the caller folded.  Only at that version (no append since).
@@ -623,10 +623,9 @@ class GameStore:
         if reply[0] == 2:
             raise DamagedGame(f"cannot append: {text(reply[1])}")
         if reply[0] == 3:
-            length, version = int(reply[1]), str(batch.expected_version)
-            entries, meta_entries = int(reply[2]), int(reply[3])
-            if length < 0:  # the script counts entries: the events are counted here (a damaged game)
-                length = self._events_in_log(game_id)
+            # the script counts entries: the events are counted here (a damaged game, not a move)
+            entries, meta_entries = int(reply[1]), int(reply[2])
+            length, version = self._events_in_log(game_id), str(batch.expected_version)
             raise DamagedGame(
                 (log_length_problem(length, version) if length >= 0 else None)
                 or f"the log holds {counted(entries, 'entry', 'entries')} but meta.entries is {meta_entries}: "
@@ -759,8 +758,7 @@ class GameStore:
         if not rows:  # a sealed game's log is in its seal (a game's log is never empty otherwise)
             return [raw for _id, raw in self._sealed(game_id)[-count:]] if count > 0 else [], stored
         # ``count`` entries hold at least ``count`` events (an entry holds one append's)
-        events = [raw for stream_id, fields in reversed(rows) for _id, raw in log_events(stream_id, fields)]
-        return events[-count:] if count > 0 else [], stored
+        return [raw for _id, raw in log_rows_events(reversed(rows))[-count:]] if count > 0 else [], stored
 
     def log_before(self, game_id: str, before: str | None, count: int) -> list[tuple[str, bytes]]:
         """Up to ``count`` log events (stream id, encoded event) before stream id ``before``
@@ -769,29 +767,26 @@ class GameStore:
         An entry holds the events of one append under consecutive ids (the entry's id is its
         last event's: :mod:`~red7es.service.stream_entries`), so the entry holding ``before``
         may hold events before it too: the read starts at ``before``'s millisecond."""
-        key, bound = Keys(game_id).log, "+"
-        found: list[tuple[str, bytes]] = []
+        key, bound, limit = Keys(game_id).log, "+", (1 << 64, 0)
         if before is not None:
-            bound = f"{stream_order(before)[0]}-{(1 << 64) - 1}" if stream_order(before)[0] >= 0 else "-"
+            limit = stream_order(before)
+            bound = f"{limit[0]}-{(1 << 64) - 1}" if limit[0] >= 0 else "-"
+        found: list[tuple[str, bytes]] = []
         while len(found) < count and bound != "-":
             rows: Any = self.redis.xrevrange(key, max=bound, min="-", count=count)
-            for stream_id, fields in rows:
-                for event in reversed(log_events(stream_id, fields)):
-                    if before is None or stream_order(event[0]) < stream_order(before):
-                        found.append(event)
+            newest_first = reversed(log_rows_events(reversed(rows)))
+            found += [event for event in newest_first if stream_order(event[0]) < limit]
             if len(rows) < count:
                 break
             bound = f"({text(rows[-1][0])}"
         if not found and not self.redis.exists(key):  # a sealed game's log is in its seal
-            newest_first = reversed(self._sealed(game_id))
-            found = [e for e in newest_first if before is None or stream_order(e[0]) < stream_order(before)]
+            found = [e for e in reversed(self._sealed(game_id)) if stream_order(e[0]) < limit]
         return found[:count]
 
     def _events_in_log(self, game_id: str) -> int:
-        """The number of events the log stream holds; -1 when it cannot be read."""
+        """The number of events the log holds; -1 when it cannot be read (a damaged seal too)."""
         try:
-            rows: Any = self.redis.xrange(Keys(game_id).log, min="-", max="+")
-            return sum(len(log_events(stream_id, fields)) for stream_id, fields in rows)
+            return len(self.log_entries(game_id))
         except (redis.ResponseError, CorruptEvent):
             return -1
 
@@ -801,7 +796,7 @@ class GameStore:
         rows = self.redis.xrange(Keys(game_id).log, min="-", max="+")
         if not rows:
             return self._sealed(game_id)
-        return [event for stream_id, fields in rows for event in log_events(stream_id, fields)]
+        return log_rows_events(rows)
 
     def _sealed(self, game_id: str) -> list[tuple[str, bytes]]:
         """A sealed game's log entries ([] for a game with no seal)."""

@@ -14,10 +14,10 @@ reader see the log as one event per id, whichever way it was written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["EVENTS_THROUGH", "entry_field", "field_map", "log_events", "events_through"]
+__all__ = ["EVENTS_THROUGH", "entry_field", "field_map", "log_events", "log_rows_events", "events_through"]
 
 # The log entry field holding the log's event count through the entry.
 EVENTS_THROUGH = b"v"
@@ -66,6 +66,12 @@ def log_events(stream_id: Any, fields: Any) -> list[tuple[str, bytes]]:
     if first < 0 or last > _LARGEST:  # written by hand: one event no decoder takes, as above
         return [(entry_id, b"")]
     return [(f"{ms}-{first + j}", raw) for j, raw in enumerate(raws)]
+
+
+def log_rows_events(rows: Iterable[Any]) -> list[tuple[str, bytes]]:
+    """The events of log entries as read (XRANGE or XREVRANGE rows), in the rows' order
+    with each entry's events oldest first: reverse an XREVRANGE's rows for the log's order."""
+    return [event for stream_id, fields in rows for event in log_events(stream_id, fields)]
 
 
 def events_through(fields: Any) -> int | None:

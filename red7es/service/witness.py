@@ -24,7 +24,7 @@ import redis
 from .codec import GENESIS, event_hash
 from .sealing import sealed_entries
 from .store import Keys, text, whole_number
-from .stream_entries import events_through, log_events
+from .stream_entries import events_through, log_rows_events
 
 __all__ = ["Divergent", "Head", "head_now", "live_divergence", "record_divergence"]
 
@@ -172,8 +172,8 @@ def live_divergence(connection: redis.Redis, game_id: str, heads: Mapping[int, s
         rows: Any = connection.xrevrange(log, max="+", min="-", count=count)
         if not rows or text(rows[0][0]) != text(newest[0][0]):
             continue
-        events = [raw for stream_id, fields in reversed(rows) for _id, raw in log_events(stream_id, fields)]
+        events = log_rows_events(reversed(rows))
         if len(events) < count:  # fewer events than the newest entry counts: some are gone
             return _rolled_back(version, heads[version], length - count + len(events))
-        return _against(version, heads[version], events[-count])
+        return _against(version, heads[version], events[-count][1])
     return None  # the game moved at every look: the next read tells
