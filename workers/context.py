@@ -150,27 +150,28 @@ class WorkerContext:
             self.post_due()
             self._last_due_pass = now
         end = time.monotonic() + left
-        taken = self.inbox.take(consumer, block_ms=max(1, int(min(left, 0.5) * 1000)))
+        taken = self.inbox.take_posts(consumer, block_ms=max(1, int(min(left, 0.5) * 1000)))
         served = self._fold(taken, end, self.inbox, quick=True)
         if self.slow_bots and not self.stopping:
             # One slow game a pass, then back to the inbox: a search never holds up games
             # this worker has taken, and the other slow games are left to other workers.
-            served += self._fold(self.slow_inbox.take(consumer, count=1, block_ms=None), end, self.slow_inbox)
+            served += self._fold(self.slow_inbox.take_posts(consumer, count=1, block_ms=None), end, self.slow_inbox)
         return served
 
-    def _fold(self, taken: list[str], end: float, inbox: Inbox, quick: bool = False) -> int:
-        """Advance the games taken from ``inbox`` (``quick``: leaving slow bots to others); games served."""
+    def _fold(self, taken: list[tuple[str, bool]], end: float, inbox: Inbox, quick: bool = False) -> int:
+        """Advance the games taken from ``inbox`` (``quick``: leaving slow bots to others),
+        each with whether its post says it is on the work index; games served."""
         served = 0
-        for n, game_id in enumerate(taken):
+        for n, (game_id, indexed) in enumerate(taken):
             if self.stopping or (n and time.monotonic() > end):
                 # A worker asked to stop goes at once, and slow bots can make a batch outlast
                 # the shift: hand the rest back rather than run into RQ's job timeout, which
                 # would cut a decision short.
-                for later in taken[n:]:
+                for later, _indexed in taken[n:]:
                     inbox.post(later)
                 break
             try:
-                self.advance(game_id, quick=quick)
+                self.advance(game_id, quick=quick, indexed=indexed)
             except WAITED_OUT_ERRORS:
                 raise  # Redis is gone or refusing writes: the shift waits, the sweep recovers the games
             except JobTimeoutException:
@@ -183,13 +184,14 @@ class WorkerContext:
             self.last_work = time.monotonic()
         return served
 
-    def advance(self, game_id: str, *, quick: bool = False) -> dict[str, Any]:
+    def advance(self, game_id: str, *, quick: bool = False, indexed: bool = False) -> dict[str, Any]:
         """Fold a game for one time slice, then hand it back (re-posted if work is left).
 
         A ``quick`` fold (a game from the inbox) leaves a bot that thinks long to the
-        slow-bot inbox, so the worker is soon back for people's moves.
+        slow-bot inbox, so the worker is soon back for people's moves.  ``indexed``: the
+        game's post says it is on the work index (it is not added again as it is taken).
         """
-        if not self.folder.take(game_id, self.owner, LEASE_MS):
+        if not self.folder.take(game_id, self.owner, LEASE_MS, indexed=indexed):
             return {"game": game_id, "skipped": "another worker holds the game"}
         hand_back = HandBack(self.owner)  # the fold's last append may hand the game back itself
         try:

@@ -158,6 +158,14 @@ local function redis_ms()
   end
   return time_ms
 end
+-- The millisecond the log's entry goes in: Redis's, read once. An untimed game's append
+-- takes it from the id Redis gave the change it wrote first (XADD '*': Redis's clock, or
+-- just past the changes' last id should that be ahead of it), not from a TIME of its own
+-- (issue #23: one command a turn).
+local change_ms = nil
+local function log_ms()
+  return time_ms or change_ms or redis_ms()
+end
 local bot_ids = {}
 local deadline = nil
 if #ARGV >= timed + 2 then
@@ -197,6 +205,8 @@ if ARGV[10] ~= '' then
     local _, why = checked_stream(KEYS[4], 1)
     return {2, why or (KEYS[4] .. ': ' .. change['err'])}
   end
+  local ms = string.match(change, '^(%d+)-')
+  if #ms <= 15 then change_ms = tonumber(ms) end  -- (a double holds it exactly)
 end
 -- The log's entries, after a last id ``last``: the last one's id (or XADD's error) and
 -- how many were written, or false when no id can be chosen without knowing the stream has
@@ -208,7 +218,7 @@ local function write_log(last, room_known)
   if nev == 1 then
     return redis.pcall('XADD', KEYS[1], '*', 'v', version + 1, 'e', ARGV[14]), 1
   end
-  local now = redis_ms()
+  local now = log_ms()
   local ms, seq = string.match(last, '^(%d+)-(%d+)$')
   local first = nil  -- the first event's sequence number in millisecond ``now``
   if ms and #ms <= 15 and tonumber(ms) < now then
@@ -280,6 +290,11 @@ end
 if deadline then
   meta[#meta + 1] = 'deadline'
   meta[#meta + 1] = deadline
+end
+if change then
+  -- the changes' last id, for a client's submit to answer as its mark (submit.lua)
+  meta[#meta + 1] = 'change_id'
+  meta[#meta + 1] = change
 end
 redis.call('HSET', KEYS[2], unpack(meta))
 -- every view in one MSET (issue #23: a SET each was three commands a turn; the keys share

@@ -44,6 +44,7 @@ from .store import (
     entry_field,
     new_game_id,
     now_ms,
+    stream_order,
     valid_game_id,
     whole_number,
 )
@@ -518,7 +519,13 @@ class GameService:
             stream_id = self.store.command_stream_id(game_id, command_id)
         ids = {command_id} if stream_id is None else {command_id, stream_id}
         seen = _SeenView(seat)
-        for batch in self._event_batches(game_id, after, wait, seen):
+        # The mark is the change the game's last append wrote (meta.change_id): a change
+        # written after it by hand in a millisecond before the command's cannot hold its
+        # answer, so one that cannot be read is passed over, not raised (a worker's changes
+        # are always readable; stream ids are Redis's clock, and the ids of two streams
+        # compare by it, not by their sequence numbers).
+        stored = None if stream_id is None else stream_order(stream_id)[0]
+        for batch in self._event_batches(game_id, after, wait, seen, unreadable_before=stored):
             found = answer_in(batch, command_id, ids)
             if found is not None:
                 return dataclasses.replace(self.with_reason(game_id, found, ids), view=seen.read(game_id))
@@ -799,16 +806,28 @@ class GameService:
         yield from rows
 
     def _event_batches(
-        self, game_id: str, after: str, wait: float, seen: _SeenView | None = None
+        self,
+        game_id: str,
+        after: str,
+        wait: float,
+        seen: _SeenView | None = None,
+        unreadable_before: int | None = None,
     ) -> Iterator[list[dict[str, Any]]]:
         """The events of each change after ``after``, as they come; ServiceError after ``wait``
-        seconds.  ``seen`` keeps the seat's view read with the last wait."""
+        seconds.  ``seen`` keeps the seat's view read with the last wait.  A change that
+        cannot be read, in a millisecond before ``unreadable_before``, is passed over."""
         deadline = time.monotonic() + wait
         cursor = after
         while True:
             for change_id, _v, payload in self._changes(game_id, cursor, deadline, seen):
                 cursor = change_id
-                yield self._public_events(game_id, change_id, payload)
+                try:
+                    events = self._public_events(game_id, change_id, payload)
+                except UnreadableChange:
+                    if unreadable_before is None or not stream_order(change_id)[0] < unreadable_before:
+                        raise
+                    continue
+                yield events
 
     def _keep(self, game_id: str, tokens: dict[str, str]) -> None:
         if self.keep_token is not None:
@@ -829,19 +848,17 @@ class _SeenView:
 
     def __init__(self, seat: int | None) -> None:
         self.seat = seat
-        self.raw: tuple[bytes | None, str | None] | None = None  # (view, meta.broken), once read
+        self.raw: bytes | None = None  # the view, once read
 
     def read(self, game_id: str) -> dict[str, Any] | None:
         """The view as :meth:`GameService.view` reads it; None if none was read, or the game
-        broke, has no view or one that cannot be read (the caller's own read then says so:
-        the answer itself is told all the same)."""
+        has no view or one that cannot be read (the caller's own read then says so: the
+        answer itself is told all the same).  A game broken after its answer (a worker's
+        break is on its changes, read first) shows its view as the answer left it."""
         if self.seat is None or self.raw is None:
             return None
-        raw, broken = self.raw
-        if broken or raw is None:
-            return None
         try:
-            return read_view(game_id, raw, self.seat)
+            return read_view(game_id, self.raw, self.seat)
         except UnreadableKey:
             return None
 

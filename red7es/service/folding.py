@@ -198,18 +198,23 @@ class Folder:
                 raise
         raise Contended(f"game {game_id}: gave up after 20 conflicting appends")
 
-    def take(self, game_id: str, owner: str, ttl_ms: int) -> bool:
+    def take(self, game_id: str, owner: str, ttl_ms: int, *, indexed: bool = False) -> bool:
         """Take the game's lease (:meth:`~red7es.service.store.GameStore.acquire_lease`,
         ``index=True``), and read its meta and commands in the same round trip for the
         :meth:`advance` that follows (a worker's); whether taken. Not on a cluster, whose
-        pipelines span slots without keeping order: the lease alone there."""
+        pipelines span slots without keeping order: the lease alone there. ``indexed``: the
+        game's post says it is on the work index already (not added again)."""
         if is_cluster(self.store.redis):
             return self.store.acquire_lease(game_id, owner, ttl_ms, index=True)
         table = self.tables.get(game_id)
         cursor = table.cursor if table is not None else None
         limit = _limit(table)
         taken, reply = self.store.take_and_read(
-            game_id, owner, ttl_ms, lambda pipe: self.reader.queue_meta_and_commands(pipe, game_id, cursor, limit)
+            game_id,
+            owner,
+            ttl_ms,
+            lambda pipe: self.reader.queue_meta_and_commands(pipe, game_id, cursor, limit),
+            indexed=indexed,
         )
         if taken:
             self._taken[game_id] = (cursor, reply)

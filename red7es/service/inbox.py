@@ -76,14 +76,21 @@ class Inbox:
 
     def take(self, consumer: str, count: int = 32, block_ms: int | None = 500) -> list[str]:
         """Game ids posted since this group last read, waiting up to ``block_ms`` (None: not at all)."""
+        return [game_id for game_id, _indexed in self.take_posts(consumer, count, block_ms)]
+
+    def take_posts(self, consumer: str, count: int = 32, block_ms: int | None = 500) -> list[tuple[str, bool]]:
+        """:meth:`take`, each game with whether every post of it said the game is on the
+        work index (``i``: posted by ``submit.lua`` in the step that added it there), so
+        the worker need not add it again as it takes the game (issue #23)."""
         reply = self.redis.xreadgroup(GROUP, consumer, {self.ready_key(): ">"}, count=count, block=block_ms, noack=True)
         if not reply:
             return []
         assert isinstance(reply, list)  # RESP2, this connection's protocol: [[stream, entries]]
-        games = []
+        games: dict[str, bool] = {}  # each game once, first-posted first
         for _stream, entries in reply:
             for _id, fields in entries:
                 value = fields.get(b"g")
                 if value and value.isascii():  # game ids are a-z 0-9 -: bytes written by hand are no game
-                    games.append(value.decode())
-        return list(dict.fromkeys(games))  # each game once, first-posted first
+                    game_id = value.decode()
+                    games[game_id] = games.get(game_id, True) and fields.get(b"i") == b"1"
+        return list(games.items())

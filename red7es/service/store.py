@@ -7,7 +7,7 @@ lives on one shard and its Lua scripts are atomic::
     red7:{g}:log        stream  the log of facts, one entry per append (v, e, e1, ...: red7es.service.stream_entries)
     red7:{g}:sealed     string  a finished game's log once compacted, in place of the stream (red7es.service.sealing)
     red7:{g}:changes    stream  public summaries of each append (and one entry if the game breaks), for watchers
-    red7:{g}:meta       hash    version, entries, log_id, head, cursor, status, to_move, bot_to_move
+    red7:{g}:meta       hash    version, entries, log_id, change_id, head, cursor, status, to_move, bot_to_move
     red7:{g}:secret     hash    the seed until the game is over
     red7:{g}:cmdids     hash    a client's command id -> stream id (exactly-once submission; bots' ids are not stored)
     red7:{g}:view:public string msgpack public view
@@ -215,6 +215,20 @@ class DamagedGame(RuntimeError):
     or a log whose length is not ``meta.version``.  Retrying cannot help: the folder (or the
     client whose command was refused) marks the game broken with this reason.
     """
+
+
+# What submit.lua answers for a command it did not store (:meth:`GameStore._submitted` raises it)
+_REFUSALS = (
+    NoSuchGame,
+    ReservedId,
+    MismatchedId,
+    GameIsOver,
+    GameIsBroken,
+    OverLimit,
+    GameRemade,
+    CommandTooLarge,
+    DamagedGame,
+)
 
 
 def refused_key(key: str, error: str) -> str:
@@ -457,21 +471,22 @@ class GameStore:
         guard: RateGuard | None = None,
         checked_created: int | None = None,
     ) -> Submitted:
-        """:meth:`submit`, :meth:`last_change_id` read just before it and :meth:`set_nudge`
-        just after, in one round trip (issue #23: a person's turn paid one for each); with
-        ``inbox`` (the workers' inbox key and length cap, on a standalone Redis), the game
-        is posted there too when the nudge is set (``wake.lua``), in the same round trip.
+        """:meth:`submit`, the mark (the game's last change id as the store found it: the
+        command's answer comes after it) and :meth:`set_nudge` just after, in one round trip
+        (issue #23: a person's turn paid one for each).  With ``inbox`` (the workers' inbox
+        key and length cap, on a standalone Redis) all of it is one call of ``submit.lua``,
+        which also posts the game there when it sets the nudge and puts the game on the work
+        index: five commands fewer a turn than a pipeline of each.
 
-        A pipeline runs in order: the game goes on the work index before its command is
-        stored, the mark is read before (so no answer to the command can precede it), and
-        the nudge is set after, as :meth:`set_nudge` would.  Without ``inbox``, every
-        command is a plain one on a key the caller already reads or writes (the HTTP
-        gateway's Redis user, which may only read the changes and only write the nudge,
-        runs it too); a user whose ACL refuses ``wake.lua`` is answered so, and is not
-        asked again (:attr:`scripted_wake`).  A refused command is returned as
-        ``refused`` rather than raised, with ``must_wake`` all the same: whoever set the
-        nudge must wake a worker (or later commands would wait for the sweep).  With a
-        ``guard``, the script counts it and refuses the command past its limit
+        Without ``inbox`` (a cluster, whose scripts cannot span the game's slot and these
+        keys) or for a user whose ACL refuses those keys in the script (the HTTP gateway's,
+        which may only read the changes and only write the nudge: said once, and not asked
+        again, :attr:`scripted_wake`), a pipeline runs in order: the game goes on the work
+        index before its command is stored and the nudge is set after, as :meth:`set_nudge`
+        would.  A refused command is returned as ``refused`` rather than raised, with
+        ``must_wake`` all the same: whoever set the nudge must wake a worker (or later
+        commands would wait for the sweep); the script sets no nudge for a refused command.
+        With a ``guard``, the script counts it and refuses the command past its limit
         (:class:`OverLimit`).  With ``checked_created`` (the game's ``created`` when the
         caller checked the command), a game made again since under the id refuses it
         (:class:`GameRemade`), before counting."""
@@ -479,53 +494,58 @@ class GameStore:
             raise CommandTooLarge(len(command))
         k = Keys(game_id)
         keys = [k.commands, k.cmdids, k.meta, *([guard.key] if guard else [])]
-        args: list[str | bytes | int] = [command_id, command, *([guard.limit, guard.window_ms] if guard else [])]
-        if checked_created is not None:
-            args += [] if guard else ["", ""]
-            args.append(str(checked_created))
-        scripted = inbox is not None and self.scripted_wake
-        wake = [k.nudge, inbox[0]] if inbox is not None else []
-        wake_args: list[str | int] = [nudge_ttl_ms, game_id, inbox[1]] if inbox is not None else []
-        mark, reply, nudged = self._indexed_with(
+        args: list[str | bytes | int] = [command_id, command, *([guard.limit, guard.window_ms] if guard else ["", ""])]
+        args += ["" if checked_created is None else str(checked_created), "1"]  # "1": answer the mark too
+        if inbox is not None and self.scripted_wake:
+            try:
+                reply = self._submit(
+                    keys=[*keys, k.nudge, inbox[0], WORK], args=[*args, nudge_ttl_ms, game_id, inbox[1]]
+                )
+            except redis.exceptions.NoPermissionError:
+                self.scripted_wake = False  # nothing ran: the pipeline below, from now on
+            except redis.exceptions.ResponseError as exc:
+                return Submitted("", False, "0-0", False, exc)
+            else:
+                return self._scripted_submit(game_id, command_id, reply, nudge_ttl_ms)
+        stored, nudged = self._indexed_with(
             game_id,
-            lambda pipe: pipe.xrevrange(k.changes, max="+", min="-", count=1),
             lambda pipe: pipe.evalsha(self._submit.sha, len(keys), *keys, *args),
-            lambda pipe: (
-                pipe.evalsha(self._wake.sha, 2, *wake, *wake_args)
-                if scripted
-                else pipe.set(k.nudge, 1, nx=True, px=nudge_ttl_ms)
-            ),
-            kept=3,
+            lambda pipe: pipe.set(k.nudge, 1, nx=True, px=nudge_ttl_ms),
+            kept=2,
         )
-        if isinstance(reply, redis.exceptions.NoScriptError):  # not loaded yet (a restarted Redis): nothing ran
-            reply = self._submit(keys=keys, args=args)
-        if scripted:
-            _nudged, must_wake = self._after_wake(game_id, nudged, wake, wake_args)
-        elif isinstance(nudged, Exception):
+        if isinstance(stored, redis.exceptions.NoScriptError):  # not loaded yet (a restarted Redis): nothing ran
+            stored = self._submit(keys=keys, args=args)
+        if isinstance(nudged, Exception):
             raise nudged
-        else:
-            must_wake = bool(nudged)
-        if isinstance(mark, Exception):
-            # A changes stream that cannot be read (written by hand): said once a worker is
-            # woken; a command stored all the same is a no-op when sent again under its id.
-            return Submitted("", False, "0-0", must_wake, reply if isinstance(reply, Exception) else mark)
-        if isinstance(reply, Exception):
-            return Submitted("", False, _last_id(mark), must_wake, reply)
+        must_wake = bool(nudged)
+        if isinstance(stored, Exception):
+            return Submitted("", False, "0-0", must_wake, stored)
+        try:
+            stream_id, duplicate = self._submitted(game_id, command_id, stored)
+        except _REFUSALS as exc:
+            return Submitted("", False, "0-0", must_wake, exc)
+        return Submitted(stream_id, duplicate, text(stored[2]), must_wake)
+
+    def _scripted_submit(self, game_id: str, command_id: str, reply: Any, nudge_ttl_ms: int) -> Submitted:
+        """submit.lua's reply when it woke a worker itself.  A wake it could not make (the
+        nudge or the inbox refused it: a key of another type, written by hand, or a user
+        whose ACL may not write them) is left to the caller (``must_wake``), the nudge set
+        with a plain command first, as :meth:`set_nudge` would; an index add refused is
+        said once (:meth:`WorkIndex.refused`)."""
         try:
             stream_id, duplicate = self._submitted(game_id, command_id, reply)
-        except (
-            NoSuchGame,
-            ReservedId,
-            MismatchedId,
-            GameIsOver,
-            GameIsBroken,
-            OverLimit,
-            GameRemade,
-            CommandTooLarge,
-            DamagedGame,
-        ) as exc:
-            return Submitted("", False, _last_id(mark), must_wake, exc)
-        return Submitted(stream_id, duplicate, _last_id(mark), must_wake)
+        except _REFUSALS as exc:
+            return Submitted("", False, "0-0", False, exc)
+        woken, indexed = reply[3], reply[4]
+        if indexed:
+            self.work.refused(redis.exceptions.ResponseError(text(indexed)))
+        must_wake = False
+        if not isinstance(woken, int):
+            if text(woken).startswith("NOPERM"):
+                self.scripted_wake = False  # (not asked again)
+            self.set_nudge(game_id, nudge_ttl_ms)
+            must_wake = True  # the nudge may have been set by the script before the post failed
+        return Submitted(stream_id, duplicate, text(reply[2]), must_wake)
 
     def nudge_and_post(self, game_id: str, nudge_ttl_ms: int, inbox: tuple[str, int]) -> tuple[bool, bool]:
         """:meth:`set_nudge` and, when it sets the nudge, the post of the game to ``inbox``
@@ -834,22 +854,22 @@ class GameStore:
 
     def changes_and_view(
         self, game_id: str, after: str, block_ms: int, seat: int
-    ) -> tuple[list[tuple[str, int | None, bytes]], tuple[bytes | None, str | None] | None]:
-        """:meth:`changes` waiting up to ``block_ms``, and :meth:`view_and_broken` of
-        ``seat`` read in the same round trip just after the wait ends (issue #23: the
-        view a person looks at after her answer).  Redis answers a connection's pipelined
-        commands in order, the read only once the blocking read is done, and a worker
-        writes a change and the views it makes in one script: the view is at least as
-        new as the changes returned.  None for the view when its key or the meta cannot
-        be read (a key of another type): a later :meth:`view_and_broken` says why."""
+    ) -> tuple[list[tuple[str, int | None, bytes]], bytes | None]:
+        """:meth:`changes` waiting up to ``block_ms``, and the view of ``seat`` read in the
+        same round trip just after the wait ends (issue #23: the view a person looks at
+        after her answer).  Redis answers a connection's pipelined commands in order, the
+        read only once the blocking read is done, and a worker writes a change and the views
+        it makes in one script: the view is at least as new as the changes returned.  None
+        for the view when there is none or its key cannot be read (a key of another type):
+        a later :meth:`view_and_broken` says why."""
         return self._changes(game_id, after, block_ms, seat)
 
     def _changes(
         self, game_id: str, after: str, block_ms: int | None, seat: int | None
-    ) -> tuple[list[tuple[str, int | None, bytes]], tuple[bytes | None, str | None] | None]:
-        """:meth:`changes`, and with a ``seat`` its view and meta.broken read after the last wait."""
+    ) -> tuple[list[tuple[str, int | None, bytes]], bytes | None]:
+        """:meth:`changes`, and with a ``seat`` its view read after the last wait."""
         k = Keys(game_id)
-        view: tuple[bytes | None, str | None] | None = None
+        view: bytes | None = None
         if block_ms is None:
             start = start_after(after)
             rows = [] if start is None else self.redis.xrange(k.changes, min=start, max="+")
@@ -866,13 +886,15 @@ class GameStore:
                     pipe = self.redis.pipeline(transaction=False)  # one slot ({game}): fine on a cluster
                     pipe.xread({k.changes: after}, block=block)
                     pipe.get(k.view(seat))
-                    pipe.hget(k.meta, "broken")
-                    reply, raw, broken = pipe.execute(raise_on_error=False)
+                    reply, raw = pipe.execute(raise_on_error=False)
                     if isinstance(reply, Exception):
                         raise reply
-                    # a key that cannot be read leaves the view unread: the caller's own read tells why
-                    readable = not isinstance(raw, Exception) and not isinstance(broken, Exception)
-                    view = (_view_bytes(game_id, raw), (text(broken) if broken else None)) if readable else None
+                    # A key that cannot be read leaves the view unread: the caller's own read
+                    # tells why.  meta.broken is not read with it (issue #23: a command a
+                    # turn): a game a worker breaks says so on these changes, which the
+                    # caller reads first; one marked broken by hand alone is told by the
+                    # caller's next read of it.
+                    view = None if isinstance(raw, Exception) else _view_bytes(game_id, raw)
                 if reply or left <= _BLOCK_CHUNK_MS:
                     break
             if reply:
@@ -1000,15 +1022,29 @@ class GameStore:
             return True
         return self.renew_lease(game_id, owner, ttl_ms)
 
-    def take_and_read(self, game_id: str, owner: str, ttl_ms: int, read: Callable[[Any], object]) -> tuple[bool, Any]:
+    def take_and_read(
+        self, game_id: str, owner: str, ttl_ms: int, read: Callable[[Any], object], *, indexed: bool = False
+    ) -> tuple[bool, Any]:
         """:meth:`acquire_lease` (``index=True``) with ``read`` queued after it in the same
         round trip: (taken, the read's reply, an error as an exception). What a worker does
         as it takes a game: the lease and the first read of what it folds (issue #23). The
-        read is made whether or not the lease was taken: the caller drops it if not."""
+        read is made whether or not the lease was taken: the caller drops it if not.
+        ``indexed``: the game was posted by the step that put it on the work index
+        (:meth:`Inbox.take_posts`), so it is not added again (issue #23: a command a turn)."""
         lease = Keys(game_id).lease
-        taken, reply = self._indexed_with(
-            game_id, lambda pipe: pipe.set(lease, owner, nx=True, px=ttl_ms), read, kept=1
-        )
+
+        def take(pipe: Any) -> object:
+            return pipe.set(lease, owner, nx=True, px=ttl_ms)
+
+        if indexed:
+            pipe = self.redis.pipeline(transaction=False)
+            take(pipe)
+            read(pipe)
+            taken, reply = pipe.execute(raise_on_error=False)
+            if isinstance(taken, Exception):
+                raise taken
+        else:
+            taken, reply = self._indexed_with(game_id, take, read, kept=1)
         return bool(taken) or self.renew_lease(game_id, owner, ttl_ms), reply
 
     def renew_lease(self, game_id: str, owner: str, ttl_ms: int) -> bool:

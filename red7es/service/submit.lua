@@ -1,7 +1,10 @@
 -- Append a client command exactly once per command id.
--- KEYS: 1 commands stream, 2 command ids hash, 3 meta hash, 4 (optional) a rate counter
--- ARGV: 1 command id, 2 command bytes, 3 and 4 (with KEYS[4]) the counter's limit and window (ms),
--- 5 (optional) the game's meta.created when the caller checked the command's signature
+-- KEYS: 1 commands stream, 2 command ids hash, 3 meta hash, 4 (with ARGV[3]) a rate counter,
+-- then (with ARGV[7]) the game's nudge, the workers' inbox and the work index
+-- ARGV: 1 command id, 2 command bytes, 3 and 4 (optional, '' for none) the counter's limit and
+-- window (ms), 5 (optional) the game's meta.created when the caller checked the command's
+-- signature, 6 (optional) '1' to be answered the mark too, 7 8 9 (optional) the nudge's time
+-- to live (ms), the game id and the inbox's approximate length cap, to wake a worker here
 -- Returns {1, stream id} when appended, {2, stream id} for a duplicate, {0, ''} for no such game,
 -- {3, ''} for an id reserved for bots' turns (only workers write those, with append.lua),
 -- {4, ''} for a command whose data.id is text other than ARGV[1] (its answer would carry
@@ -21,7 +24,7 @@ end
 -- commands a turn): a meta without any of these fields is no game's (every game's has its
 -- status and created from creation on). The script is atomic: what is checked below from
 -- it stays true.
-local state = redis.pcall('HMGET', KEYS[3], 'status', 'broken', 'created')
+local state = redis.pcall('HMGET', KEYS[3], 'status', 'broken', 'created', 'change_id')
 if state['err'] then
   return {7, KEYS[3], state['err']}
 end
@@ -40,7 +43,8 @@ end
 -- ARGV[4] ms: the count is made here, with the append, and nothing is stored past the
 -- limit; ms is the time left in the window. Counted once the game is known to exist (a
 -- seat of no game counts nothing), before the other checks: a refused command counts too.
-if KEYS[4] then
+local counter = ARGV[3] and ARGV[3] ~= ''
+if counter then
   local n = redis.call('INCR', KEYS[4])
   local left = redis.call('PTTL', KEYS[4])
   if n == 1 or left < 0 then
@@ -58,13 +62,53 @@ local read, named = pcall(function() return cmsgpack.unpack(ARGV[2]).data.id end
 if read and type(named) == 'string' and named ~= ARGV[1] then
   return {4, ''}
 end
+-- With ARGV[6] = '1' an appended command's answer and a duplicate's carry a third value,
+-- the mark: the id of the game's last change (meta.change_id, which every append sets with
+-- its change; '0-0' for a game whose appends set none: an older red7es's), so the answer to
+-- this command, written after it, is the first thing to read after the mark (issue #23: an
+-- XREVRANGE of the changes was a command a turn).
+-- With ARGV[7] a command stored (or a duplicate) puts the game on the work index (ZADD NX,
+-- due at once: the sweep reads it should the post be lost) and wakes a worker in this same
+-- atomic step, as wake.lua does: the nudge set and, only if this call set it, the game
+-- posted to the inbox (with i = 1 when the index took it: the worker that takes the post
+-- need not add the game again). (A standalone Redis only: these keys are in other slots than the
+-- game's.) Their replies come fourth and fifth: the wake's (1 posted, 0 the nudge was set
+-- already) and the index add's ('' done); a key the caller's user may not write answers
+-- its error's text there instead, and the caller wakes a worker another way. A command
+-- refused wakes nobody and is not indexed. (issue #23: the wake was a script of its own,
+-- and the index add and the mark commands of their own, each turn.)
+local function answered(code, id)
+  if ARGV[6] ~= '1' then
+    return {code, id}
+  end
+  local reply = {code, id, state[4] or '0-0'}
+  if ARGV[7] and ARGV[7] ~= '' then
+    local first = counter and 5 or 4  -- the nudge's key; the inbox and the index follow it
+    local added = redis.pcall('ZADD', KEYS[first + 2], 'NX', 0, ARGV[8])
+    local indexed = not (type(added) == 'table' and added['err'])
+    local woken = redis.pcall('SET', KEYS[first], 1, 'NX', 'PX', ARGV[7])
+    if type(woken) == 'table' and woken['err'] then
+      woken = woken['err']
+    elseif woken then
+      -- i: the game is on the index (the worker taking it need not add it again)
+      local post = {'g', ARGV[8]}
+      if indexed then post = {'g', ARGV[8], 'i', 1} end
+      woken = redis.pcall('XADD', KEYS[first + 1], 'MAXLEN', '~', ARGV[9], '*', unpack(post))
+      woken = type(woken) == 'table' and woken['err'] or 1
+    else
+      woken = 0
+    end
+    reply[4], reply[5] = woken, indexed and '' or added['err']
+  end
+  return reply
+end
 -- redis.pcall answers an error as a table with an err field instead of raising it
 local existing = redis.pcall('HGET', KEYS[2], ARGV[1])
 if type(existing) == 'table' then
   return {7, KEYS[2], existing.err}
 end
 if existing then
-  return {2, existing}
+  return answered(2, existing)
 end
 if state[2] and state[2] ~= '' then  -- (an empty reason is no reason, as workers read it)
   return {8, state[2]}
@@ -78,4 +122,4 @@ if type(id) == 'table' then
   return {7, KEYS[1], id.err}
 end
 redis.call('HSET', KEYS[2], ARGV[1], id)
-return {1, id}
+return answered(1, id)

@@ -17,10 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import new_id
 
+from red7es.service.client import NUDGE_TTL_MS, GameService
 from red7es.service.command_reads import CommandReader, Oversized
 from red7es.service.folding import Folder
+from red7es.service.inbox import INBOX_KEY
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
-from red7es.service.store import GameIsBroken, GameStore, Keys, NoSuchGame, text
+from red7es.service.store import GameIsBroken, GameIsOver, GameStore, Keys, NoSuchGame, text
+from red7es.service.work_index import WORK
 from red7es.variant import Variant
 
 from .helpers import bot, fold, offline_service, person
@@ -146,7 +149,8 @@ def test_a_person_turn_and_the_bot_reply_run_no_check_twice(counted: redis.Redis
     meta once (no EXISTS, no second HMGET), and each append reads the log's length alone
     (XLEN: its last id is meta.log_id, so no XINFO answering an append's events) and, with
     the bot's command to add, the commands' last entry in one XINFO (no XREVRANGE), and
-    writes its views with one MSET."""
+    writes its views with one MSET.  (A client on one Redis submits with one script: the
+    test below.)"""
     svc = offline_service(counted)
     folder = Folder(svc.store)
     game = new_id("turn")
@@ -158,14 +162,16 @@ def test_a_person_turn_and_the_bot_reply_run_no_check_twice(counted: redis.Redis
     command = svc._signed(game, "me", created.tokens["me"], turn, None)
     spent = _counted(counted, lambda: svc._submit_signed(game, command))
     assert spent["exists"] == 0 and spent["hmget"] == 1 and spent["hget"] == 1, spent
+    assert spent["xrevrange"] == 0, spent  # the mark is the meta's change_id, read with the rest
     spent = _counted(counted, lambda: fold(folder, game))
     assert spent["mset"] == 1, spent  # one append: her answer and the bot's reply, every view in one MSET
     # the append's reads: the log's XLEN and the commands' XINFO (the fold helper's own
     # look at what is pending afterwards is an HGETALL and an XREVRANGE)
     assert spent["xinfo|stream"] == 1 and spent["xlen"] == 1 and spent["type"] == 0 and spent["xrevrange"] == 1, spent
     assert spent["set"] == 0 and spent["hset"] == 1, spent  # the meta; no bot command id
-    # the log's events in one entry (Redis's TIME for their ids), the change, the bot's command
-    assert spent["xadd"] == 3 and spent["time"] == 1, spent
+    # the log's events in one entry, the change, the bot's command; the entry's millisecond
+    # is the change's (Redis's), not a TIME of its own
+    assert spent["xadd"] == 3 and spent["time"] == 0, spent
     assert svc.store.meta(game)["cursor"] == svc.store.last_command_id(game)  # both answered
     assert svc.view(game, 0)["version"] > view["version"]
 
@@ -181,3 +187,44 @@ def test_a_meta_holding_only_why_the_game_broke_is_still_a_broken_game(counted: 
     with pytest.raises(NoSuchGame):
         GameStore(counted).submit(new_id("none"), "c1", b"\x80")
     counted.delete(Keys(game).meta)
+
+
+def test_a_submit_on_one_redis_is_one_script_of_eight_commands(counted: redis.Redis) -> None:
+    """On a standalone Redis a person's submit is one call of submit.lua, which reads the
+    meta and the command id, stores the command, puts the game on the work index, sets the
+    nudge and posts the game (marked as indexed: the worker taking it adds nothing), and
+    answers the mark (meta.change_id): no XREVRANGE, no wake script, no pipeline."""
+    svc = GameService(counted)
+    folder = Folder(svc.store)
+    game = new_id("one")
+    created = svc.create(Variant(2), [person("me"), bot("b")], seed="counted", game_id=game, join=["me"], wait=None)
+    fold(folder, game)
+    counted.delete(Keys(game).nudge)
+    view = svc.view(game, 0)
+    assert view.get("to_move") == 0
+    command = svc._signed(game, "me", created.tokens["me"], view["legal"][0], None)
+    last_change = svc.store.last_change_id(game)
+    before = counted.xrevrange(INBOX_KEY, count=1)
+    submitted = svc._submit_signed(game, command)
+    assert submitted.refused is None and not submitted.must_wake and submitted.mark == last_change
+    [(post_id, post)] = counted.xrevrange(INBOX_KEY, count=1)
+    assert post == {b"g": game.encode(), b"i": b"1"} and post_id not in [row[0] for row in before]
+    assert counted.zscore(WORK, game) is not None and counted.exists(Keys(game).nudge)
+    counted.delete(Keys(game).nudge)
+    again = svc._signed(game, "me", created.tokens["me"], view["legal"][-1], None)
+    spent = _counted(counted, lambda: svc._submit_signed(game, again))
+    assert spent == Counter(evalsha=1, hmget=1, hget=1, xadd=2, hset=1, set=1, zadd=1), spent
+
+
+def test_a_refused_command_wakes_no_worker_from_the_script(counted: redis.Redis) -> None:
+    """submit.lua sets the nudge only for a command it stored (or a duplicate): a game over
+    refuses the command, and nothing is posted or indexed for it."""
+    svc = GameService(counted)
+    game = new_id("over")
+    svc.create(Variant(2), [person("me"), bot("b")], seed="counted", game_id=game, join=["me"], wait=None)
+    counted.hset(Keys(game).meta, "status", "over")
+    counted.delete(Keys(game).nudge)
+    counted.zrem(WORK, game)
+    submitted = svc.store.submit_and_nudge(game, "late", b"x", NUDGE_TTL_MS, inbox=(INBOX_KEY, 100_000))
+    assert isinstance(submitted.refused, GameIsOver) and not submitted.must_wake
+    assert not counted.exists(Keys(game).nudge) and counted.zscore(WORK, game) is None

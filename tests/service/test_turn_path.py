@@ -3,18 +3,21 @@ one round trip, the answer waited for with the seat's view read in the same roun
 
 from __future__ import annotations
 
+import time
+
 import pytest
 import redis
 from support import WorkerPool
 
-from red7es.service.client import GameService, Rejected
+from red7es.service.client import GameService, Rejected, UnreadableChange
 from red7es.service.events import TurnCommand
+from red7es.service.folding import Folder
 from red7es.service.inbox import INBOX_KEY
 from red7es.service.store import Keys
 from red7es.service.tokens import new_token, public_key
 from red7es.variant import Variant
 
-from .helpers import Wakes, bot, person
+from .helpers import Wakes, bot, fold, offline_service, person
 
 SIGNATURE = "00" * 64  # (a finished game refuses the turn before anyone checks it)
 
@@ -25,8 +28,8 @@ def _posts(connection: redis.Redis, game_id: str) -> int:
 
 
 def test_a_submit_sets_the_nudge_and_posts_the_game_once_per_burst(any_redis: redis.Redis) -> None:
-    """Whoever sets the nudge posts the game (wake.lua on one Redis, plain commands on a
-    cluster); a submit that finds the nudge set posts nothing."""
+    """Whoever sets the nudge posts the game (submit.lua itself on one Redis, plain commands
+    on a cluster); a submit that finds the nudge set posts nothing."""
     svc = GameService(any_redis)
     svc.create(Variant(2), [person("ann"), person("bob")], game_id="tp", wait=None)
     any_redis.delete(Keys("tp").nudge)  # as a worker done with the game leaves it
@@ -40,8 +43,9 @@ def test_a_submit_sets_the_nudge_and_posts_the_game_once_per_burst(any_redis: re
 
 
 def test_a_refused_submit_that_set_the_nudge_still_wakes_a_worker(fake_redis: redis.Redis) -> None:
-    """The nudge is set in the submit's round trip, whatever the script answers: a refused
-    command wakes a worker all the same, or later commands would not (the nudge held)."""
+    """Where the nudge is set beside the script (a wake of the caller's own, a cluster, the
+    gateway), it is set whatever the script answers: a refused command wakes a worker all
+    the same, or later commands would not (the nudge held)."""
     wakes = Wakes()
     svc = GameService(fake_redis, wake=wakes)
     svc.create(Variant(2), [person("ann"), person("bob")], game_id="tr", wait=None)
@@ -78,16 +82,53 @@ def test_an_answer_comes_with_the_seat_view_it_left(real_redis: redis.Redis, wor
     assert played >= 1  # (the loop above asserted nothing unless ann played)
 
 
-def test_a_changes_stream_that_cannot_be_read_is_said_once_a_worker_is_woken(fake_redis: redis.Redis) -> None:
-    """The mark is read in the submit's round trip: a changes stream written by hand as
-    another type fails that read, after the command is stored and the nudge set, so the
-    error is raised only once a worker is woken (the command is not left unfolded)."""
+def test_a_changes_stream_that_cannot_be_read_does_not_stop_the_submit_only_the_wait(real_redis: redis.Redis) -> None:
+    """The mark is the meta's change_id, read by the submit script: a changes stream
+    written by hand as another type is not read to store the command (stored, and a worker
+    woken), and the wait for its answer says what is wrong in Redis's words."""
     wakes = Wakes()
-    svc = GameService(fake_redis, wake=wakes)
+    svc = GameService(real_redis, wake=wakes)
     svc.create(Variant(2), [person("ann"), person("bob")], game_id="tc", wait=None)
-    fake_redis.delete(Keys("tc").nudge)
-    fake_redis.set(Keys("tc").changes, "x")
-    with pytest.raises(redis.exceptions.ResponseError, match="WRONGTYPE"):
-        svc.submit_signed("tc", TurnCommand("t-1", 0, "fold", "person", SIGNATURE))
+    real_redis.delete(Keys("tc").nudge)
+    real_redis.set(Keys("tc").changes, "x")
+    assert svc.submit_signed("tc", TurnCommand("t-1", 0, "fold", "person", SIGNATURE)) == ("t-1", False)
     assert wakes.games == ["tc", "tc"]
-    assert fake_redis.xlen(Keys("tc").commands) == 2  # stored: sent again under its id, a no-op
+    with pytest.raises(redis.exceptions.ResponseError, match="WRONGTYPE"):
+        svc.answer("tc", "t-1", wait=1)
+    assert real_redis.xlen(Keys("tc").commands) == 2  # stored: sent again under its id, a no-op
+
+
+def _pending_turn(connection: redis.Redis, game: str) -> tuple[GameService, Folder, TurnCommand]:
+    """A game of ann against greedy, folded up to ann's turn; the service and her first legal turn."""
+    svc = offline_service(connection)
+    folder = Folder(svc.store)
+    created = svc.create(Variant(2), [person("ann"), bot("g")], game_id=game, join=["ann"], wait=None)
+    fold(folder, game)
+    view = svc.view(game, 0)
+    assert view["to_move"] == 0
+    return svc, folder, svc._signed(game, "ann", created.tokens["ann"], view["legal"][0], None)
+
+
+def test_a_change_written_by_hand_before_a_turn_does_not_hide_its_answer(real_redis: redis.Redis) -> None:
+    """The mark a submit answers is the change the last append wrote (meta.change_id): an
+    entry written by hand after it, and before the turn is stored, is read by the wait for
+    the answer, and passed over, since it cannot hold an answer written after the turn."""
+    svc, folder, command = _pending_turn(real_redis, "th")
+    real_redis.xadd(Keys("th").changes, {"x": b"junk"})
+    time.sleep(0.005)  # (in a millisecond before the turn's: entries of one are not told apart)
+    submitted = svc._submit_signed("th", command)
+    assert submitted.mark == real_redis.hget(Keys("th").meta, "change_id").decode()
+    fold(folder, "th")
+    answer = svc.answer("th", command.id, after=submitted.mark, wait=5, stream_id=submitted.stream_id)
+    assert answer.applied
+
+
+def test_a_change_written_by_hand_after_a_turn_is_still_refused(real_redis: redis.Redis) -> None:
+    """Past the turn's own stream id an entry that cannot be read may be where its answer
+    should be: the wait says so in one line, as before."""
+    svc, folder, command = _pending_turn(real_redis, "ta")
+    submitted = svc._submit_signed("ta", command)
+    real_redis.xadd(Keys("ta").changes, {"x": b"junk"})
+    fold(folder, "ta")
+    with pytest.raises(UnreadableChange, match="cannot be read"):
+        svc.answer("ta", command.id, after=submitted.mark, wait=5, stream_id=submitted.stream_id)

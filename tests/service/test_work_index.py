@@ -4,13 +4,17 @@ waiting for a person has none, and the sweep reads the games due plus a bounded 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 import redis
 
-from red7es.service.client import NUDGE_TTL_MS
+from red7es.service.client import NUDGE_TTL_MS, GameService
+from red7es.service.codec import encode_command
 from red7es.service.inbox import INBOX_KEY
+from red7es.service.store import GameStore
 from red7es.service.work_index import WORK
 from red7es.variant import Variant
 from red7es.workers import context as context_module
@@ -25,6 +29,20 @@ def _posts(r: redis.Redis) -> list[str]:
 
 def _indexed(r: redis.Redis) -> set[str]:
     return {g.decode() for g in r.zrange(WORK, 0, -1)}
+
+
+@contextmanager
+def _user_without_the_index(r: redis.Redis) -> Iterator[redis.Redis]:
+    """A connection as a Redis user whose ACL predates the work index (a gateway's of then)."""
+    r.execute_command(
+        "ACL", "SETUSER", "oldgw", "reset", "on", ">pw", "+@all", "~red7:{*}:*", "~red7:inbox", "~red7:active"
+    )
+    try:
+        port = r.connection_pool.connection_kwargs["port"]
+        with redis.Redis(port=port, username="oldgw", password="pw") as old:
+            yield old
+    finally:
+        r.execute_command("ACL", "DELUSER", "oldgw")
 
 
 def _people_game(svc: Any, ctx: WorkerContext, game: str) -> dict[str, str]:
@@ -178,20 +196,10 @@ def test_members_that_are_no_game_ids_are_removed_not_fatal(real_redis: redis.Re
 def test_a_user_without_the_index_key_still_wakes_workers(real_redis: redis.Redis) -> None:
     """A gateway whose Redis user predates the index (its ACL lacks red7:work) must still
     wake a worker: the index add is best effort (review, F3)."""
-    from red7es.service.store import GameStore
-
-    real_redis.execute_command(
-        "ACL", "SETUSER", "oldgw", "reset", "on", ">pw", "+@all", "~red7:{*}:*", "~red7:inbox", "~red7:active"
-    )
-    try:
-        port = real_redis.connection_pool.connection_kwargs["port"]
-        old = redis.Redis(port=port, username="oldgw", password="pw")
+    with _user_without_the_index(real_redis) as old:
         store = GameStore(old)
         assert store.set_nudge("g9", 30_000) is True
         assert real_redis.exists("red7:{g9}:nudge") and _indexed(real_redis) == set()
-        old.close()
-    finally:
-        real_redis.execute_command("ACL", "DELUSER", "oldgw")
 
 
 def test_a_compaction_that_fails_is_said_and_dropped_not_fatal(
@@ -207,3 +215,48 @@ def test_a_compaction_that_fails_is_said_and_dropped_not_fatal(
     assert real_redis.zscore(COMPACTIONS, "bad") is None
     [told] = [r.getMessage() for r in caplog.records]
     assert told.startswith("game 'bad': not compacted: WRONGTYPE Operation against a key holding the wrong kind")
+
+
+def test_a_post_made_with_the_index_add_spares_the_worker_its_own(real_redis: redis.Redis) -> None:
+    """submit.lua posts a game in the step that put it on the index, and marks the post so
+    (i = 1): the worker taking it adds nothing (issue #23: a command a turn); a post without
+    the mark (a sweep's, a deadline's, an older client's) is indexed as it is taken."""
+    svc = GameService(real_redis)  # the default wake: submit.lua on one Redis
+    ctx = WorkerContext(real_redis, owner="me")
+    tokens = _people_game(svc, ctx, "g1")
+    ctx.inbox.take_posts("me", block_ms=None)  # (the creation's posts)
+    real_redis.delete("red7:{g1}:nudge")
+    _play(svc, tokens)
+    ctx.inbox.post("g2")  # a plain post
+    taken = dict(ctx.inbox.take_posts("me", block_ms=None))
+    assert taken["g1"] is True and taken["g2"] is False
+    real_redis.zrem(WORK, "g1")  # (to see whether the take adds it)
+    assert ctx.folder.take("g1", "me", 5_000, indexed=True)
+    assert _indexed(real_redis) == set()
+    assert ctx.folder.take("g1", "me", 5_000)
+    assert _indexed(real_redis) == {"g1"}
+
+
+def test_a_game_posted_both_ways_is_indexed_as_taken(real_redis: redis.Redis) -> None:
+    """The inbox reads each game once: if any of its posts lacks the mark, it is taken as unmarked."""
+    ctx = WorkerContext(real_redis, owner="me")
+    real_redis.xadd(INBOX_KEY, {"g": "g1", "i": "1"})
+    ctx.inbox.post("g1")
+    real_redis.xadd(INBOX_KEY, {"g": "g3", "i": "1"})
+    assert ctx.inbox.take_posts("me", block_ms=None) == [("g1", False), ("g3", True)]
+
+
+def test_a_user_without_the_index_key_still_submits_and_wakes_a_worker(real_redis: redis.Redis) -> None:
+    """Redis refuses submit.lua naming the index to a user whose ACL lacks it (nothing
+    runs): the command is stored by the plain pipeline, the nudge set and the worker woken
+    by the caller, and the script is not asked again."""
+    svc = offline_service(real_redis)
+    ctx = WorkerContext(real_redis, owner="me")
+    tokens = _people_game(svc, ctx, "g1")
+    view = svc.view("g1", 0)
+    command = svc._signed("g1", "ann", tokens["ann"], view["legal"][0], None)
+    with _user_without_the_index(real_redis) as old:
+        store = GameStore(old)
+        submitted = store.submit_and_nudge("g1", command.id, encode_command(command, 1), 30_000, (INBOX_KEY, 1000))
+        assert submitted.refused is None and submitted.must_wake and not store.scripted_wake
+        assert real_redis.exists("red7:{g1}:nudge") and real_redis.hget("red7:{g1}:cmdids", command.id)
