@@ -253,8 +253,9 @@ def test_a_user_without_the_index_key_still_submits_and_wakes_a_worker(real_redi
     svc = offline_service(real_redis)
     ctx = WorkerContext(real_redis, owner="me")
     tokens = _people_game(svc, ctx, "g1")
-    view = svc.view("g1", 0)
-    command = svc._signed("g1", "ann", tokens["ann"], view["legal"][0], None)
+    seat = svc.view("g1")["to_move"]  # (either may be first: the deal is random)
+    name = ["ann", "bob"][seat]
+    command = svc._signed("g1", name, tokens[name], svc.view("g1", seat)["legal"][0], None)
     with _user_without_the_index(real_redis) as old:
         store = GameStore(old)
         submitted = store.submit_and_nudge("g1", command.id, encode_command(command, 1), 30_000, (INBOX_KEY, 1000))
