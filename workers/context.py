@@ -68,7 +68,7 @@ class WorkerContext:
         self.slow_bots = slow_bots  # whether this worker takes games from the slow-bot inbox
         self.max_bot_time = max_bot_time  # no bot decision of this worker lasts longer
         self._published = False  # max_bot_time told to clients this shift
-        self.service = GameService(connection, inbox=self.inbox)  # posts by wake.lua where it can
+        self.service = GameService(connection, inbox=self.inbox)  # posts by script where it can
         self.store = self.service.store
         self.store.keep_changes_ms = keep_changes_ms  # a finished game's changes kept this long for watchers
         self.folder = Folder(self.store, interrupted=lambda: self.stopping, max_bot_time=max_bot_time)

@@ -240,9 +240,9 @@ class GameService:
         self.store = GameStore(connection, scripted_create=scripted_create)
         posts = inbox if inbox is not None else Inbox(connection)
         self.wake = wake if wake is not None else posts.post
-        # The default wake on a standalone Redis: the nudge set and the game posted by one
-        # script, in the round trip of the submit (wake.lua); a cluster's slots keep the
-        # nudge and the inbox apart.
+        # The default wake on a standalone Redis: the nudge set and the game posted by the
+        # submit script itself (submit.lua; wake.lua for a wake-up without a command); a
+        # cluster's slots keep the nudge and the inbox apart.
         self._inbox = posts if wake is None and not is_cluster(connection) else None
         # Called when an answer is slow to come (the CLI starts a local worker if none runs).
         self.on_slow: Callable[[], None] | None = None
@@ -566,7 +566,7 @@ class GameService:
         return nudged
 
     def _scripted_inbox(self) -> tuple[str, int] | None:
-        """The inbox wake.lua posts to (key, length cap), its workers' group made sure of;
+        """The inbox submit.lua and wake.lua post to (key, length cap), its workers' group made sure of;
         None where the caller posts itself (a wake of its own, a cluster)."""
         if self._inbox is None:
             return None
@@ -853,8 +853,9 @@ class _SeenView:
     def read(self, game_id: str) -> dict[str, Any] | None:
         """The view as :meth:`GameService.view` reads it; None if none was read, or the game
         has no view or one that cannot be read (the caller's own read then says so: the
-        answer itself is told all the same).  A game broken after its answer (a worker's
-        break is on its changes, read first) shows its view as the answer left it."""
+        answer itself is told all the same).  meta.broken is not read with it: a game that
+        broke after its answer shows the view the answer left, and the next read of the
+        game (a view, a wait, a submit) says it is broken."""
         if self.seat is None or self.raw is None:
             return None
         try:

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import redis
+
 from ..bots.base import QUICK_TIME, DecisionInterrupted
 from ..facts import GameOver
 from ..game import BATCH_RULES, GameOverError
@@ -146,6 +148,9 @@ class Folder:
         self._taken: dict[str, tuple[str | None, Any]] = {}
         # game -> the version at which its meta said a bot is to move (see advance)
         self._meta_bot: dict[str, str] = {}
+        # Games taken without adding them to the work index (their post said they were on
+        # it: take's ``indexed``), until an append that may leave them work adds them.
+        self._unindexed: set[str] = set()
 
     # ------------------------------------------------------------------ public
 
@@ -171,39 +176,49 @@ class Folder:
         """
         progress = Progress()
         deadline = time.monotonic() + max_seconds
-        for _attempt in range(20):
-            try:
-                self._advance(game_id, progress, deadline, quick, hand_back)
-                table = self.tables.get(game_id)
-                said_bot = self._meta_bot.pop(game_id, None)
-                if table is not None and said_bot == str(table.version) and not table.bot_to_move:
-                    # A meta written by an older worker (a bot to move in a timed game not
-                    # started: it now waits) would have the game rescheduled for ever.
-                    self.store.clear_bot_to_move(game_id, table.version)
-                if table is not None and table.variant.timed:
-                    # also corrects an index entry left stale (docs/architecture.md, Clocks)
-                    index_deadline(self.store.redis, game_id, table.deadline)
-                return progress
-            except AppendConflict:
-                progress.conflicts += 1
-                self.tables.pop(game_id, None)
-            except DamagedGame as exc:
-                # Nothing was written, and trying again would be refused again: a human must look.
-                self.tables.pop(game_id, None)
-                self._break(game_id, str(exc))
-                raise GameBroken(f"game {game_id}: {exc}") from None
-            except BaseException:
-                # The table may have run ahead of what was stored: never reuse it.
-                self.tables.pop(game_id, None)
-                raise
-        raise Contended(f"game {game_id}: gave up after 20 conflicting appends")
+        try:
+            for _attempt in range(20):
+                try:
+                    self._advance(game_id, progress, deadline, quick, hand_back)
+                    table = self.tables.get(game_id)
+                    said_bot = self._meta_bot.pop(game_id, None)
+                    if table is not None and said_bot == str(table.version) and not table.bot_to_move:
+                        # A meta written by an older worker (a bot to move in a timed game not
+                        # started: it now waits) would have the game rescheduled for ever.
+                        self.store.clear_bot_to_move(game_id, table.version)
+                    if table is not None and table.variant.timed:
+                        # also corrects an index entry left stale (docs/architecture.md, Clocks)
+                        index_deadline(self.store.redis, game_id, table.deadline)
+                    return progress
+                except AppendConflict:
+                    progress.conflicts += 1
+                    self.tables.pop(game_id, None)
+                except DamagedGame as exc:
+                    # Nothing was written, and trying again would be refused again: a human must look.
+                    self.tables.pop(game_id, None)
+                    self._break(game_id, str(exc))
+                    raise GameBroken(f"game {game_id}: {exc}") from None
+                except BaseException:
+                    # The table may have run ahead of what was stored: never reuse it.
+                    self.tables.pop(game_id, None)
+                    raise
+            raise Contended(f"game {game_id}: gave up after 20 conflicting appends")
+        finally:
+            self._unindexed.discard(game_id)  # (taken again, the post says again)
 
     def take(self, game_id: str, owner: str, ttl_ms: int, *, indexed: bool = False) -> bool:
         """Take the game's lease (:meth:`~red7es.service.store.GameStore.acquire_lease`,
         ``index=True``), and read its meta and commands in the same round trip for the
         :meth:`advance` that follows (a worker's); whether taken. Not on a cluster, whose
-        pipelines span slots without keeping order: the lease alone there. ``indexed``: the
-        game's post says it is on the work index already (not added again)."""
+        pipelines span slots without keeping order: the lease alone there.
+
+        ``indexed``: the game's post says it was put on the work index with it, so it is
+        not added again here (issue #23: a command a turn).  The post may be stale by now
+        (another worker folded its command and took the game off the index meanwhile),
+        so an append of this fold that may leave the game work adds it first
+        (:meth:`_index_before`): a game with work is on the index whatever kills its
+        worker."""
+        self._unindexed.discard(game_id)
         if is_cluster(self.store.redis):
             return self.store.acquire_lease(game_id, owner, ttl_ms, index=True)
         table = self.tables.get(game_id)
@@ -218,9 +233,26 @@ class Folder:
         )
         if taken:
             self._taken[game_id] = (cursor, reply)
+            if indexed:
+                self._unindexed.add(game_id)
         else:
             self._taken.pop(game_id, None)
         return taken
+
+    def _index_before(self, game_id: str, batch: Batch, hand_back: HandBack | None) -> None:
+        """Add a game taken without its index add (:meth:`take`) to the work index before
+        an append that may leave it work: a bot to move, the game over (its worker keeps
+        it until it is finished), a timed game, or no hand-back.  Not before one that
+        hands the game back or finds a command come in (whose client indexed it)."""
+        if game_id not in self._unindexed:
+            return
+        if not (batch.bot_to_move or batch.status == "over" or batch.timed or hand_back is None):
+            return
+        try:
+            self.store.work.add(game_id)
+        except redis.exceptions.ResponseError as refused:
+            self.store.work.refused(refused)
+        self._unindexed.discard(game_id)
 
     def adjudicate(self, game_id: str, winners: tuple[int, ...], reason: str) -> list[LogEvent]:
         """Append an operator's adjudication (RULES.md, Adjudication) to a game not over.
@@ -647,6 +679,7 @@ class Folder:
             time_out=time_out,
             bot_stream_ids=bot_stream_ids,
         )
+        self._index_before(table.game_id, batch, hand_back)
         try:
             if hand_back is not None and not batch.timed:
                 with hand_back.lock:  # (the keep-alive renews the lease under it: HandBack)

@@ -339,7 +339,9 @@ class GameStore:
         self._drop_lease = connection.register_script(_script("drop_lease.lua"))
         self._sync_deadline = connection.register_script(SYNC)
         self._wake = connection.register_script(_script("wake.lua"))
-        self.scripted_wake = True  # False once Redis refused wake.lua (a user whose ACL may not read the nudge)
+        # False once Redis refused submit.lua naming the nudge, or wake.lua (a user whose ACL
+        # may not read the nudge): the nudge is set with plain commands from then on
+        self.scripted_wake = True
         self.work = WorkIndex(connection)  # games with work a worker may have dropped (the sweep's)
 
     # ------------------------------------------------------------------ writing

@@ -62,11 +62,12 @@ local read, named = pcall(function() return cmsgpack.unpack(ARGV[2]).data.id end
 if read and type(named) == 'string' and named ~= ARGV[1] then
   return {4, ''}
 end
--- With ARGV[6] = '1' an appended command's answer and a duplicate's carry a third value,
--- the mark: the id of the game's last change (meta.change_id, which every append sets with
--- its change; '0-0' for a game whose appends set none: an older red7es's), so the answer to
--- this command, written after it, is the first thing to read after the mark (issue #23: an
--- XREVRANGE of the changes was a command a turn).
+-- With ARGV[6] = '1' (or a wake, below) an appended command's answer and a duplicate's
+-- carry a third value, the mark: the id of the game's last change (meta.change_id, which
+-- every append sets with its change; '0-0' for a game whose appends set none, an older
+-- red7es's, or one that is no stream id), so the answer to this command, written after it,
+-- is the first thing to read after the mark (issue #23: an XREVRANGE of the changes was a
+-- command a turn).
 -- With ARGV[7] a command stored (or a duplicate) puts the game on the work index (ZADD NX,
 -- due at once: the sweep reads it should the post be lost) and wakes a worker in this same
 -- atomic step, as wake.lua does: the nudge set and, only if this call set it, the game
@@ -77,12 +78,17 @@ end
 -- its error's text there instead, and the caller wakes a worker another way. A command
 -- refused wakes nobody and is not indexed. (issue #23: the wake was a script of its own,
 -- and the index add and the mark commands of their own, each turn.)
+local waking = ARGV[7] and ARGV[7] ~= ''
 local function answered(code, id)
-  if ARGV[6] ~= '1' then
+  if ARGV[6] ~= '1' and not waking then
     return {code, id}
   end
-  local reply = {code, id, state[4] or '0-0'}
-  if ARGV[7] and ARGV[7] ~= '' then
+  local mark = state[4]
+  if not mark or not string.match(mark, '^%d+%-%d+$') then
+    mark = '0-0'  -- (none yet, or not a stream id: written by hand; read from the start)
+  end
+  local reply = {code, id, mark}
+  if waking then
     local first = counter and 5 or 4  -- the nudge's key; the inbox and the index follow it
     local added = redis.pcall('ZADD', KEYS[first + 2], 'NX', 0, ARGV[8])
     local indexed = not (type(added) == 'table' and added['err'])

@@ -7,10 +7,13 @@ lost) without reading every live game: a game waiting for a person has no entry,
 10,000 idle games cost the sweep nothing (issue #23; docs/architecture.md, *Sweep*).
 
 * A client adds a game (``ZADD NX``, score 0: due at once) before it stores a command
-  for it or creates it; whoever wakes a worker adds it again in the same round trip as
-  the nudge (:meth:`GameStore.set_nudge`), even when the nudge was already set (a nudge
-  left by a dead worker must not hide the new work); a worker adds it as it takes the
-  game's lease, however it was woken.
+  for it or creates it (on one Redis, in ``submit.lua``'s atomic step); whoever wakes a
+  worker adds it again in the same round trip as the nudge
+  (:meth:`GameStore.set_nudge`), even when the nudge was already set (a nudge left by a
+  dead worker must not hide the new work); a worker adds it as it takes the game's
+  lease, however it was woken, but for a post ``submit.lua`` marks as made with the add
+  (``i``): that worker adds it before an append that may leave the game work instead
+  (:meth:`Folder.take`: the post may be stale).
 * A worker done with a game leaves it there while work is left (killed before it wakes
   someone for that work, the sweep finds it); with nothing left it removes it *before*
   looking for work that arrived meanwhile (:meth:`GameStore.off_index`): a command

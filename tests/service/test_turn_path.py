@@ -9,12 +9,14 @@ import pytest
 import redis
 from support import WorkerPool
 
-from red7es.service.client import GameService, Rejected, UnreadableChange
+from red7es.service.client import NUDGE_TTL_MS, GameService, Rejected, UnreadableChange
+from red7es.service.codec import encode_command
 from red7es.service.events import TurnCommand
 from red7es.service.folding import Folder
 from red7es.service.inbox import INBOX_KEY
 from red7es.service.store import Keys
 from red7es.service.tokens import new_token, public_key
+from red7es.service.work_index import WORK
 from red7es.variant import Variant
 
 from .helpers import Wakes, bot, fold, offline_service, person
@@ -132,3 +134,34 @@ def test_a_change_written_by_hand_after_a_turn_is_still_refused(real_redis: redi
     fold(folder, "ta")
     with pytest.raises(UnreadableChange, match="cannot be read"):
         svc.answer("ta", command.id, after=submitted.mark, wait=5, stream_id=submitted.stream_id)
+
+
+def test_submit_lua_wakes_a_worker_with_argv_7_to_9_whatever_argv_6(real_redis: redis.Redis) -> None:
+    """ARGV 7-9 (wake a worker here) are an option of their own: given without ARGV 6, the
+    command is still indexed, nudged and posted, and the reply carries the mark (review of
+    00dc289, finding 2: the wake was skipped, a lost wake-up)."""
+    svc, _folder, command = _pending_turn(real_redis, "w6")
+    k = Keys("w6")
+    real_redis.delete(k.nudge)
+    real_redis.zrem(WORK, "w6")
+    posts = _posts(real_redis, "w6")
+    reply = svc.store._submit(
+        keys=[k.commands, k.cmdids, k.meta, k.nudge, INBOX_KEY, WORK],
+        args=[command.id, encode_command(command, 1), "", "", "", "", NUDGE_TTL_MS, "w6", 1000],
+    )
+    assert reply[0] == 1 and reply[2] == real_redis.hget(k.meta, "change_id") and reply[3] == 1
+    assert real_redis.exists(k.nudge) and real_redis.zscore(WORK, "w6") is not None
+    assert _posts(real_redis, "w6") == posts + 1
+
+
+def test_a_meta_change_id_written_by_hand_reads_the_changes_from_the_start(real_redis: redis.Redis) -> None:
+    """A meta.change_id that is no stream id (written by hand) is no mark: the submit
+    answers "0-0", and the answer is found (review of 00dc289, finding 3: Redis's bare
+    "Invalid stream ID" naming neither the key nor the field)."""
+    svc, folder, command = _pending_turn(real_redis, "cj")
+    real_redis.hset(Keys("cj").meta, "change_id", "junk")
+    submitted = svc._submit_signed("cj", command)
+    assert submitted.mark == "0-0"
+    fold(folder, "cj")
+    answer = svc.answer("cj", command.id, after=submitted.mark, wait=5, stream_id=submitted.stream_id, seat=0)
+    assert answer.applied and answer.view is not None

@@ -10,17 +10,21 @@ from typing import Any
 
 import pytest
 import redis
+from support import wait_for
 
 from red7es.service.client import NUDGE_TTL_MS, GameService
 from red7es.service.codec import encode_command
+from red7es.service.deadlines import redis_now
+from red7es.service.folding import Folder
 from red7es.service.inbox import INBOX_KEY
-from red7es.service.store import GameStore
+from red7es.service.store import GameStore, Keys
+from red7es.service.table import Table
 from red7es.service.work_index import WORK
 from red7es.variant import Variant
 from red7es.workers import context as context_module
 from red7es.workers.context import WorkerContext
 
-from .helpers import all_bot_game, offline_service, person
+from .helpers import all_bot_game, bot, fold, offline_service, person
 
 
 def _posts(r: redis.Redis) -> list[str]:
@@ -261,3 +265,68 @@ def test_a_user_without_the_index_key_still_submits_and_wakes_a_worker(real_redi
         submitted = store.submit_and_nudge("g1", command.id, encode_command(command, 1), 30_000, (INBOX_KEY, 1000))
         assert submitted.refused is None and submitted.must_wake and not store.scripted_wake
         assert real_redis.exists("red7:{g1}:nudge") and real_redis.hget("red7:{g1}:cmdids", command.id)
+
+
+class _Killed(BaseException):
+    """A worker killed -9 (nothing after it runs)."""
+
+
+def test_a_stale_indexed_post_still_leaves_work_on_the_index(
+    real_redis: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A post marked i = 1 says the game was put on the index when posted, not that it
+    still is when taken: another worker may have folded its command and taken the game
+    off since.  The worker taking the stale post times the seat out (work no client
+    indexed) and is killed with a bot to move: the append that left that work put the
+    game on the index first (review of 00dc289, finding 1)."""
+    svc = GameService(real_redis)  # the default wake: submit.lua posts with i = 1
+    created = svc.create(
+        Variant(3, turn_time=1_500), [person("ann"), bot("g1"), bot("g2")], game_id="tt", join=["ann"], wait=None
+    )
+    fold(Folder(svc.store), "tt")
+    view = svc.view("tt", 0)
+    assert view["to_move"] == 0
+    w1 = WorkerContext(real_redis, owner="w1")
+    w1.inbox.take_posts("w1", block_ms=None)  # (the creation's posts)
+    real_redis.delete(Keys("tt").nudge)
+    svc._submit_signed("tt", svc._signed("tt", "ann", created.tokens["ann"], view["legal"][0], None))
+    w1.advance("tt")  # a worker on the game already folds ann's turn and the bots', and hands it back
+    assert svc.view("tt", 0)["to_move"] == 0 and real_redis.zscore(WORK, "tt") is None
+    deadline = int(svc.store.meta("tt")["deadline"])
+    wait_for(lambda: redis_now(real_redis) > deadline, "ann's deadline", timeout=10, every=0.01)
+    w2 = WorkerContext(real_redis, owner="w2")
+    assert w2.inbox.take_posts("w2", block_ms=None) == [("tt", True)]  # the stale post
+    assert w2.folder.take("tt", "w2", 60_000, indexed=True)
+    assert real_redis.zscore(WORK, "tt") is None  # (not added as taken)
+
+    def killed(*_args: object, **_kwargs: object) -> None:
+        raise _Killed
+
+    monkeypatch.setattr(Table, "bot_command", killed)
+    with pytest.raises(_Killed):
+        w2.folder.advance("tt", max_seconds=5.0, quick=True)  # ann timed out, then killed
+    meta = svc.store.meta("tt")
+    assert meta["bot_to_move"] == "1" and meta["status"] != "over"  # work: a bot to move
+    assert real_redis.get(Keys("tt").lease) == b"w2"  # held by a dead worker
+    assert real_redis.zscore(WORK, "tt") is not None  # where the sweep looks
+
+
+def test_a_turn_folded_from_an_indexed_post_adds_nothing_to_the_index(
+    real_redis: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The person's turn and the bot's reply hand the game back in the append: no index add
+    before it (the command a turn issue #23 saves)."""
+    svc = GameService(real_redis)
+    created = svc.create(Variant(2), [person("ann"), bot("g")], game_id="ti", join=["ann"], wait=None)
+    ctx = WorkerContext(real_redis, owner="me")
+    fold(ctx.folder, "ti")
+    ctx.inbox.take_posts("me", block_ms=None)
+    real_redis.delete(Keys("ti").nudge)
+    view = svc.view("ti", 0)
+    svc._submit_signed("ti", svc._signed("ti", "ann", created.tokens["ann"], view["legal"][0], None))
+    [(game, indexed)] = ctx.inbox.take_posts("me", block_ms=None)
+    added: list[str] = []
+    monkeypatch.setattr(ctx.store.work, "add", lambda game_id, client=None: added.append(game_id))
+    ctx.advance(game, indexed=indexed)
+    assert (game, indexed) == ("ti", True) and added == []
+    assert real_redis.zscore(WORK, "ti") is None  # handed back: nothing left to do
