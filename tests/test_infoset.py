@@ -175,3 +175,16 @@ def test_the_fusion_bench_counts_the_whole_posterior() -> None:
     assert totals["vote"] <= totals["best_response"] <= totals["bound"] <= totals["hands"]
     assert totals["fused_positions"] <= totals["positions"]
     assert (totals["fused_positions"] > 0) == (totals["best_response"] > totals["vote"])
+
+
+def test_the_partition_probe_reads_each_search_it_ran() -> None:
+    """bench/partition_probe.py: every decision's answer wins no more of its worlds than the
+    vote's best turn (fusion only takes wins away), and an exact one stopped deepening."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import partition_probe
+
+    wins, decisions = partition_probe.probe(games=4, spec="ismcts:iterations=40")
+    assert 0 <= wins <= 4 and decisions
+    assert all(d.value <= d.vote <= d.weight and 1 <= d.tied <= d.turns for d in decisions)
+    assert all(d.depth >= 1 for d in decisions)
+    assert partition_probe.infoset.PartitionSearch.best is partition_probe._ORIGINAL
