@@ -484,8 +484,8 @@ class GameStore:
         keys) or for a user whose ACL refuses those keys in the script (the HTTP gateway's,
         which may only read the changes and only write the nudge: said once, and not asked
         again, :attr:`scripted_wake`), a pipeline runs in order: the game goes on the work
-        index before its command is stored and the nudge is set after, as :meth:`set_nudge`
-        would.  A refused command is returned as ``refused`` rather than raised, with
+        index before its command is stored and again after it, and the nudge is set after,
+        as :meth:`set_nudge` would.  A refused command is returned as ``refused`` rather than raised, with
         ``must_wake`` all the same: whoever set the nudge must wake a worker (or later
         commands would wait for the sweep); the script sets no nudge for a refused command.
         With a ``guard``, the script counts it and refuses the command past its limit
@@ -509,14 +509,22 @@ class GameStore:
                 return Submitted("", False, "0-0", False, exc)
             else:
                 return self._scripted_submit(game_id, command_id, reply, nudge_ttl_ms)
-        stored, nudged = self._indexed_with(
+        # The index add before the command (a pipeline cut short after the script still
+        # leaves the game indexed) and again after it: a worker handing the game back in
+        # between (append.lua, release_look.lua: nothing to do yet) takes the first add
+        # off, and cannot take the second, since it sees the command from then on.
+        stored, indexed, nudged = self._indexed_with(
             game_id,
             lambda pipe: pipe.evalsha(self._submit.sha, len(keys), *keys, *args),
+            lambda pipe: self.work.add(game_id, client=pipe),
             lambda pipe: pipe.set(k.nudge, 1, nx=True, px=nudge_ttl_ms),
-            kept=2,
+            kept=3,
         )
         if isinstance(stored, redis.exceptions.NoScriptError):  # not loaded yet (a restarted Redis): nothing ran
             stored = self._submit(keys=keys, args=args)
+            self._indexed_with(game_id)  # the add again, after the command, as above
+        if isinstance(indexed, Exception):
+            self.work.refused(indexed)
         if isinstance(nudged, Exception):
             raise nudged
         must_wake = bool(nudged)

@@ -330,3 +330,45 @@ def test_a_turn_folded_from_an_indexed_post_adds_nothing_to_the_index(
     ctx.advance(game, indexed=indexed)
     assert (game, indexed) == ("ti", True) and added == []
     assert real_redis.zscore(WORK, "ti") is None  # handed back: nothing left to do
+
+
+def test_a_hand_back_between_the_index_add_and_the_command_leaves_the_game_indexed(
+    real_redis: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without submit.lua's wake (the gateway's user, a cluster), the submit is a pipeline:
+    a worker's hand-back may run between its index add and its script, taking the add off
+    (nothing to do yet).  The add made again after the script keeps the game on the index,
+    where the sweep finds it should the post that follows be lost."""
+    svc = offline_service(real_redis)  # a wake of its own: the pipeline
+    ctx = WorkerContext(real_redis, owner="me")
+    tokens = _people_game(svc, ctx, "g1")
+    real_redis.script_load(svc.store._submit.script)  # (the pipeline's EVALSHA finds it)
+    assert _indexed(real_redis) == set()
+    real_pipeline = svc.store.redis.pipeline
+
+    def interleaved(*args: Any, **kwargs: Any) -> Any:
+        pipe = real_pipeline(*args, **kwargs)
+        run = pipe.execute
+
+        def execute(raise_on_error: bool = True) -> Any:
+            stack = list(pipe.command_stack)
+            if not any(queued_args[0] == "EVALSHA" for queued_args, _options in stack):
+                return run(raise_on_error=raise_on_error)
+            # each command on its own, a worker's hand-back (the index entry off) after the first
+            replies = []
+            for n, (queued_args, options) in enumerate(stack):
+                try:
+                    replies.append(real_redis.execute_command(*queued_args, **options))
+                except redis.exceptions.ResponseError as error:  # (a script not loaded yet)
+                    replies.append(error)
+                if n == 0:
+                    real_redis.zrem(WORK, "g1")
+            pipe.reset()
+            return replies
+
+        pipe.execute = execute
+        return pipe
+
+    monkeypatch.setattr(svc.store.redis, "pipeline", interleaved)
+    _play(svc, tokens)
+    assert _indexed(real_redis) == {"g1"}
