@@ -485,10 +485,10 @@ class GameStore:
         which may only read the changes and only write the nudge: said once, and not asked
         again, :attr:`scripted_wake`), a pipeline runs in order: the game goes on the work
         index before its command is stored and again after it, and the nudge is set after,
-        as :meth:`set_nudge` would.  A refused command is returned as ``refused`` rather than raised, with
-        ``must_wake`` all the same: whoever set the nudge must wake a worker (or later
-        commands would wait for the sweep); the script sets no nudge for a refused command.
-        With a ``guard``, the script counts it and refuses the command past its limit
+        as :meth:`set_nudge` would.  A refused command is returned as ``refused`` rather
+        than raised, with ``must_wake`` all the same: whoever set the nudge must wake a
+        worker (or later commands would wait for the sweep); the script sets no nudge for a
+        refused command.  With a ``guard``, the script counts it and refuses the command past its limit
         (:class:`OverLimit`).  With ``checked_created`` (the game's ``created`` when the
         caller checked the command), a game made again since under the id refuses it
         (:class:`GameRemade`), before counting."""
