@@ -512,7 +512,9 @@ class GameStore:
         # The index add before the command (a pipeline cut short after the script still
         # leaves the game indexed) and again after it: a worker handing the game back in
         # between (append.lua, release_look.lua: nothing to do yet) takes the first add
-        # off, and cannot take the second, since it sees the command from then on.
+        # off, and cannot take the second, since it sees the command from then on.  (On
+        # one Redis, where a pipeline runs in order; a cluster's sends each node its own
+        # commands at once, so there the adds are best effort, as before.)
         stored, indexed, nudged = self._indexed_with(
             game_id,
             lambda pipe: pipe.evalsha(self._submit.sha, len(keys), *keys, *args),
@@ -520,14 +522,17 @@ class GameStore:
             lambda pipe: pipe.set(k.nudge, 1, nx=True, px=nudge_ttl_ms),
             kept=3,
         )
+        again = None
         if isinstance(stored, redis.exceptions.NoScriptError):  # not loaded yet (a restarted Redis): nothing ran
             stored = self._submit(keys=keys, args=args)
-            self._indexed_with(game_id)  # the add again, after the command, as above
+            # the add and the nudge again, after the command: a worker that held the nudge
+            # may have handed the game back (nudge cleared, off the index) before it
+            [again] = self._indexed_with(game_id, lambda pipe: pipe.set(k.nudge, 1, nx=True, px=nudge_ttl_ms))
         if isinstance(indexed, Exception):
             self.work.refused(indexed)
         if isinstance(nudged, Exception):
             raise nudged
-        must_wake = bool(nudged)
+        must_wake = bool(nudged) or bool(again)
         if isinstance(stored, Exception):
             return Submitted("", False, "0-0", must_wake, stored)
         try:

@@ -280,21 +280,22 @@ def test_a_stale_indexed_post_still_leaves_work_on_the_index(
     indexed) and is killed with a bot to move: the append that left that work put the
     game on the index first (review of 00dc289, finding 1)."""
     svc = GameService(real_redis)  # the default wake: submit.lua posts with i = 1
+    # (everything made before ann's clock starts: her turn must be folded before her time is up)
+    w1 = WorkerContext(real_redis, owner="w1")
+    w2 = WorkerContext(real_redis, owner="w2")
     created = svc.create(
-        Variant(3, turn_time=1_500), [person("ann"), bot("g1"), bot("g2")], game_id="tt", join=["ann"], wait=None
+        Variant(3, turn_time=3_000), [person("ann"), bot("g1"), bot("g2")], game_id="tt", join=["ann"], wait=None
     )
+    w1.inbox.take_posts("w1", block_ms=None)  # (the creation's posts)
     fold(Folder(svc.store), "tt")
     view = svc.view("tt", 0)
     assert view["to_move"] == 0
-    w1 = WorkerContext(real_redis, owner="w1")
-    w1.inbox.take_posts("w1", block_ms=None)  # (the creation's posts)
     real_redis.delete(Keys("tt").nudge)
     svc._submit_signed("tt", svc._signed("tt", "ann", created.tokens["ann"], view["legal"][0], None))
     w1.advance("tt")  # a worker on the game already folds ann's turn and the bots', and hands it back
     assert svc.view("tt", 0)["to_move"] == 0 and real_redis.zscore(WORK, "tt") is None
     deadline = int(svc.store.meta("tt")["deadline"])
     wait_for(lambda: redis_now(real_redis) > deadline, "ann's deadline", timeout=10, every=0.01)
-    w2 = WorkerContext(real_redis, owner="w2")
     assert w2.inbox.take_posts("w2", block_ms=None) == [("tt", True)]  # the stale post
     assert w2.folder.take("tt", "w2", 60_000, indexed=True)
     assert real_redis.zscore(WORK, "tt") is None  # (not added as taken)
@@ -372,3 +373,30 @@ def test_a_hand_back_between_the_index_add_and_the_command_leaves_the_game_index
     monkeypatch.setattr(svc.store.redis, "pipeline", interleaved)
     _play(svc, tokens)
     assert _indexed(real_redis) == {"g1"}
+
+
+def test_a_submit_run_again_after_a_lost_script_wakes_a_worker_the_hand_back_left(real_redis: redis.Redis) -> None:
+    """The pipeline's script not loaded (a restarted Redis), the command is stored by a second
+    call, after the pipeline set (or failed to set) the nudge: a worker holding the nudge
+    that hands the game back in between leaves nobody on the way, so the nudge and the index
+    add are made again after the command, and the caller wakes a worker (review of 3141907)."""
+    svc = offline_service(real_redis)
+    ctx = WorkerContext(real_redis, owner="me")
+    tokens = _people_game(svc, ctx, "g1")
+    real_redis.set("red7:{g1}:nudge", 1)  # a worker on the game
+    real_redis.zadd(WORK, {"g1": 0})
+    original = svc.store._submit
+
+    class LostScript:
+        sha = "0" * 40  # (no such script: the pipeline's EVALSHA is refused, nothing runs)
+
+        def __call__(self, keys: Any, args: Any) -> Any:
+            real_redis.delete("red7:{g1}:nudge")  # the worker hands the game back meanwhile
+            real_redis.zrem(WORK, "g1")
+            return original(keys=keys, args=args)
+
+    svc.store._submit = LostScript()  # type: ignore[assignment]
+    woken = len(svc.wake.games)  # type: ignore[attr-defined]
+    _play(svc, tokens)
+    assert len(svc.wake.games) == woken + 1  # type: ignore[attr-defined]
+    assert real_redis.exists("red7:{g1}:nudge") and _indexed(real_redis) == {"g1"}
