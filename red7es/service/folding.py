@@ -18,8 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import redis
-
 from ..bots.base import QUICK_TIME, DecisionInterrupted
 from ..facts import GameOver
 from ..game import BATCH_RULES, GameOverError
@@ -248,10 +246,7 @@ class Folder:
             return
         if not (batch.bot_to_move or batch.status == "over" or batch.timed or hand_back is None):
             return
-        try:
-            self.store.work.add(game_id)
-        except redis.exceptions.ResponseError as refused:
-            self.store.work.refused(refused)
+        self.store.work.add_or_say(game_id)
         self._unindexed.discard(game_id)
 
     def adjudicate(self, game_id: str, winners: tuple[int, ...], reason: str) -> list[LogEvent]:

@@ -429,19 +429,25 @@ class GameStore:
         (an entry for a command refused, or a game never created, costs the sweep one look)."""
         self._indexed_with(game_id)
 
-    def _indexed_with(self, game_id: str, *commands: Callable[[Any], object], kept: int = 0) -> list[Any]:
+    def _indexed_with(
+        self, game_id: str, *commands: Callable[[Any], object], kept: int = 0, index: bool = True
+    ) -> list[Any]:
         """Add the game to the work index in the same round trip as ``commands`` (each
         queues one command on the pipeline it is given); their replies.  The add is best
         effort: refused (a user whose ACL predates the index), it is said once and the
         commands' work goes on; an error of theirs is raised, but for the last ``kept``
-        commands', returned as replies (the caller raises it where it reads them)."""
+        commands', returned as replies (the caller raises it where it reads them).
+        ``index=False``: the commands alone (the game is known to be on the index)."""
         pipe = self.redis.pipeline(transaction=False)  # other slots than the game's: not a transaction
-        self.work.add(game_id, client=pipe)
+        if index:
+            self.work.add(game_id, client=pipe)
         for queue in commands:
             queue(pipe)
-        indexed, *replies = pipe.execute(raise_on_error=False)
-        if isinstance(indexed, Exception):
-            self.work.refused(indexed)
+        replies = pipe.execute(raise_on_error=False)
+        if index:
+            indexed, *replies = replies
+            if isinstance(indexed, Exception):
+                self.work.refused(indexed)
         for reply in replies[: len(replies) - kept]:
             if isinstance(reply, Exception):
                 raise reply
@@ -1047,19 +1053,9 @@ class GameStore:
         ``indexed``: the game was posted by the step that put it on the work index
         (:meth:`Inbox.take_posts`), so it is not added again (issue #23: a command a turn)."""
         lease = Keys(game_id).lease
-
-        def take(pipe: Any) -> object:
-            return pipe.set(lease, owner, nx=True, px=ttl_ms)
-
-        if indexed:
-            pipe = self.redis.pipeline(transaction=False)
-            take(pipe)
-            read(pipe)
-            taken, reply = pipe.execute(raise_on_error=False)
-            if isinstance(taken, Exception):
-                raise taken
-        else:
-            taken, reply = self._indexed_with(game_id, take, read, kept=1)
+        taken, reply = self._indexed_with(
+            game_id, lambda pipe: pipe.set(lease, owner, nx=True, px=ttl_ms), read, kept=1, index=not indexed
+        )
         return bool(taken) or self.renew_lease(game_id, owner, ttl_ms), reply
 
     def renew_lease(self, game_id: str, owner: str, ttl_ms: int) -> bool:

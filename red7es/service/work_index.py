@@ -65,6 +65,13 @@ class WorkIndex:
         """
         return (client or self.redis).zadd(WORK, {game_id: 0}, nx=True)
 
+    def add_or_say(self, game_id: str) -> None:
+        """:meth:`add` on its own, best effort: a refusal is said (:meth:`refused`), not raised."""
+        try:
+            self.add(game_id)
+        except redis.exceptions.ResponseError as error:
+            self.refused(error)
+
     def refused(self, error: Exception) -> None:
         """An add Redis refused (a user whose ACL predates the index): said once, not raised,
         so that the worker is still woken; the sweep's slice finds the game should that fail."""
