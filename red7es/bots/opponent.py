@@ -6,7 +6,8 @@ the bot keeps a posterior over three models of the opponent, each a probability 
 every turn it might choose:
 
 ``greedy``
-    the turn :func:`~red7es.bots.exploit.greedy_turn` takes (probability 1, else 0);
+    the turn greedy takes (:func:`~red7es.bots.exploit.greedy_turn`, greedy's choice on
+    masks, held to greedy's own loop by tests; probability 1, else 0);
 ``random``
     any legal turn, ``fold`` included, with probability ``1 / (legal turns + 1)``
     (the ``random`` bot);
