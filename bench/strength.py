@@ -85,6 +85,7 @@ class GameResult:
     moves: int
     iterations: int
     seconds: float
+    slowest: float = 0.0  # the bot's longest decision (s): a time budget is the most a move may take, not a mean
 
 
 def matches(games: int, multi_games: int, advanced_games: int, rounds_games: int = 0) -> list[Match]:
@@ -120,7 +121,7 @@ def play(task: Task) -> GameResult:
     ismcts = bots[task.seat]
     assert isinstance(ismcts, IsmctsBot)
     moves = iterations = 0
-    seconds = 0.0
+    seconds = slowest = 0.0
     while game.outcome is None:
         seat = game.turn
         turn = bots[seat].choose(observation_for(bots[seat], game, seat))
@@ -128,10 +129,11 @@ def play(task: Task) -> GameResult:
             moves += 1
             iterations += ismcts.last_stats.iterations
             seconds += ismcts.last_stats.seconds
+            slowest = max(slowest, ismcts.last_stats.seconds)
         game.apply(turn)
     winners = game.outcome.winners
     score = 1.0 / len(winners) if task.seat in winners else 0.0
-    return GameResult(match.key, task.bot_spec, score, moves, iterations, seconds)
+    return GameResult(match.key, task.bot_spec, score, moves, iterations, seconds, slowest)
 
 
 def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -152,6 +154,7 @@ class Tally:
     moves: int = 0
     iterations: int = 0
     seconds: float = 0.0
+    slowest: float = 0.0
 
     def add(self, r: GameResult) -> None:
         self.games += 1
@@ -159,12 +162,13 @@ class Tally:
         self.moves += r.moves
         self.iterations += r.iterations
         self.seconds += r.seconds
+        self.slowest = max(self.slowest, r.slowest)
 
 
 def table(rows: Sequence[tuple[Match, Tally]]) -> str:
     lines = [
-        "| match | games | ISMCTS wins | win rate | 95% CI (Wilson) | even share | ms/move | playouts/s |",
-        "|---|---:|---:|---:|---|---:|---:|---:|",
+        "| match | games | ISMCTS wins | win rate | 95% CI (Wilson) | even share | ms/move | slowest ms | playouts/s |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|",
     ]
     for match, t in rows:
         lo, hi = wilson(t.score, t.games)
@@ -173,7 +177,7 @@ def table(rows: Sequence[tuple[Match, Tally]]) -> str:
         pps = t.iterations / t.seconds if t.seconds else 0.0
         lines.append(
             f"| {match.label} | {t.games} | {t.score:g} | {rate:.1%} | {lo:.1%} – {hi:.1%} "
-            f"| {match.expected:.1%} | {ms:.1f} | {pps:,.0f} |"
+            f"| {match.expected:.1%} | {ms:.1f} | {1000 * t.slowest:.1f} | {pps:,.0f} |"
         )
     return "\n".join(lines)
 

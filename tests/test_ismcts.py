@@ -7,6 +7,7 @@ measures strength properly).
 
 from __future__ import annotations
 
+import gc
 import random
 import time
 from dataclasses import replace
@@ -242,6 +243,34 @@ def test_time_budget_is_respected() -> None:
     bot.choose(observe(game, game.turn))
     assert bot.last_stats is not None
     assert bot.last_stats.iterations >= 1 and bot.last_stats.seconds < 0.5
+
+
+def test_the_cycle_collector_is_paused_for_a_decision_and_left_as_it_was() -> None:
+    """A decision runs without Python's cycle collector (its pauses broke 50 ms budgets),
+    on again after it, even when the search fails; a host that had it off keeps it off."""
+    game = Game.new(2, seed="collector", record=False)
+    seen: list[bool] = []
+    original = _Search.iterate
+
+    def iterate(search: _Search) -> None:
+        seen.append(gc.isenabled())
+        original(search)
+
+    bot = make_bot("ismcts:iterations=20", seed=1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_Search, "iterate", iterate)
+        assert gc.isenabled()
+        bot.choose(game.observation(game.turn))
+        assert seen and not any(seen) and gc.isenabled()
+        with pytest.raises(ValueError, match="not this bot's turn"):
+            bot.choose(game.observation(1 - game.turn))
+        assert gc.isenabled()
+        gc.disable()
+        try:
+            bot.choose(game.observation(game.turn))
+            assert not gc.isenabled()
+        finally:
+            gc.enable()
 
 
 def _turn_codes(facts: list[object], seat: int) -> tuple[int, ...]:

@@ -56,6 +56,7 @@ the same turn whatever happened before, and a restarted bot replays identically.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import math
 import random
@@ -114,6 +115,7 @@ OPPONENT_SHARE = 0.5  # a model of the opponent is acted on when this likely (re
 WORLD_COST = 4  # an iteration budget's iterations per world solved against greedy (red7es.bots.exploit)
 VOTE, PARTITIONED = 1, 2  # model levels: worlds solved and voted on; then searched together (red7es.bots.infoset)
 WORLD_SHARE = 0.8  # share of a time budget spent dealing worlds when they are searched together
+FINISH_SHARE = 0.05  # share of a time budget left for finishing a decision past its search's deadline
 
 Action = tuple[tuple[int, ...], bool]  # (step codes without the implied end, open)
 _Number = TypeVar("_Number", int, float)
@@ -243,7 +245,22 @@ class IsmctsBot:
         return by_time or by_iterations
 
     def choose(self, obs: Observation) -> Turn:
-        """Search from ``obs`` within the budget and return the most visited turn."""
+        """Search from ``obs`` within the budget and return the most visited turn.
+
+        Python's cycle collector is paused for the decision: a search allocates hundreds
+        of thousands of small objects, and a full collection over them took 10–25 ms in
+        the middle of 50 ms decisions (bench/results/strength.md).  What the search makes
+        is freed by reference counting; the collector, on again after, finds the rest.
+        """
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._choose(obs)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _choose(self, obs: Observation) -> Turn:
         if not obs.my_turn:
             raise ValueError("it is not this bot's turn")
         start = time.perf_counter()  # reading the others' hands counts against the budget too
@@ -259,7 +276,11 @@ class IsmctsBot:
         # Budgets beyond the caps (an older game's bot, made before check_limits or under a
         # higher --max-bot-time) are played at the caps: a worker must never think for ever
         # on one turn.  An iteration budget ends by the cap too, played as far as it got.
-        deadline = start + min(self.max_time if self.time_limit is None else self.time_limit, self.max_time)
+        budget = min(self.max_time if self.time_limit is None else self.time_limit, self.max_time)
+        # the search stops short of the budget by FINISH_SHARE of it: the unit of work under
+        # way when the deadline passes (a world being solved, a depth of the search over
+        # them, a tree iteration) and the choice after it end within the budget
+        deadline = start + budget * (1 - FINISH_SHARE)
         iterations = None if self.iterations is None else min(self.iterations, MAX_ITERATIONS)
         # Searched as greedy unless it most likely plays at random; a player who is only half
         # greedy (the mixed model) is too while its turns fit greedy's: the first that does not
