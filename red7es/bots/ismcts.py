@@ -115,7 +115,7 @@ OPPONENT_SHARE = 0.5  # a model of the opponent is acted on when this likely (re
 WORLD_COST = 4  # an iteration budget's iterations per world solved against greedy (red7es.bots.exploit)
 VOTE, PARTITIONED = 1, 2  # model levels: worlds solved and voted on; then searched together (red7es.bots.infoset)
 WORLD_SHARE = 0.8  # share of a time budget spent dealing worlds when they are searched together
-FINISH_SHARE = 0.05  # share of a time budget left for finishing a decision past its search's deadline
+FINISH_SHARE = 0.1  # share of a time budget left for finishing a decision past its search's deadline
 
 Action = tuple[tuple[int, ...], bool]  # (step codes without the implied end, open)
 _Number = TypeVar("_Number", int, float)
