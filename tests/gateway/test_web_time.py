@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from playwright.sync_api import Browser, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from support import Gateway, wait_for
 
 from red7es.cli.render import describe_events, outcome_line
@@ -44,7 +45,13 @@ def spectator(browser: Browser) -> Iterator[Page]:
 def take_seat(page: Page, base: str, game: str, seat: int) -> None:
     page.goto(f"{base}/g/{game}")
     page.click(f"button[data-take='{seat}']")
-    page.wait_for_selector("#you:not([hidden])", timeout=WAIT_MS)
+    try:
+        page.wait_for_selector("#you:not([hidden])", timeout=WAIT_MS)
+    except PlaywrightTimeoutError:
+        # (seen once, beside two other CI runs and a CPU hog: say what the page said, a
+        # refused join's notice or nothing, so that the next failure tells why)
+        message = page.text_content("#message")
+        raise AssertionError(f"seat {seat} not taken within {WAIT_MS} ms; the page says {message!r}") from None
 
 
 def never_a_hidden_card(spectator: Page, service: GameService, game: str) -> None:
