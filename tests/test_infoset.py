@@ -179,7 +179,8 @@ def test_the_fusion_bench_counts_the_whole_posterior() -> None:
 
 def test_the_partition_probe_reads_each_search_it_ran() -> None:
     """bench/partition_probe.py: every decision's answer wins no more of its worlds than the
-    vote's best turn (fusion only takes wins away), and an exact one stopped deepening."""
+    vote's best turn (fusion only takes wins away), ties at that best are counted among the
+    turns, every answer has a depth, and the probe puts the search back as it was."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
     import partition_probe
 

@@ -172,37 +172,40 @@ class Folder:
         (:class:`~red7es.service.store.DamagedGame`) marks the game broken and raises
         :class:`GameBroken`.
         """
-        progress = Progress()
-        deadline = time.monotonic() + max_seconds
         try:
-            for _attempt in range(20):
-                try:
-                    self._advance(game_id, progress, deadline, quick, hand_back)
-                    table = self.tables.get(game_id)
-                    said_bot = self._meta_bot.pop(game_id, None)
-                    if table is not None and said_bot == str(table.version) and not table.bot_to_move:
-                        # A meta written by an older worker (a bot to move in a timed game not
-                        # started: it now waits) would have the game rescheduled for ever.
-                        self.store.clear_bot_to_move(game_id, table.version)
-                    if table is not None and table.variant.timed:
-                        # also corrects an index entry left stale (docs/architecture.md, Clocks)
-                        index_deadline(self.store.redis, game_id, table.deadline)
-                    return progress
-                except AppendConflict:
-                    progress.conflicts += 1
-                    self.tables.pop(game_id, None)
-                except DamagedGame as exc:
-                    # Nothing was written, and trying again would be refused again: a human must look.
-                    self.tables.pop(game_id, None)
-                    self._break(game_id, str(exc))
-                    raise GameBroken(f"game {game_id}: {exc}") from None
-                except BaseException:
-                    # The table may have run ahead of what was stored: never reuse it.
-                    self.tables.pop(game_id, None)
-                    raise
-            raise Contended(f"game {game_id}: gave up after 20 conflicting appends")
+            return self._advance_retried(game_id, time.monotonic() + max_seconds, quick, hand_back)
         finally:
             self._unindexed.discard(game_id)  # (taken again, the post says again)
+
+    def _advance_retried(self, game_id: str, deadline: float, quick: bool, hand_back: HandBack | None) -> Progress:
+        """:meth:`advance`'s fold, folded again from the store after an append that lost a race."""
+        progress = Progress()
+        for _attempt in range(20):
+            try:
+                self._advance(game_id, progress, deadline, quick, hand_back)
+                table = self.tables.get(game_id)
+                said_bot = self._meta_bot.pop(game_id, None)
+                if table is not None and said_bot == str(table.version) and not table.bot_to_move:
+                    # A meta written by an older worker (a bot to move in a timed game not
+                    # started: it now waits) would have the game rescheduled for ever.
+                    self.store.clear_bot_to_move(game_id, table.version)
+                if table is not None and table.variant.timed:
+                    # also corrects an index entry left stale (docs/architecture.md, Clocks)
+                    index_deadline(self.store.redis, game_id, table.deadline)
+                return progress
+            except AppendConflict:
+                progress.conflicts += 1
+                self.tables.pop(game_id, None)
+            except DamagedGame as exc:
+                # Nothing was written, and trying again would be refused again: a human must look.
+                self.tables.pop(game_id, None)
+                self._break(game_id, str(exc))
+                raise GameBroken(f"game {game_id}: {exc}") from None
+            except BaseException:
+                # The table may have run ahead of what was stored: never reuse it.
+                self.tables.pop(game_id, None)
+                raise
+        raise Contended(f"game {game_id}: gave up after 20 conflicting appends")
 
     def take(self, game_id: str, owner: str, ttl_ms: int, *, indexed: bool = False) -> bool:
         """Take the game's lease (:meth:`~red7es.service.store.GameStore.acquire_lease`,
