@@ -330,7 +330,11 @@ def test_a_browser_clock_far_off_is_told_not_hidden(
     page.clock.install(time=time.time() + 60)
     page.goto(f"{served.base}/g/{game}#seat=0&token={token}")
     page.wait_for_function("() => document.getElementById('message').textContent.includes(\"from the server's clock\")")
-    assert (page.text_content("#message") or "").startswith("Your seat's stream: X-Red7-Timestamp is +6")
+    said = page.text_content("#message") or ""
+    # (the page's installed clock runs on from +60 s by the page's own timers, which a loaded
+    # machine slows: seen at +59 s beside a CPU hog, so the offset is read, not matched)
+    off = re.match(r"Your seat's stream: X-Red7-Timestamp is \+(\d+) s from the server's clock \(±30 s allowed\)", said)
+    assert off and 50 <= int(off[1]) <= 61, said
 
 
 @needs_chromium
