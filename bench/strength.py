@@ -17,6 +17,12 @@ load; an iteration budget (``--iterations``) is reproducible.  Examples::
     python bench/strength.py --games 1000 --iterations 300 --only 2p-greedy,2p-random
     python bench/strength.py --games 400 --only 2p-greedy --baseline ismcts:model=0
 
+Per match: ``ms/move``, the bot's mean decision as it measures its search; ``slowest ms``,
+its longest decision as the caller waits for it (the whole ``choose`` call, by the wall
+clock); ``slowest CPU ms``, the most CPU time one decision took.  A decision over its budget
+by the clock but not in CPU time was held up by the machine (another process on its CPU),
+not by the bot.
+
 ``--baseline SPEC`` plays every game a second time with ``SPEC`` in the bot's seat,
 the two interleaved in one pool, so both face the same machine load (a time budget
 feels load): the baseline's rows are printed below the bot's.
@@ -85,7 +91,13 @@ class GameResult:
     moves: int
     iterations: int
     seconds: float
-    slowest: float = 0.0  # the bot's longest decision (s): a time budget is the most a move may take, not a mean
+    # the bot's longest decision (s), the whole ``choose`` call as its caller waits for it: a
+    # time budget is the most a move may take, not a mean
+    slowest: float = 0.0
+    # the most CPU time a decision of the bot's took (s), the same call: a decision slower than
+    # its budget by the clock but not in CPU was held up by the machine (another process ran
+    # on its CPU), not by the bot
+    slowest_cpu: float = 0.0
 
 
 def matches(games: int, multi_games: int, advanced_games: int, rounds_games: int = 0) -> list[Match]:
@@ -121,19 +133,23 @@ def play(task: Task) -> GameResult:
     ismcts = bots[task.seat]
     assert isinstance(ismcts, IsmctsBot)
     moves = iterations = 0
-    seconds = slowest = 0.0
+    seconds = slowest = slowest_cpu = 0.0
     while game.outcome is None:
         seat = game.turn
-        turn = bots[seat].choose(observation_for(bots[seat], game, seat))
+        obs = observation_for(bots[seat], game, seat)
+        wall, cpu = time.perf_counter(), time.thread_time()
+        turn = bots[seat].choose(obs)
+        wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
         if seat == task.seat and ismcts.last_stats is not None and ismcts.last_stats.iterations:
             moves += 1
             iterations += ismcts.last_stats.iterations
             seconds += ismcts.last_stats.seconds
-            slowest = max(slowest, ismcts.last_stats.seconds)
+            slowest = max(slowest, wall)
+            slowest_cpu = max(slowest_cpu, cpu)
         game.apply(turn)
     winners = game.outcome.winners
     score = 1.0 / len(winners) if task.seat in winners else 0.0
-    return GameResult(match.key, task.bot_spec, score, moves, iterations, seconds, slowest)
+    return GameResult(match.key, task.bot_spec, score, moves, iterations, seconds, slowest, slowest_cpu)
 
 
 def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -155,6 +171,7 @@ class Tally:
     iterations: int = 0
     seconds: float = 0.0
     slowest: float = 0.0
+    slowest_cpu: float = 0.0
 
     def add(self, r: GameResult) -> None:
         self.games += 1
@@ -163,12 +180,14 @@ class Tally:
         self.iterations += r.iterations
         self.seconds += r.seconds
         self.slowest = max(self.slowest, r.slowest)
+        self.slowest_cpu = max(self.slowest_cpu, r.slowest_cpu)
 
 
 def table(rows: Sequence[tuple[Match, Tally]]) -> str:
     lines = [
-        "| match | games | ISMCTS wins | win rate | 95% CI (Wilson) | even share | ms/move | slowest ms | playouts/s |",
-        "|---|---:|---:|---:|---|---:|---:|---:|---:|",
+        "| match | games | ISMCTS wins | win rate | 95% CI (Wilson) | even share | ms/move | slowest ms"
+        " | slowest CPU ms | playouts/s |",
+        "|---|---:|---:|---:|---|---:|---:|---:|---:|---:|",
     ]
     for match, t in rows:
         lo, hi = wilson(t.score, t.games)
@@ -177,7 +196,7 @@ def table(rows: Sequence[tuple[Match, Tally]]) -> str:
         pps = t.iterations / t.seconds if t.seconds else 0.0
         lines.append(
             f"| {match.label} | {t.games} | {t.score:g} | {rate:.1%} | {lo:.1%} – {hi:.1%} "
-            f"| {match.expected:.1%} | {ms:.1f} | {1000 * t.slowest:.1f} | {pps:,.0f} |"
+            f"| {match.expected:.1%} | {ms:.1f} | {1000 * t.slowest:.1f} | {1000 * t.slowest_cpu:.1f} | {pps:,.0f} |"
         )
     return "\n".join(lines)
 
