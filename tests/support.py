@@ -96,7 +96,9 @@ class WorkerPool:
         # Only a waiting start talks to Redis: without wait, Redis may well be down.
         connection = client_for(self.url) if wait else None
         try:
-            before = len(live_workers(connection)) if connection is not None else 0
+            # the names reporting before, not their count: a worker killed just before (kill -9)
+            # still reports for up to 3 s, and its beat may lapse before the new ones report
+            before = set(live_workers(connection)) if connection is not None else set()
             new = []
             for _ in range(count):
                 with open(self.log_dir / f"{self.name}{len(self.processes)}.log", "wb") as log:
@@ -111,7 +113,9 @@ class WorkerPool:
                 new.append(process)
             if connection is not None:
                 reporting = connection
-                wait_for(lambda: len(live_workers(reporting)) >= before + count, "the workers to report", timeout=30)
+                wait_for(
+                    lambda: len(set(live_workers(reporting)) - before) >= count, "the workers to report", timeout=30
+                )
         finally:
             if connection is not None:
                 connection.close()
