@@ -537,11 +537,16 @@ def test_a_move_nobody_answers_yet_says_it_is_stored_and_how_to_ask_again(slow_s
     assert sum(isinstance(r.event, CommandApplied) and r.event.id == "slow-1" for r in log) == 1
 
 
-def test_join_waits_for_a_game_created_a_moment_ago(slow_service: Any) -> None:
+def test_join_waits_for_a_game_created_a_moment_ago(slow_service: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A join right after new (the create not folded yet) waits for the game's first view
     instead of failing with 'no view yet'."""
+    from red7es.cli import commands_game
+    from red7es.service.client import GameService
     from red7es.workers.context import repeating
 
+    # waits of 10 s, not the fixture's 0.5: what is checked is that join waits, not how briefly
+    monkeypatch.setitem(GameService.join.__kwdefaults__, "wait", 10)
+    monkeypatch.setattr(commands_game, "ANSWER_WAIT", 10)
     user, worker = slow_service
     carol, dan = user("carol"), user("dan")
     game = new_id()

@@ -29,12 +29,13 @@ pytestmark = pytest.mark.integration
 def test_play_shows_the_deadline_and_a_turn_after_it_shows_what_happened(tmp_path: Path, service_url: str) -> None:
     """The player's time runs out while the menu waits: the turn typed then is refused, and
     play shows the time-out and the end instead of asking again from a stale menu."""
-    game, first, connection = _timed_game(tmp_path, service_url, "3s")
+    # 8 s: play must start and show its prompt before the time is up, on a loaded machine too
+    game, first, connection = _timed_game(tmp_path, service_url, "8s")
     child = spawn(tmp_path, service_url, "play", "--game", game, "--as", first)
     t = Transcript(child)
     try:
         t.expect(TIMED_PROMPT)
-        assert "3s a turn" in t.plain and "Your time is up at" in t.plain
+        assert "8s a turn" in t.plain and "Your time is up at" in t.plain
         wait_for(lambda: _public(connection, game)["status"] == "over", "the time-out to end the game", timeout=30)
         child.sendline("fold")
         t.expect(r"Not allowed: ")

@@ -129,8 +129,15 @@ def test_an_untimed_game_writes_no_deadline(real_redis: redis.Redis) -> None:
 def test_a_time_out_is_written_once_and_the_audit_passes(real_redis: redis.Redis) -> None:
     svc = offline_service(real_redis)
     svc.create(
-        Variant(2, turn_time=200), [person("ann"), person("bob")], join=["ann", "bob"], seed="t", game_id="t", wait=None
+        Variant(2, turn_time=2_000),
+        [person("ann"), person("bob")],
+        join=["ann", "bob"],
+        seed="t",
+        game_id="t",
+        wait=None,
     )
+    # (2 s, not less: the first fold and the look at the index below must come before the
+    # deadline on a loaded machine too)
     folder = Folder(svc.store)
     fold(folder, "t")
     meta = svc.store.meta("t")
@@ -152,7 +159,7 @@ def test_a_time_out_is_written_once_and_the_audit_passes(real_redis: redis.Redis
 def test_the_append_refuses_a_time_out_while_a_command_in_time_is_unanswered(real_redis: redis.Redis) -> None:
     svc = offline_service(real_redis)
     created = svc.create(
-        Variant(2, turn_time=300),
+        Variant(2, turn_time=2_000),  # the fold, the view and the turn all come before the deadline
         [person("ann"), person("bob")],
         join=["ann", "bob"],
         seed="race",
@@ -200,10 +207,12 @@ def test_bots_with_a_clock_play_a_game_to_the_end_and_it_audits(real_redis: redi
 
 def test_an_ismcts_bot_with_a_clock_thinks_a_share_of_its_time_never_more(real_redis: redis.Redis) -> None:
     """ismcts asking 5 s a turn on a 2 s clock: it would lose on time at its first turn, but
-    thinks a tenth of what is left each turn, so the game ends without a time-out."""
+    thinks a tenth of what is left each turn, so the game ends without a time-out.  (The
+    0.2 s a turn adds covers the fold's own work, which the clock counts too: without it a
+    loaded machine's 40 ms a turn would use the clock up in the second round.)"""
     svc = offline_service(real_redis)
     seats = [bot("deep", "ismcts:time=5"), bot("deeper", "ismcts:time=5")]
-    svc.create(Variant(2, clock=(2_000, 0), rounds=2), seats, seed="share", game_id="share", wait=None)
+    svc.create(Variant(2, clock=(2_000, 200), rounds=2), seats, seed="share", game_id="share", wait=None)
     fold(Folder(svc.store), "share")
     log = events_of(decoded_log(svc.store, "share"))
     assert isinstance(log[-2], GameOver) and log[-2].outcome.reason == "rounds"
@@ -213,7 +222,7 @@ def test_an_ismcts_bot_with_a_clock_thinks_a_share_of_its_time_never_more(real_r
 
 def test_a_timed_game_on_a_cluster_fires_its_time_out_and_audits(cluster_redis: redis.Redis) -> None:
     svc = offline_service(cluster_redis)
-    svc.create(Variant(2, turn_time=200), [person("ann"), bot("b")], join=["ann"], seed="c", game_id="c", wait=None)
+    svc.create(Variant(2, turn_time=2_000), [person("ann"), bot("b")], join=["ann"], seed="c", game_id="c", wait=None)
     folder = Folder(svc.store)
     fold(folder, "c")
     deadline = folder.tables["c"].deadline

@@ -280,6 +280,7 @@ def test_a_stale_indexed_post_still_leaves_work_on_the_index(
     indexed) and is killed with a bot to move: the append that left that work put the
     game on the index first (review of 00dc289, finding 1)."""
     svc = GameService(real_redis)  # the default wake: submit.lua posts with i = 1
+    monkeypatch.setattr(context_module, "SLICE_SECONDS", 30)  # w1's three appends in one slice, loaded or not
     # (everything made before ann's clock starts: her turn must be folded before her time is up)
     w1 = WorkerContext(real_redis, owner="w1")
     w2 = WorkerContext(real_redis, owner="w2")
