@@ -190,14 +190,26 @@ def test_a_redis_restart_across_a_deadline_still_fires_it(private_redis: Any, po
     pool.start(1, wait=True)
     names = ["ann", "bob"]
     svc.create(
-        Variant(2, turn_time=1_500), [person(n) for n in names], join=names, seed="restart", game_id="rs", wait=30
+        Variant(2, turn_time=3_000), [person(n) for n in names], join=names, seed="restart", game_id="rs", wait=30
     )
     clock = _first_clock(svc, "rs")
-    server.stop()
-    wait_for(lambda: time.time() * 1000 > clock.deadline + 200, "the deadline to pass while Redis is down", timeout=30)
-    server.start()
-    connection.connection_pool.disconnect()
-    assert connection.zscore(DEADLINES, "rs") == clock.deadline  # the index survived the restart (AOF)
+    # The worker is paused from before the outage until the index is looked at after it: a
+    # loaded machine must not let it fire the time-out before the outage, or, reconnecting
+    # at once, before that look (it finds its connections dead when it goes on).
+    for process in pool.alive():
+        os.kill(process.pid, signal.SIGSTOP)
+    try:
+        assert redis_now(connection) < clock.deadline  # (the outage starts before the deadline)
+        server.stop()
+        wait_for(
+            lambda: time.time() * 1000 > clock.deadline + 200, "the deadline to pass while Redis is down", timeout=30
+        )
+        server.start()
+        connection.connection_pool.disconnect()
+        assert connection.zscore(DEADLINES, "rs") == clock.deadline  # the index survived the restart (AOF)
+    finally:
+        for process in pool.alive():
+            os.kill(process.pid, signal.SIGCONT)
     _wait_over(svc, "rs", pool)
     assert [e.seat for e in _log(svc, "rs") if isinstance(e, TimedOut)] == [clock.seat]
     _audited(svc, "rs")
