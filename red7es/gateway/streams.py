@@ -92,6 +92,12 @@ async def _shared_read(
     return await hub.shared(game_id, (seat, after), read)
 
 
+def _stream_id(stream_id: str) -> tuple[int, int]:
+    """A Redis stream id as the pair it is ordered by."""
+    ms, _, seq = stream_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
 def _change(game_id: str, change_id: str, payload: bytes) -> dict[str, Any]:
     try:
         change = msgpack.unpackb(payload, raw=False)
@@ -130,6 +136,7 @@ async def change_lines(
 
     A change and the view after it go out as one batch, so in one write to the client
     (two writes a change were the gateway's largest cost per turn: issue #17)."""
+    resumed = after is not None  # (a resumed stream with nothing to tell still starts with a view)
     try:
         if after is None:
             _rows, raw, after = await _shared_read(hub, game_id, seat, None)
@@ -139,6 +146,18 @@ async def change_lines(
                 return
         while True:
             rows, raw, last = await _shared_read(hub, game_id, seat, after)
+            if resumed and not rows:
+                # resumed at the game's last change (or past it): nothing to tell, so the
+                # view now, as a fresh stream's (a finished game's ends the stream at once)
+                _rows, raw, last = await _shared_read(hub, game_id, seat, None)
+                if _stream_id(last) <= _stream_id(after):  # (else a change came meanwhile: told next)
+                    line = _view(game_id, seat, last, raw)
+                    yield [line]
+                    if _ends(line):
+                        return
+                resumed = False
+                continue
+            resumed = False
             batch: Lines = []
             for change_id, payload in rows:
                 line = _change(game_id, change_id, payload)

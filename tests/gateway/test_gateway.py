@@ -381,6 +381,21 @@ def test_a_stream_of_a_finished_game_resumed_from_a_trimmed_change_tells_the_end
     assert told[1]["view"]["status"] == "over"
 
 
+def test_a_stream_resumed_at_the_last_change_starts_with_the_view(http: httpx.Client, service: GameService) -> None:
+    """Was: nothing but keep-alives until the next change, and a finished game's stream
+    resumed at its last change never ended."""
+    game = played_game(http, service)
+    last = change_ids(service, game)[-1]
+    with http.stream("GET", f"/api/games/{game}/stream", params={"after": last}) as stream:
+        first = next(_lines(stream))
+    assert first["type"] == "view" and first["id"] == last and first["view"]["status"] == "playing"
+    over = finished_bot_game(service)
+    end = change_ids(service, over)[-1]
+    with http.stream("GET", f"/api/games/{over}/stream", headers={"Last-Event-ID": end}) as stream:
+        told = list(_lines(stream))  # ends by itself
+    assert [(line["type"], line["id"], line["view"]["status"]) for line in told] == [("view", end, "over")]
+
+
 def _lines(stream: httpx.Response) -> Any:
     for raw in stream.iter_lines():
         if raw.strip():
