@@ -71,6 +71,13 @@ def _limit(flag: str, default: int, envvar: str, what: str) -> Callable[[FC], FC
     "Most streams one client address may hold open on this process",
 )
 @_limit(
+    "--max-connections",
+    Limits.connections,
+    "RED7_GATEWAY_MAX_CONNECTIONS",
+    "Most connections one client address (IPv6: its /64) may hold open on this process;"
+    " a reverse proxy $FORWARDED_ALLOW_IPS names has none",
+)
+@_limit(
     "--create-rate",
     Limits.create,
     "RED7_GATEWAY_CREATE_RATE",
@@ -114,6 +121,7 @@ def gateway(
     seat_rate: int,
     rate_window: float,
     max_streams: int,
+    max_connections: int,
     create_rate: int,
     create_mode: str,
     operator_key_file: str | None,
@@ -148,7 +156,14 @@ def gateway(
     if is_cluster_url(url):
         raise click.ClickException("the gateway does not serve a Redis Cluster yet: give it one Redis server's URL")
     session.connection.ping()
-    limits = Limits(rate=rate, seat_rate=seat_rate, window=rate_window, streams=max_streams, create=create_rate)
+    limits = Limits(
+        rate=rate,
+        seat_rate=seat_rate,
+        window=rate_window,
+        streams=max_streams,
+        connections=max_connections,
+        create=create_rate,
+    )
     scheme = "https" if ssl_certfile else "http"
     click.echo(f"red7es gateway on {scheme}://{host}:{port} for {session.endpoint.shown}. Ctrl-C to stop.")
     uvicorn.run(
@@ -160,9 +175,10 @@ def gateway(
         ssl_certfile=ssl_certfile,
         ssl_keyfile=ssl_keyfile,
         # Slow clients (slowloris): each request must arrive whole within 10 s, idle
-        # keep-alives end after 5 s, headers over 16 KiB are refused, and past 4,096
-        # connections at once uvicorn answers 503 (red7es/gateway/serving.py).
-        **uvicorn_options(),
+        # keep-alives end after 5 s, headers over 16 KiB are refused, one client address
+        # holds at most --max-connections, and past 4,096 connections at once a new one is
+        # answered 503 (red7es/gateway/serving.py).
+        **uvicorn_options(max_connections=max_connections),
     )
 
 

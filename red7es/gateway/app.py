@@ -83,6 +83,9 @@ def create_app(
         version="1",
         lifespan=lifespan,
     )
+    # A path with a slash too many is a 404 like any other, not a 307 to a Location built
+    # from the client's own Host header (which an open redirect would send anywhere).
+    app.router.redirect_slashes = False
     app.state.hub = hub
     app.state.service = service
     limiter = Limiter(hub.redis, limits or Limits())

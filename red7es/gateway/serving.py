@@ -8,6 +8,19 @@ body, from its connection's opening (or the end of the previous response); past 
 the connection is closed.  Streams are unaffected: their request is whole at once, and
 the time a response takes is not limited.
 
+No client address may hold more than ``max_connections`` connections at once (64 by
+default, ``red7 gateway --max-connections``), and the process no more than
+:data:`LIMIT_CONCURRENCY`: without the first, one host holding 4,096 idle connections (and
+opening them again as the deadline closes them) left every other client only 503s, so a
+player could be kept from moving until its clock ran out.  A connection past either cap
+is answered at once, one line of JSON (429 or 503), and closed; so are requests h11
+cannot parse (uvicorn answered those in plain text) and a request line and headers over
+:data:`MAX_INCOMPLETE` bytes, however many packets they came in (h11 alone counts only
+what it buffers between packets: 20 KiB of headers in one packet passed).  A peer
+uvicorn trusts for ``X-Forwarded-For`` (``$FORWARDED_ALLOW_IPS``, loopback by default) is
+a reverse proxy whose connections carry many clients: it has no per-address cap.  An
+IPv6 client is counted by its /64, which one host gets whole.
+
 It also writes a response's status line and headers in the same write as its first body
 bytes (:class:`Coalescing`): uvicorn's h11 protocol writes them apart, so every answer
 cost two ``send`` calls and two packets where one does (issue #17: on loopback a write
@@ -18,15 +31,24 @@ socket writes at a fifth of its CPU, half of them answers to HTTP clients).
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+import json
+import weakref
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import h11
+from uvicorn.middleware.proxy_headers import _TrustedHosts
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
+
+from .settings import Limits
 
 __all__ = [
     "Coalescing",
     "LIMIT_CONCURRENCY",
+    "MAX_CONNECTIONS",
     "MAX_INCOMPLETE",
     "REQUEST_TIMEOUT",
     "TIMEOUT_KEEP_ALIVE",
@@ -36,7 +58,38 @@ __all__ = [
 REQUEST_TIMEOUT = 10.0  # seconds for a whole request (headers and body) to arrive
 TIMEOUT_KEEP_ALIVE = 5  # seconds an idle keep-alive connection is kept (uvicorn's default, made explicit)
 MAX_INCOMPLETE = 16 * 1024  # bytes of a request line and headers h11 buffers before it refuses them (431/400)
-LIMIT_CONCURRENCY = 4096  # connections and tasks at once, past which uvicorn answers 503 (1,000 streams fit)
+LIMIT_CONCURRENCY = 4096  # connections at once, past which a new one is answered 503 (1,000 streams fit)
+MAX_CONNECTIONS = Limits.connections  # connections at once from one client address (a browser opens 6, and streams)
+# uvicorn's own cap on connections and tasks, a backstop past this module's (its 503 is plain text)
+_UVICORN_LIMIT = LIMIT_CONCURRENCY + 64
+
+# open connections per client address (or IPv6 /64), per running server
+_OPEN: weakref.WeakKeyDictionary[ServerState, Counter[str]] = weakref.WeakKeyDictionary()
+
+
+def address_key(host: str) -> str:
+    """What connections are counted under: an IPv4 address (also written IPv4-mapped), an
+    IPv6 address's /64, or the text as given when it is no address."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address)
+
+
+def refusal(status: int, reason: str, message: str) -> bytes:
+    """A whole HTTP/1.1 response, one line of JSON, that closes its connection: written
+    before any request when a connection is refused (h11 sends a response only to one)."""
+    body = json.dumps({"error": message}).encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode() + body
 
 
 class Coalescing(asyncio.Transport):
@@ -118,22 +171,74 @@ class Coalescing(asyncio.Transport):
 
 class RequestDeadline(H11Protocol):
     """uvicorn's h11 protocol, closing a connection whose request does not arrive whole
-    within ``request_timeout`` seconds."""
+    within ``request_timeout`` seconds, refusing connections past the caps, and answering
+    what it cannot parse in JSON."""
 
     request_timeout = REQUEST_TIMEOUT
+    max_connections = MAX_CONNECTIONS  # per client address; 0: no cap
+    open_cap = LIMIT_CONCURRENCY
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._deadline: asyncio.TimerHandle | None = None
+        self._counted: str | None = None  # the address key this connection is counted under
+        self._proxies = _TrustedHosts(self.config.forwarded_allow_ips)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._coalescing = Coalescing(transport)
         super().connection_made(self._coalescing)
+        if len(self.connections) > self.open_cap:
+            full = f"the gateway is full ({self.open_cap:,} connections): try again shortly"
+            self._refuse(503, "Service Unavailable", full)
+            return
+        host = self.client[0] if self.client else None
+        if host is not None and self.max_connections and host not in self._proxies:
+            counts = _OPEN.setdefault(self.server_state, Counter())
+            key = address_key(host)
+            if counts[key] >= self.max_connections:
+                self._refuse(
+                    429,
+                    "Too Many Requests",
+                    f"too many connections from this address: at most {self.max_connections} at once",
+                )
+                return
+            counts[key] += 1
+            self._counted = key
         self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._counted is not None:
+            counts = _OPEN.get(self.server_state)
+            if counts is not None:
+                counts[self._counted] -= 1
+                if counts[self._counted] <= 0:
+                    del counts[self._counted]
+            self._counted = None
         super().connection_lost(exc)
+
+    def _refuse(self, status: int, reason: str, message: str) -> None:
+        """Answer ``status`` with ``message`` at once and close: no request of this connection is read."""
+        self.transport.pause_reading()
+        self.transport.write(refusal(status, reason, message))
+        self.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        if self.conn.their_state is h11.IDLE and self._head_too_large(data):
+            too_large = f"request line and headers over {MAX_INCOMPLETE:,} bytes"
+            self._refuse(431, "Request Header Fields Too Large", too_large)
+            return
+        super().data_received(data)
+
+    def _head_too_large(self, data: bytes) -> bool:
+        """Whether a request's line and headers, arriving (``data`` after what h11 holds), pass MAX_INCOMPLETE."""
+        pending = self.conn.trailing_data[0] + data if self.conn.trailing_data[0] else data
+        end = pending.find(b"\r\n\r\n")
+        return end > MAX_INCOMPLETE or (end < 0 and len(pending) > MAX_INCOMPLETE)
+
+    def send_400_response(self, msg: str) -> None:
+        """What h11 cannot parse (a garbled request line, a bad ``Content-Length``): JSON, as every error."""
+        self._refuse(400, "Bad Request", "malformed HTTP request")
 
     def handle_events(self) -> None:
         super().handle_events()
@@ -179,16 +284,17 @@ class RequestDeadline(H11Protocol):
             self.transport.close()
 
 
-def uvicorn_options(request_timeout: float = REQUEST_TIMEOUT) -> dict[str, Any]:
+def uvicorn_options(request_timeout: float = REQUEST_TIMEOUT, max_connections: int = MAX_CONNECTIONS) -> dict[str, Any]:
     """The keyword arguments ``red7 gateway`` gives ``uvicorn.run`` (and the tests' gateways)."""
 
     class Protocol(RequestDeadline):
         pass
 
     Protocol.request_timeout = request_timeout
+    Protocol.max_connections = max_connections
     return {
         "http": Protocol,
-        "limit_concurrency": LIMIT_CONCURRENCY,
+        "limit_concurrency": _UVICORN_LIMIT,
         "timeout_keep_alive": TIMEOUT_KEEP_ALIVE,
         "h11_max_incomplete_event_size": MAX_INCOMPLETE,
     }

@@ -23,6 +23,7 @@ class Limits:
     seat_rate: int = 100  # requests per seat per window, once signed by its token
     window: float = 10.0  # seconds
     streams: int = 16  # open streams per client address, in one gateway process
+    connections: int = 64  # open connections per client address (IPv6: per /64), in one gateway process
     create: int = 5  # games created per client address per window (each also counts against rate)
 
     @classmethod

@@ -207,3 +207,69 @@ def test_an_unfinished_games_record_is_refused_before_it_is_read(http: httpx.Cli
     service.redis.delete(f"red7:{{{game}}}:log")
     service.redis.set(f"red7:{{{game}}}:log", "not a stream")  # reading it would fail
     assert "is not over" in error(http.get(f"/api/games/{game}/record"), 409)
+
+
+# ---------------------------------------------------------------- 9: one host holding every connection
+
+
+@pytest.fixture(scope="module")
+def capped(redis_server: RedisServer) -> Iterator[Gateway]:
+    """A gateway that trusts no proxy (so loopback clients are capped), 4 connections an address."""
+    serving = {**uvicorn_options(max_connections=4), "forwarded_allow_ips": "192.0.2.1"}
+    gateway = Gateway(redis_server.url, serving=serving, heartbeat=0.5, limits=Limits.off())
+    yield gateway
+    gateway.stop()
+
+
+def _connect(port: int, source: str) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=20, source_address=(source, 0))
+
+
+def _answer(conn: socket.socket) -> bytes:
+    """All the server sends before it closes ``conn``."""
+    conn.settimeout(20)
+    data = b""
+    while chunk := conn.recv(4096):
+        data += chunk
+    return data
+
+
+def test_one_address_holding_its_connections_leaves_other_clients_served(capped: Gateway) -> None:
+    """Was: nothing capped one address; 4,200 idle connections from one host left every
+    other client 503 (plain text) until they were gone."""
+    idle = [_connect(capped.port, "127.0.0.1") for _ in range(4)]
+    try:
+        time.sleep(0.2)  # (accepted and counted)
+        with _connect(capped.port, "127.0.0.1") as fifth:
+            answer = _answer(fifth)
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 429 ") and b"application/json" in head, answer
+        assert body == b'{"error": "too many connections from this address: at most 4 at once"}'
+        other = httpx.Client(base_url=capped.base, timeout=20, transport=httpx.HTTPTransport(local_address="127.0.0.2"))
+        with other:
+            assert other.get("/api/games").status_code == 200  # another address is served meanwhile
+    finally:
+        for conn in idle:
+            conn.close()
+    deadline = time.monotonic() + 20
+    while True:  # once they are closed, the address is served again
+        with _connect(capped.port, "127.0.0.1") as conn:
+            conn.sendall(b"GET /api/games HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            if _answer(conn).startswith(b"HTTP/1.1 200 "):
+                break
+        assert time.monotonic() < deadline, "the closed connections were never counted off"
+        time.sleep(0.05)
+
+
+def test_a_path_with_a_slash_too_many_is_a_json_404_not_a_redirect(http: httpx.Client) -> None:
+    """Was: 307 to a Location built from the request's Host header (Host: evil.example)."""
+    answer = http.get("/api/games/", headers={"Host": "evil.example"})
+    assert answer.status_code == 404 and "location" not in answer.headers
+    assert answer.json() == {"error": "Not Found"}
+
+
+def test_a_malformed_request_is_a_json_400(capped: Gateway) -> None:
+    with _connect(capped.port, "127.0.0.3") as conn:
+        conn.sendall(b"GET /api/games HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999x\r\n\r\n")
+        head, _, body = _answer(conn).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400 ") and body == b'{"error": "malformed HTTP request"}'

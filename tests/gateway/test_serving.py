@@ -1,25 +1,29 @@
 """How the gateway's uvicorn protocol writes a response: head and first body bytes in one
-write (red7es/gateway/serving.py, Coalescing), driven through uvicorn's real h11 protocol
-with a transport that records each write."""
+write (red7es/gateway/serving.py, Coalescing), and what it refuses before the app sees
+it (connections past the caps, what h11 cannot parse, heads over 16 KiB), driven through
+uvicorn's real h11 protocol with a transport that records each write."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
+import pytest
 from uvicorn.config import Config
 from uvicorn.server import ServerState
 
-from red7es.gateway.serving import Coalescing, uvicorn_options
+from red7es.gateway.serving import MAX_INCOMPLETE, Coalescing, address_key, uvicorn_options
 
 
 class Recording(asyncio.Transport):
     """A transport that keeps every write apart."""
 
-    def __init__(self) -> None:
+    def __init__(self, peer: str = "127.0.0.1") -> None:
         super().__init__()
         self.writes: list[bytes] = []
         self.closed = False
+        self.peer = peer
 
     def write(self, data: Any) -> None:
         self.writes.append(bytes(data))
@@ -31,7 +35,7 @@ class Recording(asyncio.Transport):
         return self.closed
 
     def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"peername": ("127.0.0.1", 5000), "sockname": ("127.0.0.1", 8000)}.get(name, default)
+        return {"peername": (self.peer, 5000), "sockname": ("127.0.0.1", 8000)}.get(name, default)
 
     def pause_reading(self) -> None:
         pass
@@ -100,3 +104,120 @@ def test_what_is_held_is_sent_at_close() -> None:
     assert real.writes == []
     transport.close()
     assert real.writes == [b"head"] and real.closed
+
+
+# ---------------------------------------------------------------- refused before the app
+
+
+def _json_answer(writes: list[bytes]) -> tuple[int, dict[str, Any]]:
+    """The status and JSON body of the one response in ``writes``."""
+    data = b"".join(writes)
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert b"content-type: application/json" in head.lower(), head
+    return int(head.split()[1]), json.loads(body)
+
+
+class Server:
+    """One uvicorn server's state and protocol class: connections made and lost by hand."""
+
+    def __init__(self, max_connections: int = 2, proxies: str = "127.0.0.1,::1") -> None:
+        options = uvicorn_options(max_connections=max_connections)
+        self.config = Config(app=_app, log_level="warning", forwarded_allow_ips=proxies, **options)
+        self.config.load()
+        self.state = ServerState()
+
+    def connect(self, peer: str) -> tuple[Any, Recording]:
+        protocol = self.config.http_protocol_class(config=self.config, server_state=self.state, app_state={})
+        transport = Recording(peer)
+        protocol.connection_made(transport)
+        return protocol, transport
+
+
+def test_an_address_past_its_connections_is_answered_429_in_json_and_others_are_not() -> None:
+    async def run() -> None:
+        server = Server(max_connections=2)
+        held = [server.connect("203.0.113.7") for _ in range(2)]
+        assert all(not t.writes and not t.closed for _, t in held)
+        _, third = server.connect("203.0.113.7")
+        assert third.closed
+        status, body = _json_answer(third.writes)
+        assert (status, body) == (429, {"error": "too many connections from this address: at most 2 at once"})
+        _, other = server.connect("198.51.100.1")  # another address: served
+        assert not other.closed
+        held[0][0].connection_lost(None)  # one closes: the address may open one more
+        _, again = server.connect("203.0.113.7")
+        assert not again.closed and not again.writes
+
+    asyncio.run(run())
+
+
+def test_a_trusted_proxy_has_no_per_address_cap_unless_it_is_not_trusted() -> None:
+    async def run() -> None:
+        proxied = Server(max_connections=1)  # uvicorn's default: loopback is a proxy
+        assert not any(proxied.connect("127.0.0.1")[1].closed for _ in range(5))
+        direct = Server(max_connections=1, proxies="10.9.9.9")
+        assert not direct.connect("127.0.0.1")[1].closed
+        assert direct.connect("127.0.0.1")[1].closed
+
+    asyncio.run(run())
+
+
+def test_ipv6_clients_are_counted_by_their_64_and_mapped_ipv4_as_ipv4() -> None:
+    assert address_key("2001:db8:1:2:aaaa::1") == address_key("2001:db8:1:2:bbbb::9") == "2001:db8:1:2::/64"
+    assert address_key("2001:db8:1:3::1") != address_key("2001:db8:1:2::1")
+    assert address_key("::ffff:203.0.113.7") == address_key("203.0.113.7") == "203.0.113.7"
+
+    async def run() -> None:
+        server = Server(max_connections=1)
+        assert not server.connect("2001:db8:1:2::1")[1].closed
+        assert server.connect("2001:db8:1:2::ffff")[1].closed
+
+    asyncio.run(run())
+
+
+def test_past_the_gateways_connections_a_new_one_is_answered_503_in_json() -> None:
+    async def run() -> None:
+        server = Server(max_connections=0)
+        server.config.http_protocol_class.open_cap = 3
+        kept = [server.connect(f"198.51.100.{i}")[1] for i in range(3)]
+        assert not any(t.closed for t in kept)
+        _, refused = server.connect("198.51.100.200")
+        status, body = _json_answer(refused.writes)
+        assert status == 503 and body["error"].startswith("the gateway is full")
+
+    asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [b"\x16\x03\x01 not http\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n"],
+)
+def test_what_h11_cannot_parse_is_a_json_400(garbage: bytes) -> None:
+    status, body = _json_answer(_serve(garbage))
+    assert (status, body) == (400, {"error": "malformed HTTP request"})
+
+
+@pytest.mark.parametrize("packets", [1, 3])
+def test_a_head_over_16_kib_is_refused_in_one_packet_or_several(packets: int) -> None:
+    head = b"GET /x HTTP/1.1\r\nHost: gw\r\nX-Big: " + b"a" * (MAX_INCOMPLETE + 10) + b"\r\n\r\n"
+    size = len(head) // packets + 1
+
+    async def run() -> list[bytes]:
+        server = Server()
+        protocol, transport = server.connect("127.0.0.1")
+        for start in range(0, len(head), size):
+            if not transport.closed:
+                protocol.data_received(head[start : start + size])
+        for _ in range(20):
+            await asyncio.sleep(0)
+        return transport.writes
+
+    status, body = _json_answer(asyncio.run(run()))
+    assert status == 431 and body == {"error": f"request line and headers over {MAX_INCOMPLETE:,} bytes"}
+
+
+def test_a_head_under_16_kib_with_its_body_in_one_packet_is_served() -> None:
+    head = b"POST /x HTTP/1.1\r\nHost: gw\r\nX-Big: " + b"a" * (MAX_INCOMPLETE - 200)
+    body = b"b" * (MAX_INCOMPLETE + 1000)  # a body's size is the app's to judge (BodyLimit), not the head's
+    writes = _serve(head + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    assert writes and writes[0].startswith(b"HTTP/1.1 200 OK")
