@@ -45,6 +45,10 @@ DUE_REPOST_SECONDS = 1.0  # a due game not yet timed out (its lease elsewhere) i
 # The heartbeat lives 3 s (workers/worker.py), renewed 6 times in that.
 BEAT_SECONDS = 0.5
 DUE_PASS_SECONDS = 0.5
+# While a bot of a game from the slow-bot inbox thinks, its worker looks at the inbox this
+# often and folds what no other worker took (people's moves, new games), between two of
+# the search's steps: with every worker in a long search, people waited for one to end.
+BETWEEN_THOUGHTS_SECONDS = 0.05
 
 _CURRENT: contextvars.ContextVar[WorkerContext | None] = contextvars.ContextVar("red7es_worker", default=None)
 
@@ -71,7 +75,7 @@ class WorkerContext:
         self.service = GameService(connection, inbox=self.inbox)  # posts by script where it can
         self.store = self.service.store
         self.store.keep_changes_ms = keep_changes_ms  # a finished game's changes kept this long for watchers
-        self.folder = Folder(self.store, interrupted=lambda: self.stopping, max_bot_time=max_bot_time)
+        self.folder = Folder(self.store, interrupted=self._between_thoughts, max_bot_time=max_bot_time)
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}"
         self._unreadable: set[str] = set()  # games whose keys the sweep could not read (logged once)
         self.last_sweep = 0.0
@@ -83,6 +87,11 @@ class WorkerContext:
         self._due_posted: dict[str, float] = {}  # games posted for a deadline, and when
         self._last_beat = self._last_due_pass = -math.inf  # when a pass last beat, last read the deadlines
         self._scan_cursor = 0  # where the sweep's slice of every active game goes on from
+        self._consumer = owner or self.owner  # this worker's name in the inboxes' group (set by shift)
+        self._thinking: str | None = None  # the game from the slow-bot inbox being folded, if any
+        self._serving_between = False  # folding the inbox between a slow bot's thoughts
+        self._looked_between = -math.inf  # when the inbox was last looked at between thoughts
+        self._taken_between: list[str] = []  # posts of the thinking game met meanwhile: posted again after
 
     def redis_lost(self, exc: Exception, retry_in: float | None = None) -> None:
         """Tell that Redis cannot serve the worker (``exc``, one of WAITED_OUT_ERRORS), once per outage.
@@ -114,6 +123,7 @@ class WorkerContext:
         """
         end = time.monotonic() + seconds
         served = 0
+        self._consumer = consumer
         self.inbox.recheck_group()  # once a shift
         self.slow_inbox.recheck_group()
         self._published = False
@@ -137,18 +147,10 @@ class WorkerContext:
 
     def _serve(self, consumer: str, left: float) -> int:
         """One pass of a shift: beat, sweep if due, fold what the inbox holds; games served."""
-        now = time.monotonic()
-        if now - self._last_beat >= BEAT_SECONDS:
-            self.beat()
-            self._last_beat = now
+        self._housekeeping(time.monotonic())
         if not self._published:
             self.store.publish_max_bot_time(self.max_bot_time)
             self._published = True
-        if now - self.last_sweep >= SWEEP_SECONDS:
-            self.sweep()
-        if now - self._last_due_pass >= DUE_PASS_SECONDS:
-            self.post_due()
-            self._last_due_pass = now
         end = time.monotonic() + left
         taken = self.inbox.take_posts(consumer, block_ms=max(1, int(min(left, 0.5) * 1000)))
         served = self._fold(taken, end, self.inbox, quick=True)
@@ -157,6 +159,18 @@ class WorkerContext:
             # this worker has taken, and the other slow games are left to other workers.
             served += self._fold(self.slow_inbox.take_posts(consumer, count=1, block_ms=None), end, self.slow_inbox)
         return served
+
+    def _housekeeping(self, now: float) -> None:
+        """What a pass does before it reads the inbox, each when due: beat, sweep, post the
+        games whose deadline passed (so a time-out waits for no search either)."""
+        if now - self._last_beat >= BEAT_SECONDS:
+            self.beat()
+            self._last_beat = now
+        if now - self.last_sweep >= SWEEP_SECONDS:
+            self.sweep()
+        if now - self._last_due_pass >= DUE_PASS_SECONDS:
+            self.post_due()
+            self._last_due_pass = now
 
     def _fold(self, taken: list[tuple[str, bool]], end: float, inbox: Inbox, quick: bool = False) -> int:
         """Advance the games taken from ``inbox`` (``quick``: leaving slow bots to others),
@@ -195,7 +209,7 @@ class WorkerContext:
             return {"game": game_id, "skipped": "another worker holds the game"}
         hand_back = HandBack(self.owner)  # the fold's last append may hand the game back itself
         try:
-            with self._kept_alive(game_id, hand_back):
+            with self._kept_alive(game_id, hand_back), self._thinking_about(None if quick else game_id):
                 progress = self.folder.advance(game_id, max_seconds=SLICE_SECONDS, quick=quick, hand_back=hand_back)
         except (GameBroken, NoSuchGame) as exc:
             log.error("%s", exc)
@@ -234,6 +248,52 @@ class WorkerContext:
             "conflicts": progress.conflicts,
             "slow": progress.slow,
         }
+
+    @contextlib.contextmanager
+    def _thinking_about(self, game_id: str | None) -> Iterator[None]:
+        """While the block folds ``game_id`` (a game from the slow-bot inbox; None: a quick
+        fold), its bots' searches serve the inbox between their steps (:meth:`_between_thoughts`);
+        posts of the game itself met meanwhile are posted again after it."""
+        if game_id is None or self._thinking is not None:
+            yield
+            return
+        self._thinking, self._taken_between = game_id, []
+        try:
+            yield
+        finally:
+            self._thinking = None
+            for _ in self._taken_between[:1]:  # (once is enough: the fold after it reads everything)
+                self.inbox.post(game_id)
+            self._taken_between = []
+
+    def _between_thoughts(self) -> bool:
+        """What a bot's search asks between its steps: whether the worker is stopping.
+
+        During a slow bot's search (:meth:`_thinking_about`) it also folds, every
+        :data:`BETWEEN_THOUGHTS_SECONDS`, what the inbox holds that no other worker took:
+        people's moves, new games, quick bots, time-outs (its sweep and deadline pass run
+        here too, when due). Without it, two workers each in a 10 s search
+        (anyone may create a game of bots thinking that long through an open gateway) kept
+        every person's move waiting up to 10 s, and her clock running meanwhile. The search
+        loses only the time those folds take (milliseconds: a quick fold leaves a bot that
+        thinks long to the slow-bot inbox); a worker whose inbox posts go first to idle
+        workers (each blocked reading it) finds nothing here.
+        """
+        if self._thinking is not None and not self._serving_between and not self.stopping:
+            now = time.monotonic()
+            if now - self._looked_between >= BETWEEN_THOUGHTS_SECONDS:
+                self._looked_between = now
+                self._serving_between = True
+                try:
+                    self._housekeeping(now)
+                    taken = self.inbox.take_posts(self._consumer, block_ms=None)
+                    others = [(game, indexed) for game, indexed in taken if game != self._thinking]
+                    if len(others) < len(taken):
+                        self._taken_between.append(self._thinking)
+                    self._fold(others, now + SLICE_SECONDS, self.inbox, quick=True)
+                finally:
+                    self._serving_between = False
+        return self.stopping
 
     def _kept_alive(self, game_id: str, hand_back: HandBack) -> contextlib.AbstractContextManager[None]:
         """Renew the game's lease and the worker's heartbeat from a thread while the block runs.

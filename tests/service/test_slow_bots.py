@@ -27,7 +27,7 @@ from red7es.cli.main import cli
 from red7es.cli.session import live_workers
 from red7es.service import folding
 from red7es.service.client import GameService, ServiceError
-from red7es.service.events import BOT
+from red7es.service.events import BOT, TimedOut
 from red7es.service.inbox import INBOX_KEY, SLOW_INBOX_KEY
 from red7es.service.redis_server import RedisServer
 from red7es.service.store import DEFAULT_MAX_BOT_TIME, GameStore
@@ -37,13 +37,17 @@ from red7es.variant import Variant
 from red7es.workers import context as context_module
 from red7es.workers.context import WorkerContext
 
-from .helpers import all_bot_game, bot, check_game, decoded_log, offline_service, person
+from .helpers import all_bot_game, bot, check_game, decoded_log, events_of, offline_service, person
 
 THINK = 5.0  # seconds per decision of the slow bots below: far above any answer to a person
 
 
 def _posts(r: redis.Redis, key: str) -> list[str]:
     return [fields[b"g"].decode() for _, fields in r.xrange(key)]
+
+
+def _log(svc: GameService, game_id: str) -> list[Any]:
+    return events_of(decoded_log(svc.store, game_id))
 
 
 def _bot_moves(svc: GameService, game_id: str) -> int:
@@ -151,31 +155,54 @@ def test_a_tournament_is_held_to_the_published_cap(fake_redis: Any) -> None:
 
 
 @pytest.mark.integration
-def test_a_persons_move_is_answered_while_every_slow_bot_thinks(workers: WorkerPool, real_redis: redis.Redis) -> None:
-    """Two games of bots thinking THINK seconds a turn, two workers (one kept for people):
-    every turn of a person in a third game is answered in well under THINK.  Before, each
-    worker sat in one search and the person waited for one of them to end."""
-    workers.start(1, args=["--no-slow-bots"])
-    workers.start(1, wait=True)
+@pytest.mark.parametrize(
+    "kept_for_people", [True, False], ids=["a-worker-kept-for-people", "every-worker-takes-slow-bots"]
+)
+def test_a_persons_move_is_answered_while_every_slow_bot_thinks(
+    workers: WorkerPool, real_redis: redis.Redis, kept_for_people: bool
+) -> None:
+    """Two games of bots thinking THINK seconds a turn, two workers: every turn of a person
+    in a third game (created meanwhile) is answered in well under THINK. Before, each
+    worker sat in one search and the person waited for one of them to end; and with no
+    worker kept for people (``red7 worker`` as it starts by default: anyone may create such
+    games through an open gateway), until a search ended: now a worker in a slow search
+    folds what the inbox holds between the search's steps."""
+    if kept_for_people:
+        workers.start(1, args=["--no-slow-bots"])
+        workers.start(1, wait=True)
+    else:
+        workers.start(2, wait=True)
     svc = GameService(real_redis)
-    created = svc.create(Variant(2), [person("ann"), bot("gus", "greedy")], join=["ann"], wait=60)
-    game, token = created.game_id, created.tokens["ann"]
     slow_games = [
         svc.create(Variant(2), [bot("x", f"ismcts:time={THINK}"), bot("y", f"ismcts:time={THINK}")], wait=60).game_id
         for _ in range(2)
     ]
-    # a bot of a slow game is thinking (on the old code: one on each worker)
-    wait_for(lambda: any(svc.store.lease_holder(g) for g in slow_games), "a slow bot to think", timeout=30)
+    # a bot of each slow game thinks, one on each worker (kept for people: one at a time)
+    thinking = any if kept_for_people else all
+    wait_for(lambda: thinking(svc.store.lease_holder(g) for g in slow_games), "the slow bots to think", timeout=30)
+    started = time.monotonic()
+    created = svc.create(Variant(2), [person("ann"), bot("gus", "greedy")], join=["ann"], wait=60)
+    latencies = [time.monotonic() - started]  # the game is dealt meanwhile too
+    game, token = created.game_id, created.tokens["ann"]
     hand = svc.view(game, 0)["hand"]
     missing = next(f"{c}{n}" for c in "ROYGBIV" for n in range(1, 8) if f"{c}{n}" not in hand)
-    latencies = []
     for _ in range(8):
         started = time.monotonic()
         answer = svc.play(game, "ann", token, f"p:{missing}", wait=60)  # refused: the game stays as it is
         latencies.append(time.monotonic() - started)
         assert not answer.applied
     assert max(latencies) < THINK / 3, (latencies, workers.logs()[-3000:])
-    # and the slow games are played, one search at a time, by the worker that takes slow bots
+    if not kept_for_people:
+        # and a seat's time-out is written within a second or so of its deadline (the
+        # referee's own times, in the event), not when a search ends
+        timed = svc.create(Variant(2, turn_time=1_000), [person("cy"), person("di")], join=["cy", "di"], wait=60)
+        late = wait_for(
+            lambda: next((e.at - e.deadline for e in _log(svc, timed.game_id) if isinstance(e, TimedOut)), None),
+            "the time-out",
+            timeout=60,
+        )
+        assert late < THINK * 1000 / 3, late
+    # and the slow games are played, one search at a time, by the workers that take slow bots
     wait_for(lambda: all(_bot_moves(svc, g) >= 1 for g in slow_games), "both slow games to move", timeout=90)
 
 
