@@ -27,7 +27,7 @@ from red7es.service.names import escaped, shown, unshowable
 from red7es.service.records import RecordError
 from red7es.service.replay import ReplayError
 from red7es.service.store import NoSuchGame
-from red7es.service.tokens import is_public_key
+from red7es.service.tokens import key_problem
 from red7es.steps import StepError
 from red7es.variant import VariantError
 
@@ -454,8 +454,8 @@ def reserved_keys(entries: tuple[str, ...], people: tuple[str, ...], whose: str 
             raise click.UsageError(f"--reserve {entry!r}: {name!r} is no {whose} (give it with -p)")
         if name in keys:
             raise click.UsageError(f"--reserve: seat {name!r} is given twice")
-        if not is_public_key(key):
-            raise click.UsageError(f"--reserve {name}=...: the key must be 64 lower-case hex digits (a public key)")
+        if problem := key_problem(key):
+            raise click.UsageError(f"--reserve {name}=...: the key {problem}")
         if key in keys.values():
             raise click.UsageError(f"--reserve {name}=...: that key holds another seat already: one seat per key")
         keys[name] = key

@@ -55,12 +55,16 @@ __all__ = ["BATCH_RULES", "BATCH_RULES_VERSIONS", "Game", "GameOverError", "Ille
 #   6  as 5, and a person's turn is signed over the game's seed commitment too
 #      (red7es/turn/v2, red7es.service.tokens): a turn signed for one game cannot be
 #      replayed into another made later under the same id (from 5 December 2026).
+#   7  as 6, and a seat's key (a join's, or one given at creation) that anyone can sign
+#      for, an Ed25519 point of small order or one not written canonically, is refused
+#      (red7es.service.tokens.is_weak_key; from 6 December 2026).
 # Unlike 1 to 3, version 4 changes what a turn *does*, not only which batches are
 # accepted, so a Game carries its version (``Game.batch_rules``) and every replay of
 # its steps (a record, the round's history, a bot's search) must use the same.
-BATCH_RULES = 6
-BATCH_RULES_VERSIONS = (1, 2, 3, 4, 5, 6)
+BATCH_RULES = 7
+BATCH_RULES_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 COMMITTED_TURNS = 6  # the first batch rules under which a turn's signature names the commitment
+STRONG_KEYS = 7  # the first batch rules under which a seat key anyone can sign for is refused
 SEAT_WORDS = 5  # the first batch rules under which resign and abort are commands, not turns
 RESIGNED = "resigned"  # a Forfeited's reason when the seat resigned (and GameOver's, if it ended the game)
 ABORTED = "aborted"  # GameOver's reason for a game aborted before anyone moved: no winners

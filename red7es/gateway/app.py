@@ -26,6 +26,7 @@ from red7es.service.connection import client_for, is_cluster_url
 from red7es.service.record_files import record_bytes
 from red7es.service.records import export, stream_order
 from red7es.service.store import TOURNAMENT_GAMES, NoSuchGame, new_game_id, valid_game_id, whole_number
+from red7es.service.tokens import key_problem
 
 from . import auth, errors, tournaments, web
 from .creation import CreateBody, asked_game
@@ -40,7 +41,6 @@ __all__ = ["create_app", "ANSWER_WAIT"]
 T = TypeVar("T")
 ANSWER_WAIT = 10.0  # seconds a submit waits for the referee's answer
 _CHANGE_ID = re.compile(r"[0-9]{1,20}-[0-9]{1,20}")  # fullmatch only: `$` matches before a final newline
-_KEY = re.compile(r"[0-9a-f]{64}")
 
 
 class JoinBody(BaseModel):
@@ -189,8 +189,8 @@ def create_app(
     async def join(game_id: str, seat: str, body: JoinBody) -> dict[str, Any]:
         view = await public_view(game_id)
         number = await seat_in(view, game_id, seat)
-        if not _KEY.fullmatch(body.key):
-            raise errors.GatewayError(400, "key must be 64 lower-case hex digits (an Ed25519 public key)")
+        if problem := key_problem(body.key):
+            raise errors.GatewayError(400, f"key {problem}")
         _check_joinable(view, game_id, number, body.key)
         entry = view["seats"][number]
         if entry.get("kind") == "bot":

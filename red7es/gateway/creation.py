@@ -20,7 +20,7 @@ from red7es.durations import DurationError, parse_clock, parse_duration
 from red7es.service.events import BOT, PERSON, SeatSpec
 from red7es.service.names import name_problem
 from red7es.service.store import TOURNAMENT_GAMES, valid_game_id
-from red7es.service.tokens import is_public_key
+from red7es.service.tokens import key_problem
 from red7es.variant import Variant, VariantError
 
 from .errors import GatewayError
@@ -106,8 +106,8 @@ def asked_game(body: CreateBody, max_bot_time: float | None = None) -> AskedGame
         if player.bot is not None and player.key is not None:
             raise GatewayError(400, f"{where}: a bot's seat takes no key (give bot or key, not both)")
         if player.key is not None:
-            if not is_public_key(player.key):
-                raise GatewayError(400, f"{where}.key: must be 64 lower-case hex digits (an Ed25519 public key)")
+            if problem := key_problem(player.key):
+                raise GatewayError(400, f"{where}.key: {problem}")
             if player.key in keys.values():
                 raise GatewayError(400, f"{where}.key: this key already holds another seat: one seat per key")
             keys[player.name] = player.key

@@ -49,7 +49,7 @@ from .store import (
     whole_number,
 )
 from .table import CreateRejected, validate_seats
-from .tokens import TokenError, is_public_key, new_token, public_key, sign_turn, turn_commitment
+from .tokens import TokenError, key_problem, new_token, public_key, sign_turn, turn_commitment
 
 if TYPE_CHECKING:
     from .records import Record
@@ -297,8 +297,8 @@ class GameService:
             seated[seat] = key
 
         for name, key in (keys or {}).items():
-            if not is_public_key(key):
-                raise BadCreate(f"seat {name}'s key must be 64 lower-case hex digits (an Ed25519 public key)")
+            if problem := key_problem(key):
+                raise BadCreate(f"seat {name}'s key {problem}")
             seat_person(name, key)
         for name in join:
             token = new_token()

@@ -20,7 +20,7 @@ from ..cards import Card
 from ..cards import bits as _bits
 from ..deal import commitment
 from ..facts import FACT_TYPES, CardDrawn, Forfeited, GameOver, Outcome, RoundDealt
-from ..game import BATCH_RULES, COMMITTED_TURNS, NO_SHOW, SEAT_WORDS, WITHDRAWN, Game, IllegalStep
+from ..game import BATCH_RULES, COMMITTED_TURNS, NO_SHOW, SEAT_WORDS, STRONG_KEYS, WITHDRAWN, Game, IllegalStep
 from ..observation import Observation
 from ..rules import qualifying_mask
 from ..steps import ABORT, RESIGN, StepError, Turn, is_abort, is_resign
@@ -50,7 +50,7 @@ from .events import (
 )
 from .names import name_problem, shape_problem
 from .store import Keys
-from .tokens import TURN_V2, verify_turn
+from .tokens import TURN_V2, WEAK_KEY, is_weak_key, verify_turn
 
 __all__ = ["MAX_REASON", "Table", "CreateRejected", "validate_seats", "bot_seed", "public_event"]
 
@@ -565,6 +565,8 @@ class Table:
             reason = f"seat {name} is out of the game"
         elif len(key) != 64 or any(ch not in "0123456789abcdef" for ch in key):
             reason = "a seat key is 64 lower-case hex digits"
+        elif self.batch_rules >= STRONG_KEYS and is_weak_key(key):
+            reason = f"a seat key {name} would hold is refused: {WEAK_KEY}"
         if reason:
             return [CommandRejected(command_id, seat, "join", name, reason)]
         self.keys[seat] = key

@@ -27,6 +27,9 @@ __all__ = [
     "sign_request",
     "signed_headers",
     "is_public_key",
+    "is_weak_key",
+    "key_problem",
+    "WEAK_KEY",
     "new_token",
     "public_key",
     "sign",
@@ -71,6 +74,44 @@ def is_public_key(text: str) -> bool:
     """Whether ``text`` is written as a public key is: 64 lower-case hex digits (the raw
     32 bytes), matched whole, so one key has one spelling."""
     return bool(_PUBLIC_KEY.fullmatch(text))
+
+
+_P = 2**255 - 19  # the field Ed25519's coordinates are in
+# The y coordinates of the eight points of small order (the curve's torsion): the identity
+# (1), the point of order 2 (p - 1), those of order 4 (0) and of order 8 (two values, each
+# other's negatives), as libsodium lists them to refuse them.
+_SMALL_ORDER_Y = frozenset(
+    {
+        0,
+        1,
+        _P - 1,
+        int.from_bytes(bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"), "little"),
+        int.from_bytes(bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"), "little"),
+    }
+)
+WEAK_KEY = "anyone can sign for it (an Ed25519 point of small order, or one not written canonically)"
+
+
+def is_weak_key(text: str) -> bool:
+    """Whether the public key ``text`` (64 hex digits) binds no signature to its holder:
+    a point of small order (OpenSSL's verification, which ``cryptography`` uses, takes a
+    signature made with no secret for it: ``01`` then 63 zero bytes, for any message, under
+    the identity) or an encoding of y not below p, which libsodium refuses too. A seat
+    joined with such a key could have its turns signed by anyone, the operator included,
+    so its holder could disown them; new games refuse it (batch rules 7), and so does every
+    way in (gateway, client, CLI, tournaments)."""
+    y = int.from_bytes(bytes.fromhex(text), "little") & ((1 << 255) - 1)
+    return y >= _P or y in _SMALL_ORDER_Y
+
+
+def key_problem(text: str) -> str | None:
+    """Why ``text`` cannot be a seat's public key, as the end of a sentence naming it; None
+    when it can."""
+    if not is_public_key(text):
+        return "must be 64 lower-case hex digits (an Ed25519 public key)"
+    if is_weak_key(text):
+        return f"is refused: {WEAK_KEY}"
+    return None
 
 
 TURN_V1 = "red7es/turn/v1"

@@ -19,7 +19,7 @@ from ..service.codec import GENESIS
 from ..service.events import BOT, PERSON, SeatSpec
 from ..service.names import name_problem, unshowable
 from ..service.store import GameStore, now_ms
-from ..service.tokens import is_public_key
+from ..service.tokens import key_problem
 from ..variant import Variant
 from .codec import encode
 from .events import FORMATS, ROUND_ROBIN, TOURNAMENT_RULES, TournamentCreated
@@ -97,8 +97,8 @@ def check_keys(entrants: Sequence[SeatSpec], keys: Mapping[str, str]) -> tuple[t
     for name, key in keys.items():
         if name not in people:
             raise TournamentError(f"a key for {name!r}, who is no person entrant")
-        if not is_public_key(key):
-            raise TournamentError(f"entrant {name}'s key must be 64 lower-case hex digits (an Ed25519 public key)")
+        if problem := key_problem(key):
+            raise TournamentError(f"entrant {name}'s key {problem}")
     if len(set(keys.values())) < len(keys):
         raise TournamentError("one key for two entrants: each entrant needs a key of its own")
     return tuple(sorted(keys.items()))

@@ -23,11 +23,20 @@ from red7es.service import folding
 from red7es.service.audit import FAIL, PASS, audit_record
 from red7es.service.codec import EVENT_TYPES, decode_command
 from red7es.service.envelope import GENESIS, MAX_COMMAND_SIZE, EventType
-from red7es.service.events import CommandApplied, CommandRejected, CreateCommand, GameCreated, SeatSpec, TurnCommand
+from red7es.service.events import (
+    CommandApplied,
+    CommandRejected,
+    CreateCommand,
+    GameCreated,
+    JoinCommand,
+    SeatJoined,
+    SeatSpec,
+    TurnCommand,
+)
 from red7es.service.records import Record
 from red7es.service.store import Keys, now_ms
 from red7es.service.table import Table
-from red7es.service.tokens import new_token, public_key, sign_turn
+from red7es.service.tokens import WEAK_KEY, is_weak_key, new_token, public_key, sign_turn, verify_turn
 from red7es.variant import Variant
 
 from .conftest import Games
@@ -97,19 +106,19 @@ def _answers(record: Record) -> list[Any]:
 
 def test_batch_rules_two_refuse_what_rules_one_and_three_apply() -> None:
     seed, _mover, batch = _batch_across_an_unseen_draw()
-    assert BATCH_RULES == 6
+    assert BATCH_RULES == 7
     with pytest.raises(IllegalStep, match="draws a card nobody has seen"):
         Game.new(ACTIONS, seed=seed).apply(batch, batch_rules=2)
-    for rules in (1, 3, 4, 5, 6):
+    for rules in (1, 3, 4, 5, 6, 7):
         game = Game.new(ACTIONS, seed=seed)
         game.apply(batch, batch_rules=rules)
         assert game.turn != -1 and not game.current_turn_steps
     with pytest.raises(ValueError, match="batch rules are one of versions"):
-        game.apply("fold", batch_rules=7)
+        game.apply("fold", batch_rules=8)
 
 
-def test_a_game_created_today_is_refereed_under_batch_rules_6_and_says_so(games: Games) -> None:
-    """The batch that older games refused is applied, the record names rules 6, and it audits."""
+def test_a_game_created_today_is_refereed_under_batch_rules_7_and_says_so(games: Games) -> None:
+    """The batch that older games refused is applied, the record names rules 7, and it audits."""
     seed, mover, batch = _batch_across_an_unseen_draw()
     created = games.service.create(
         ACTIONS, (SeatSpec("alice"), SeatSpec("bob")), seed=seed, join=["alice", "bob"], game_id="new", wait=None
@@ -119,7 +128,7 @@ def test_a_game_created_today_is_refereed_under_batch_rules_6_and_says_so(games:
     games.settle("new")
     record = games.record("new")
     first: dict[str, Any] = msgpack.unpackb(record.events[0].raw)
-    assert first["version"] == 2 and first["data"]["batch_rules"] == 6
+    assert first["version"] == 2 and first["data"]["batch_rules"] == 7
     answer = _answers(record)[-1]
     assert isinstance(answer, CommandApplied) and answer.turn == batch
     while games.service.view("new")["status"] != "over":
@@ -285,3 +294,43 @@ def test_resign_and_abort_are_commands_from_batch_rules_5_and_turns_refused_befo
         assert isinstance(answer, CommandApplied) and answer.turn == word
     else:
         assert isinstance(answer, CommandRejected), answer
+
+
+# A key of each kind anyone can sign for: the identity (for which OpenSSL verifies "01" and
+# 63 zero bytes over any message), the points of order 2, 4 and 8, and y written as p + 1.
+WEAK_KEYS = [
+    "01" + "00" * 31,
+    "ec" + "ff" * 30 + "7f",
+    "00" * 32,
+    "00" * 31 + "80",
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa",
+    "ee" + "ff" * 30 + "7f",
+]
+
+
+def test_the_identity_key_takes_a_signature_made_with_no_secret() -> None:
+    """Why weak keys are refused: a seat holding one could have had its turns signed by anyone."""
+    forged = "01" + "00" * 63
+    assert verify_turn(WEAK_KEYS[0], forged, "g", "turn-id-0000000001", 0, "fold", commitment(b"s" * 32))
+    assert all(is_weak_key(key) for key in WEAK_KEYS)
+    assert not is_weak_key(public_key(new_token())) and not is_weak_key("ab" * 32)
+
+
+@pytest.mark.parametrize("key", WEAK_KEYS)
+@pytest.mark.parametrize("rules", [6, 7])
+def test_a_weak_seat_key_is_refused_from_batch_rules_7_and_taken_before(key: str, rules: int) -> None:
+    """Given at creation and in a join alike; a game created before batch rules 7 took it
+    (as it was refereed then: its record re-executes the same)."""
+    seats = (SeatSpec("alice"), SeatSpec("bob"), SeatSpec("cy"))
+    command = CreateCommand("create-g", Variant(3), seats, commitment(b"s" * 32), ((0, key),))
+    table, events = Table.start("g", command, b"s" * 32, 1, batch_rules=rules)
+    join = folding.decide_command(table, JoinCommand("join-00000000000001", 1, key), 2)[0]
+    if rules >= 7:
+        refusals = [(e.seat, e.reason) for e in events if isinstance(e, CommandRejected)]
+        assert refusals == [(0, f"a seat key alice would hold is refused: {WEAK_KEY}")]
+        assert isinstance(join, CommandRejected) and join.reason == f"a seat key bob would hold is refused: {WEAK_KEY}"
+        assert table.keys == [None, None, None]
+    else:
+        assert SeatJoined(0, "alice", key) in events and join == SeatJoined(1, "bob", key)
+        assert table.keys == [key, key, None]

@@ -280,7 +280,8 @@ def test_creations_count_against_their_own_smaller_limit_and_the_clients(
     try:
         with httpx.Client(base_url=gateway.base, timeout=20) as http:
             created(http.post("/api/games", json=players))
-            created(http.post("/api/games", json=players))
+            unknown = body({"name": "a", "bot": "nosuchbot"}, {"name": "b", "bot": "random"})
+            assert "unknown bot" in error(http.post("/api/games", json=unknown), 400)  # refused: counted too
             line = error(http.post("/api/games", json=players), 429)
             assert "too many games created from this address: at most 2 in 60 s" in line
             assert 1 <= int(http.post("/api/games", json=players).headers["Retry-After"]) <= 60
@@ -383,6 +384,7 @@ def test_red7_new_reserves_a_seat_for_a_key(served: Gateway, http: httpx.Client,
     for args, said in [
         (["--reserve", f"bob={key}"], "'bob' is no person's seat"),
         (["--reserve", "carol=ABC"], "64 lower-case hex digits"),
+        (["--reserve", "carol=01" + "00" * 31], "the key is refused: anyone can sign for it"),
         (["--reserve", key], "give NAME=KEY"),
         (["--reserve", f"carol={key}", "--reserve", f"carol={key}"], "given twice"),
         (["-p", "dan", "--reserve", f"carol={key}", "--reserve", f"dan={key}"], "one seat per key"),

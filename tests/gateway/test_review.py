@@ -88,6 +88,12 @@ def test_ids_keys_and_signatures_are_matched_whole(http: httpx.Client, service: 
     assert "64 lower-case hex" in error(
         http.post(f"/api/games/{game}/seats/1/join", json={"key": public_key(new_token()) + "\n"}), 400
     )
+    # a key anyone can sign for (the identity point): its seat's turns would bind nobody
+    assert error(http.post(f"/api/games/{game}/seats/1/join", json={"key": "01" + "00" * 31}), 400) == (
+        "key is refused: anyone can sign for it (an Ed25519 point of small order, or one not written canonically)"
+    )
+    weak_create = {"players": [{"name": "a", "key": "00" * 32}, {"name": "b", "bot": "greedy"}]}
+    assert "players.0.key: is refused: anyone can sign for it" in error(http.post("/api/games", json=weak_create), 400)
     turn = ann.turn_body("fold")
     assert "128 lower-case hex" in error(
         http.post(f"/api/games/{game}/turns", json=dict(turn, sig=turn["sig"] + "\n")), 401

@@ -439,11 +439,11 @@ def test_new_games_are_created_under_the_current_batch_rules() -> None:
     created = GameCreated("g", Variant(2), (SeatSpec("a"), SeatSpec("b")), "ab" * 32, 1)
     raw = encode_event(created, 0, GENESIS, 1)
     wire = msgpack.unpackb(raw)
-    assert wire["version"] == 2 and wire["data"]["batch_rules"] == BATCH_RULES == 6
+    assert wire["version"] == 2 and wire["data"]["batch_rules"] == BATCH_RULES == 7
     assert decode_event(raw).event == created
 
 
-@pytest.mark.parametrize("value", [0, 1, 7, "2", True, None, 2.0])  # 1: never written in a version 2
+@pytest.mark.parametrize("value", [0, 1, 8, "2", True, None, 2.0])  # 1: never written in a version 2
 def test_batch_rules_this_red7es_does_not_referee_are_corrupt(value: Any) -> None:
     created = GameCreated("g", Variant(2), (SeatSpec("a"), SeatSpec("b")), "ab" * 32, 1)
     wire = msgpack.unpackb(encode_event(created, 0, GENESIS, 1))

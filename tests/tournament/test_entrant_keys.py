@@ -115,6 +115,7 @@ def test_keys_are_checked_when_the_tournament_is_created(inline: Inline) -> None
         "a key for 'bot0', who is no person entrant": {"bot0": public_key(ANN)},
         "a key for 'zed', who is no person entrant": {"zed": public_key(ANN)},
         "entrant ann's key must be 64 lower-case hex digits (an Ed25519 public key)": {"ann": "AB" * 32},
+        "entrant ann's key is refused: anyone can sign for it": {"ann": "ec" + "ff" * 30 + "7f"},
     }
     for problem, keys in cases.items():
         with pytest.raises(TournamentError, match=re.escape(problem)):
@@ -156,6 +157,7 @@ def test_the_cli_registers_keys_and_refuses_bad_ones_as_usage_errors(monkeypatch
         (["-p", "ann", "-b", "greedy", "--reserve", "ann"], "--reserve 'ann': give NAME=KEY"),
         (["-p", "ann", "-b", "greedy", "--reserve", f"greedy={key}"], "'greedy' is no person entrant"),
         (["-p", "ann", "-b", "greedy", "--reserve", "ann=12"], "the key must be 64 lower-case hex digits"),
+        (["-p", "ann", "-b", "greedy", "--reserve", "ann=" + "00" * 32], "the key is refused: anyone can sign"),
     ]
     for args, problem in bad:
         result = runner.invoke(cli, ["tournament", "create", "cup", *args, "--url", "redis://x/0"])
