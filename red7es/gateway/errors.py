@@ -74,6 +74,10 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http_error(_request: Request, exc: HTTPException) -> JSONResponse:
+        if exc.status_code == 400 and exc.detail == _UNPARSED_BODY:
+            # (FastAPI's words for a body its JSON parser gave up on otherwise than by a
+            # syntax error: nested too deep, not UTF-8, an integer too long to read)
+            return error_response(400, "the body is not valid JSON")
         return error_response(exc.status_code, str(exc.detail))
 
     async def known(request: Request, exc: Exception) -> JSONResponse:
@@ -90,6 +94,9 @@ def install(app: FastAPI) -> None:
     for kind in (NoSuchGame, NoSuchTournament, TournamentError, ServiceError, RecordError, *UNREACHABLE_ERRORS):
         app.add_exception_handler(kind, known)
     app.add_exception_handler(Exception, known)
+
+
+_UNPARSED_BODY = "There was an error parsing the body"
 
 
 def _validation_line(exc: RequestValidationError) -> str:

@@ -99,6 +99,10 @@ def test_malformed_bodies_and_turns_are_400(http: httpx.Client, table: tuple[str
     path = f"/api/games/{ann.game}/turns"
     headers = {"content-type": "application/json"}
     assert error(http.post(path, content=b"{not json", headers=headers), 400) == "the body is not valid JSON"
+    # what the JSON parser gives up on otherwise (nested too deep, bytes that are no UTF-8, an
+    # integer of more digits than Python reads) says the same, not FastAPI's own words
+    for body in (b"[" * 50_000 + b"]" * 50_000, b'{"id": "\xff\xfe"}', b'{"seat": ' + b"9" * 5_000 + b"}"):
+        assert error(http.post(path, content=body, headers=headers), 400) == "the body is not valid JSON", body[:20]
     assert "seat" in error(http.post(path, json=dict(ann.turn_body("fold"), seat="0")), 400)
     assert "sig" in error(http.post(path, json={"id": "x", "seat": 0, "turn": "fold"}), 400)
     error(http.post(path, json=[1, 2]), 400)
