@@ -291,6 +291,11 @@ class WorkerContext:
                     if len(others) < len(taken):
                         self._taken_between.append(self._thinking)
                     self._fold(others, now + SLICE_SECONDS, self.inbox, quick=True)
+                except JobTimeoutException:
+                    raise  # RQ ends the job
+                except Exception as exc:  # Redis lost, the inbox's group deleted by hand: the
+                    # search goes on (its own append meets an outage), the pass after it retries
+                    log.debug("between a slow bot's thoughts: %s", exc)
                 finally:
                     self._serving_between = False
         return self.stopping
