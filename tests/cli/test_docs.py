@@ -12,6 +12,8 @@ import hashlib
 import json
 import re
 import shlex
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -233,3 +235,16 @@ def test_every_command_starts_with_a_synopsis_and_an_example() -> None:
         assert synopsis and not synopsis.startswith("```"), words
         example = re.match(r"```\n(.+?)```", rest, re.S)
         assert example and f"red7 {words}" in example.group(1), words
+
+
+README = CLI_MD.parents[1] / "README.md"
+
+
+def test_the_readmes_python_example_prints_what_the_readme_shows() -> None:
+    """README.md, *From Python*: its code block, run, prints the block after "prints, every time"."""
+    section = README.read_text().split("## From Python", 1)[1]
+    code, printed = re.findall(r"```(?:python)?\n(.*?)```", section, re.S)[:2]
+    assert "prints, every time" in section.split(printed, 1)[0].rsplit("```python", 1)[1]
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == printed
