@@ -155,6 +155,7 @@ async def change_lines(
                     yield [line]
                     if _ends(line):
                         return
+                    after = last  # (resumed past the last change: the next one is told, whatever its id)
                 resumed = False
                 continue
             resumed = False
