@@ -16,7 +16,8 @@ player could be kept from moving until its clock ran out.  A connection past eit
 is answered at once, one line of JSON (429 or 503), and closed; so are requests h11
 cannot parse (uvicorn answered those in plain text) and a request line and headers over
 :data:`MAX_INCOMPLETE` bytes, however many packets they came in (h11 alone counts only
-what it buffers between packets: 20 KiB of headers in one packet passed).  A peer
+what it buffers while a head is incomplete: 20 KiB of headers in one packet passed, and
+so did any head behind another request in the same packet).  A peer
 uvicorn trusts for ``X-Forwarded-For`` (``$FORWARDED_ALLOW_IPS``, loopback by default) is
 a reverse proxy whose connections carry many clients: it has no per-address cap.  An
 IPv6 client is counted by its /64, which one host gets whole.
@@ -79,6 +80,25 @@ def address_key(host: str) -> str:
             return str(address.ipv4_mapped)
         return str(ipaddress.ip_network(f"{address}/64", strict=False))
     return str(address)
+
+
+_PROXIES: weakref.WeakKeyDictionary[Any, _TrustedHosts] = weakref.WeakKeyDictionary()
+
+
+def _trusted_proxies(config: Any) -> _TrustedHosts:
+    """The peers uvicorn takes ``X-Forwarded-For`` from (its ``forwarded_allow_ips``), as
+    its ProxyHeadersMiddleware reads them (a private class of uvicorn's: the same answer
+    for the same peer); one per server."""
+    proxies = _PROXIES.get(config)
+    if proxies is None:
+        proxies = _PROXIES[config] = _TrustedHosts(config.forwarded_allow_ips)
+    return proxies
+
+
+def head_size(request: h11.Request) -> int:
+    """The bytes of a request's line and headers as sent (CRLF line ends)."""
+    line = len(request.method) + len(request.target) + len(request.http_version) + 9
+    return line + sum(len(name) + len(value) + 4 for name, value in request.headers) + 2
 
 
 def refusal(status: int, reason: str, message: str) -> bytes:
@@ -182,7 +202,21 @@ class RequestDeadline(H11Protocol):
         super().__init__(*args, **kwargs)
         self._deadline: asyncio.TimerHandle | None = None
         self._counted: str | None = None  # the address key this connection is counted under
-        self._proxies = _TrustedHosts(self.config.forwarded_allow_ips)
+        self._proxies = _trusted_proxies(self.config)
+        self._head_too_large = False
+        parse = self.conn.next_event
+
+        def next_event() -> Any:
+            # Every request's head is measured whole as h11 hands it over: h11 itself
+            # limits only what it buffers while a head is incomplete, so a head that came
+            # in one packet, or behind another request in the same packet, was not.
+            event = parse()
+            if isinstance(event, h11.Request) and head_size(event) > MAX_INCOMPLETE:
+                self._head_too_large = True
+                raise h11.RemoteProtocolError("request head too large", error_status_hint=431)
+            return event
+
+        self.conn.next_event = next_event  # type: ignore[method-assign]
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._coalescing = Coalescing(transport)
@@ -208,6 +242,18 @@ class RequestDeadline(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._uncount()
+        super().connection_lost(exc)
+
+    def handle_websocket_upgrade(self, event: h11.Request) -> None:
+        # (only with a ws protocol configured, which red7 gateway's options do not: the
+        # connection goes to another protocol object, and this one hears no more of it)
+        self._disarm()
+        self._uncount()
+        super().handle_websocket_upgrade(event)
+
+    def _uncount(self) -> None:
+        """Take this connection off its address's count (once)."""
         if self._counted is not None:
             counts = _OPEN.get(self.server_state)
             if counts is not None:
@@ -215,7 +261,6 @@ class RequestDeadline(H11Protocol):
                 if counts[self._counted] <= 0:
                     del counts[self._counted]
             self._counted = None
-        super().connection_lost(exc)
 
     def _refuse(self, status: int, reason: str, message: str) -> None:
         """Answer ``status`` with ``message`` at once and close: no request of this connection is read."""
@@ -223,22 +268,18 @@ class RequestDeadline(H11Protocol):
         self.transport.write(refusal(status, reason, message))
         self.transport.close()
 
-    def data_received(self, data: bytes) -> None:
-        if self.conn.their_state is h11.IDLE and self._head_too_large(data):
+    def send_400_response(self, msg: str) -> None:
+        """What h11 cannot parse (a garbled request line, a bad ``Content-Length``), and a
+        request line and headers over MAX_INCOMPLETE bytes: JSON, as every error (uvicorn's
+        was plain text, and 400 for both). Mid-response (a bad chunk of a body sent while
+        the answer streams) nothing more can be said: the connection is closed."""
+        if self.conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            self.transport.close()
+        elif self._head_too_large or len(self.conn.trailing_data[0]) > MAX_INCOMPLETE:
             too_large = f"request line and headers over {MAX_INCOMPLETE:,} bytes"
             self._refuse(431, "Request Header Fields Too Large", too_large)
-            return
-        super().data_received(data)
-
-    def _head_too_large(self, data: bytes) -> bool:
-        """Whether a request's line and headers, arriving (``data`` after what h11 holds), pass MAX_INCOMPLETE."""
-        pending = self.conn.trailing_data[0] + data if self.conn.trailing_data[0] else data
-        end = pending.find(b"\r\n\r\n")
-        return end > MAX_INCOMPLETE or (end < 0 and len(pending) > MAX_INCOMPLETE)
-
-    def send_400_response(self, msg: str) -> None:
-        """What h11 cannot parse (a garbled request line, a bad ``Content-Length``): JSON, as every error."""
-        self._refuse(400, "Bad Request", "malformed HTTP request")
+        else:
+            self._refuse(400, "Bad Request", "malformed HTTP request")
 
     def handle_events(self) -> None:
         super().handle_events()
@@ -294,6 +335,9 @@ def uvicorn_options(request_timeout: float = REQUEST_TIMEOUT, max_connections: i
     Protocol.max_connections = max_connections
     return {
         "http": Protocol,
+        # No WebSocket (the API has none): an upgrade hands the connection to another
+        # protocol object, so this one's count of its address would never be taken back.
+        "ws": "none",
         "limit_concurrency": _UVICORN_LIMIT,
         "timeout_keep_alive": TIMEOUT_KEEP_ALIVE,
         "h11_max_incomplete_event_size": MAX_INCOMPLETE,

@@ -43,6 +43,9 @@ class Recording(asyncio.Transport):
     def resume_reading(self) -> None:
         pass
 
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        pass
+
 
 async def _app(scope: Any, receive: Any, send: Any) -> None:
     if scope["type"] != "http":
@@ -221,3 +224,68 @@ def test_a_head_under_16_kib_with_its_body_in_one_packet_is_served() -> None:
     body = b"b" * (MAX_INCOMPLETE + 1000)  # a body's size is the app's to judge (BodyLimit), not the head's
     writes = _serve(head + b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
     assert writes and writes[0].startswith(b"HTTP/1.1 200 OK")
+
+
+def _feed(packets: list[bytes], server: Server | None = None, peer: str = "127.0.0.1") -> tuple[Any, Recording]:
+    async def run() -> tuple[Any, Recording]:
+        protocol, transport = (server or Server()).connect(peer)
+        for packet in packets:
+            if not transport.closed:
+                protocol.data_received(packet)
+            for _ in range(20):
+                await asyncio.sleep(0)
+        return protocol, transport
+
+    return asyncio.run(run())
+
+
+def test_a_large_head_behind_another_request_in_the_same_packet_is_refused() -> None:
+    """Was: checked only as a packet began a request, so the second head of a pipelined pair passed whole."""
+    big = b"GET /b HTTP/1.1\r\nHost: gw\r\nX-Big: " + b"a" * (MAX_INCOMPLETE * 6) + b"\r\n\r\n"
+    _, transport = _feed([b"GET /a HTTP/1.1\r\nHost: gw\r\n\r\n" + big])
+    answers = b"".join(transport.writes)
+    assert answers.startswith(b"HTTP/1.1 200 OK") and b"HTTP/1.1 431 " in answers and transport.closed
+
+
+def test_a_head_that_never_ends_is_refused_once_past_16_kib() -> None:
+    _, transport = _feed([b"GET /x HTTP/1.1\r\nX-Big: " + b"a" * 9000, b"a" * 9000])
+    status, _body = _json_answer(transport.writes)
+    assert status == 431 and transport.closed
+
+
+def test_a_request_with_bare_line_feeds_and_a_large_body_in_one_packet_is_served() -> None:
+    """Was: 431, the head's end looked for as CRLF CRLF only (h11 takes bare LFs)."""
+    body = b"b" * 20_000
+    _, transport = _feed([b"POST /lf HTTP/1.1\nHost: x\nContent-Length: 20000\n\n" + body])
+    assert transport.writes and transport.writes[0].startswith(b"HTTP/1.1 200 OK")
+
+
+class _WebSocket(asyncio.Protocol):
+    """Stands in for a WebSocket protocol (no library of one is installed here)."""
+
+    def __init__(self, **_kwargs: Any) -> None:
+        pass
+
+    def data_received(self, data: bytes) -> None:
+        pass
+
+
+def test_a_websocket_upgrade_gives_its_address_count_back() -> None:
+    """uvicorn hands an upgraded connection to another protocol object, whose end this one
+    never hears of: with a WebSocket library installed (uvicorn's default ``ws="auto"``), a
+    few upgrades locked the address out for good. ``red7 gateway`` serves no WebSocket at
+    all (``ws="none"``); and an upgrade under a configuration that does gives the count back."""
+    assert uvicorn_options()["ws"] == "none"
+    server = Server(max_connections=1, proxies="10.9.9.9")
+    server.config.ws_protocol_class = _WebSocket
+    upgrade = b"GET /x HTTP/1.1\r\nHost: gw\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    upgrade += b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+
+    async def run() -> bool:
+        for _ in range(3):
+            protocol, transport = server.connect("127.0.0.1")
+            assert not transport.closed
+            protocol.data_received(upgrade)
+        return server.connect("127.0.0.1")[1].closed
+
+    assert not asyncio.run(run())
