@@ -49,6 +49,10 @@ DUE_PASS_SECONDS = 0.5
 # often and folds what no other worker took (people's moves, new games), between two of
 # the search's steps: with every worker in a long search, people waited for one to end.
 BETWEEN_THOUGHTS_SECONDS = 0.05
+BETWEEN_THOUGHTS_BUDGET = 0.1  # a look folds games until this is spent (the first one whole)
+# No look starts this close to the end of a timed game's bot decision: one game's fold may
+# take a slice and a quick bot's decision after it, and the bot must move within its share.
+TIMED_MARGIN_SECONDS = SLICE_SECONDS + 0.75
 
 _CURRENT: contextvars.ContextVar[WorkerContext | None] = contextvars.ContextVar("red7es_worker", default=None)
 
@@ -91,7 +95,6 @@ class WorkerContext:
         self._thinking: str | None = None  # the game from the slow-bot inbox being folded, if any
         self._serving_between = False  # folding the inbox between a slow bot's thoughts
         self._looked_between = -math.inf  # when the inbox was last looked at between thoughts
-        self._taken_between: list[str] = []  # posts of the thinking game met meanwhile: posted again after
 
     def redis_lost(self, exc: Exception, retry_in: float | None = None) -> None:
         """Tell that Redis cannot serve the worker (``exc``, one of WAITED_OUT_ERRORS), once per outage.
@@ -252,19 +255,18 @@ class WorkerContext:
     @contextlib.contextmanager
     def _thinking_about(self, game_id: str | None) -> Iterator[None]:
         """While the block folds ``game_id`` (a game from the slow-bot inbox; None: a quick
-        fold), its bots' searches serve the inbox between their steps (:meth:`_between_thoughts`);
-        posts of the game itself met meanwhile are posted again after it."""
+        fold), its bots' searches serve the inbox between their steps (:meth:`_between_thoughts`).
+        Posts of the game itself met meanwhile are dropped: the fold's end looks for what
+        came meanwhile (the hand-back's check, release_and_look), and the sweep and the
+        deadline pass post it again if need be."""
         if game_id is None or self._thinking is not None:
             yield
             return
-        self._thinking, self._taken_between = game_id, []
+        self._thinking = game_id
         try:
             yield
         finally:
             self._thinking = None
-            for _ in self._taken_between[:1]:  # (once is enough: the fold after it reads everything)
-                self.inbox.post(game_id)
-            self._taken_between = []
 
     def _between_thoughts(self) -> bool:
         """What a bot's search asks between its steps: whether the worker is stopping.
@@ -275,12 +277,18 @@ class WorkerContext:
         here too, when due). Without it, two workers each in a 10 s search
         (anyone may create a game of bots thinking that long through an open gateway) kept
         every person's move waiting up to 10 s, and her clock running meanwhile. The search
-        loses only the time those folds take (milliseconds: a quick fold leaves a bot that
-        thinks long to the slow-bot inbox); a worker whose inbox posts go first to idle
-        workers (each blocked reading it) finds nothing here.
+        loses the time those folds take, from its own budget: milliseconds each, up to
+        half a second for a quick bot's decision among them (a quick fold leaves a bot
+        that thinks long to the slow-bot inbox). A timed game's bot keeps its share of its
+        clock: no look starts within :data:`TIMED_MARGIN_SECONDS` of the end of its
+        decision. A worker whose inbox posts go first to idle workers (each blocked
+        reading it) finds nothing here.
         """
         if self._thinking is not None and not self._serving_between and not self.stopping:
             now = time.monotonic()
+            ends = self.folder.decision_ends
+            if ends is not None and ends - now < TIMED_MARGIN_SECONDS:
+                return self.stopping
             if now - self._looked_between >= BETWEEN_THOUGHTS_SECONDS:
                 self._looked_between = now
                 self._serving_between = True
@@ -288,9 +296,7 @@ class WorkerContext:
                     self._housekeeping(now)
                     taken = self.inbox.take_posts(self._consumer, block_ms=None)
                     others = [(game, indexed) for game, indexed in taken if game != self._thinking]
-                    if len(others) < len(taken):
-                        self._taken_between.append(self._thinking)
-                    self._fold(others, now + SLICE_SECONDS, self.inbox, quick=True)
+                    self._fold(others, time.monotonic() + BETWEEN_THOUGHTS_BUDGET, self.inbox, quick=True)
                 except JobTimeoutException:
                     raise  # RQ ends the job
                 except Exception as exc:  # Redis lost, the inbox's group deleted by hand: the

@@ -141,6 +141,10 @@ class Folder:
         # decision under way is given up, the turns decided before it written, the game handed on.
         self.interrupted = interrupted
         self.max_bot_time = max_bot_time  # the worker's cap on one bot decision (seconds)
+        # While a bot of a timed game decides: when (time.monotonic()) its decision must be
+        # made by for its seat's clock. What the worker does between the search's steps
+        # (WorkerContext) must not run past it.
+        self.decision_ends: float | None = None
         self.tables: OrderedDict[str, Table] = OrderedDict()
         # The first read of a game just taken (take), made with its lease: game -> (cursor, reply)
         self._taken: dict[str, tuple[str | None, Any]] = {}
@@ -485,12 +489,15 @@ class Folder:
         left = (table.clock.deadline - redis_now(self.store.redis)) / 1000
         share = max(0.001, left / (10 if table.variant.clock is not None else 2))
         cap = share if self.max_bot_time is None else min(self.max_bot_time, share)
+        self.decision_ends = time.monotonic() + cap
         try:
             command = table.bot_command(table.version, self._interrupted(quick), cap)
         except DecisionInterrupted:
             progress.more = True
             progress.slow = quick and not (self.interrupted is not None and self.interrupted())
             return
+        finally:
+            self.decision_ends = None
         top_ms, _, top_seq = table.cursor.partition("-")
         now = max(redis_now(self.store.redis), int(top_ms))
         stream_id = f"{now}-{int(top_seq) + 1 if now == int(top_ms) else 0}"

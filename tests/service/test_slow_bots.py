@@ -9,6 +9,7 @@ from a slow-bot inbox that only ``--slow-bots`` workers read (docs/architecture.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 import subprocess
@@ -70,6 +71,33 @@ def test_a_quick_fold_hands_a_slow_bot_to_the_slow_inbox_without_thinking(fake_r
     assert svc.store.waits_for_slow_bots("slow")  # clients' posts wait for the slow worker
     assert not svc.store.set_nudge("slow", 10_000)
     assert svc.store.lease_holder("slow") is None
+
+
+def test_between_a_slow_bots_thoughts_the_inbox_is_served_but_not_near_a_timed_decisions_end(
+    fake_redis: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A timed game's bot must move within its share of its clock: a look at the inbox, which
+    may fold a game for a slice and a quick bot's decision, starts no closer than
+    TIMED_MARGIN_SECONDS to the end of that decision. Posts of the thinking game are dropped."""
+    ctx = WorkerContext(fake_redis, owner="me")
+    ctx.inbox.recheck_group()
+    folded: list[list[str]] = []
+    monkeypatch.setattr(ctx, "_fold", lambda taken, *_a, **_k: folded.append([g for g, _ in taken]) or 0)
+
+    def look(ends_in: float | None) -> list[str]:
+        folded.clear()
+        ctx.inbox.post("other")
+        ctx.inbox.post("thinking")
+        ctx._looked_between = -math.inf
+        ctx.folder.decision_ends = None if ends_in is None else time.monotonic() + ends_in
+        assert ctx._between_thoughts() is False
+        return folded[0] if folded else []
+
+    with ctx._thinking_about("thinking"):
+        assert look(None) == ["other"]  # an untimed game's bot: served
+        assert look(context_module.TIMED_MARGIN_SECONDS + 5) == ["other"]  # a timed one far from its end
+        assert look(context_module.TIMED_MARGIN_SECONDS - 0.2) == []  # too near its end: nothing
+    assert ctx._between_thoughts() is False and folded == []  # no slow fold under way: nothing either
 
 
 def test_a_quick_fold_gives_up_a_decision_longer_than_its_budget_said(
