@@ -132,8 +132,8 @@ def gateway(
 
     Players sign their turns and their reads with their seat's token, which never
     leaves them; spectators read public views and streams. Stateless: run as many
-    as you like on one Redis. Ctrl-C stops it. The API's interactive docs are at
-    http://HOST:PORT/docs. Requests are rate-limited per client address and per
+    as you like on one Redis. Ctrl-C stops it. The API's OpenAPI document is at
+    http://HOST:PORT/openapi.json. Requests are rate-limited per client address and per
     seat (429 past a limit); --ssl-certfile/--ssl-keyfile serve HTTPS.
     POST /api/games creates a game: for anyone (--create open), for whoever
     sends "Authorization: Bearer KEY" (--create operator, the key in

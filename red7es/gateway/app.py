@@ -82,6 +82,11 @@ def create_app(
         summary="Play, watch and audit Red7 games without Redis access (docs/gateway.md).",
         version="1",
         lifespan=lifespan,
+        # No Swagger UI or ReDoc page: FastAPI's load their scripts from a CDN, by a moving
+        # version tag and without an integrity hash, into the origin where the web table
+        # keeps seats' tokens (localStorage). The OpenAPI document stays at /openapi.json.
+        docs_url=None,
+        redoc_url=None,
     )
     # A path with a slash too many is a 404 like any other, not a 307 to a Location built
     # from the client's own Host header (which an open redirect would send anywhere).

@@ -60,6 +60,7 @@ from .errors import GatewayError
 from .hub import Dropped, Hub, Subscriber
 from .limits import Limiter, client_address
 from .streams import StreamResponse, frame
+from .web import REPORT_HEADERS
 
 __all__ = ["install", "tournament_lines"]
 
@@ -104,7 +105,7 @@ def install(app: FastAPI, service: GameService, hub: Hub, limiter: Limiter, hear
     )
     async def report(tournament: str) -> HTMLResponse:
         page = await blocking(report_page, await blocking(loaded, tournament))
-        return HTMLResponse(page)
+        return HTMLResponse(page, headers=REPORT_HEADERS)
 
     @app.get("/api/tournaments/{tournament}/stream", summary="A tournament live: its state, then its events")
     async def stream(

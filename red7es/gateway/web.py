@@ -13,13 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from fastapi import FastAPI
-from starlette.responses import FileResponse
+from starlette.responses import FileResponse, Response
 from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
 
 from red7es.service.store import NoSuchGame, valid_game_id
 from red7es.tournament.ids import NoSuchTournament, valid_tournament_id
 
-__all__ = ["STATIC", "install"]
+__all__ = ["REPORT_HEADERS", "STATIC", "install"]
 
 STATIC = Path(__file__).parent / "static"
 
@@ -37,8 +38,25 @@ _HEADERS = {
 }
 
 
+# A page with no script of its own (the tournament's HTML report: styles inline).
+REPORT_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
 def _page(name: str) -> FileResponse:
     return FileResponse(STATIC / name, media_type="text/html; charset=utf-8", headers=_HEADERS)
+
+
+class _Static(StaticFiles):
+    """The pages' own files, under the same policy as the pages (``/web/table.html`` is a page too)."""
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        response.headers.update(_HEADERS)
+        return response
 
 
 def install(app: FastAPI) -> None:
@@ -60,4 +78,4 @@ def install(app: FastAPI) -> None:
             raise NoSuchTournament(tournament)
         return _page("tournament.html")
 
-    app.mount("/web", StaticFiles(directory=STATIC), name="web")
+    app.mount("/web", _Static(directory=STATIC), name="web")

@@ -40,7 +40,7 @@ class NoSuchTournament(LookupError):
 
 
 def valid_tournament_id(tournament: str) -> bool:
-    return bool(_ID.match(tournament))
+    return bool(_ID.fullmatch(tournament))  # (fullmatch: `$` would let a final newline through)
 
 
 def check_tournament_id(tournament: str) -> str:

@@ -298,7 +298,8 @@ def test_the_openapi_document_lists_every_endpoint(http: httpx.Client) -> None:
         "/api/games/{game_id}/stream",
         "/api/games/{game_id}/seats/{seat}/stream",
     } <= set(paths)
-    assert http.get("/docs").status_code == 200
+    # no Swagger UI or ReDoc: their scripts come from a CDN into the origin holding seats' tokens
+    assert http.get("/docs").status_code == 404 and http.get("/redoc").status_code == 404
 
 
 # ---------------------------------------------------------------------------- streams

@@ -106,6 +106,9 @@ def test_the_report_is_the_page_the_cli_writes(
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     written = Red7(redis_server.url, tmp_path / "home").ok("tournament", "report", finished, "-o", "-").stdout
     assert page.text == written and "<svg" in page.text
+    # a page with no script: nothing can run in it, whatever a name put in it
+    assert page.headers["content-security-policy"].startswith("default-src 'none'; style-src 'unsafe-inline'")
+    assert page.headers["x-content-type-options"] == "nosniff"
 
 
 def test_unknown_tournaments_entrants_and_ids_are_json_errors(http: httpx.Client, finished: str) -> None:

@@ -760,9 +760,12 @@ def test_the_pages_and_their_files_are_served_with_their_policy(http: httpx.Clie
             asset = http.get(f"/web/{name}")
             assert asset.status_code == 200, name
             assert (STATIC / name).is_file()
+            assert asset.headers["content-security-policy"] == policy, name  # (was: none on /web/)
+    assert http.get("/web/table.html").headers["content-security-policy"] == policy  # a page by another path
     assert http.get("/web/red7.js").headers["content-type"].startswith(("text/javascript", "application/javascript"))
     assert http.get("/g/NOT-AN-ID!").json() == {"error": "no game 'NOT-AN-ID!'"}
     assert http.get("/t/NOT-AN-ID!").json() == {"error": "no tournament 'NOT-AN-ID!'"}
+    assert http.get("/t/some-cup%0A").json() == {"error": "no tournament 'some-cup\\n'"}  # (was: the page)
     assert http.get("/web/nosuch.js").status_code == 404
     assert '"red7es.gateway" = ["static/*"]' in (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     assert {"/", "/g/{game_id}", "/t/{tournament}"}.isdisjoint(

@@ -37,7 +37,7 @@
   }
 
   function entrantText(e) {
-    const withdrawn = state.show && state.show.withdrawn && e.name in state.show.withdrawn ? ", withdrawn" : "";
+    const withdrawn = state.show && state.show.withdrawn && Object.hasOwn(state.show.withdrawn, e.name) ? ", withdrawn" : "";
     return e.kind === "bot" ? `${e.name} (${e.bot} bot${withdrawn})` : withdrawn ? `${e.name} (withdrawn)` : e.name;
   }
 
