@@ -558,11 +558,12 @@ def games(session: Session, limit: int, as_json: bool) -> None:
         elif s.status == "playing" and s.to_move is not None and s.to_move < len(names):
             status = f"{names[s.to_move]} to move"
         else:
-            status = s.status
+            status = shown(s.status)
         when = (
             "?" if s.created is None else datetime.datetime.fromtimestamp(s.created / 1000).strftime("%Y-%m-%d %H:%M")
         )
-        table.add_row(s.game_id, when, ", ".join(names), status, "?" if s.version is None else str(s.version))
+        # the id and status as text (shown): over HTTP they are a gateway's answer, not this machine's
+        table.add_row(shown(s.game_id), when, ", ".join(names), status, "?" if s.version is None else str(s.version))
     out = console()
     out.print(table)
     for s in summaries:
@@ -795,7 +796,7 @@ def send_command(
             raise SystemExit(1)
         return
     if not answer.applied:
-        raise click.ClickException(f"rejected: {answer.reason}")
+        raise click.ClickException(f"rejected: {shown(answer.reason or '')}")
     out = console()
     mine = seat_view(session.client, game, name, seat_token)
     for line in describe_events(answer.events, [s["name"] for s in mine["seats"]]):

@@ -380,7 +380,7 @@ def standings_command(session: Session, name: str, csv_path: str | None, as_json
     out = console()
     played = f"{data['games_played']} of {counted(data['games_total'], 'game')} played"
     status = "finished" if data["finished"] else played
-    out.print(Text(f"{shown(data['name'])} ({data['format']}, {status})", style="bold"))
+    out.print(Text(f"{shown(data['name'])} ({shown(str(data['format']))}, {status})", style="bold"))
     table = Table(box=None, pad_edge=False)
     swiss = data["format"] == SWISS
     headers = ["#", "entrant", "games", "wins", "points", "round wins", "byes", "forfeits"]
@@ -522,11 +522,13 @@ def list_command(session: Session, limit: int, as_json: bool) -> None:
         table.add_column(column)
     for item in items:
         if "error" in item:
-            table.add_row(item["tournament"], "", "", "", "", f"unreadable: {item['error']}")
+            table.add_row(shown(str(item["tournament"])), "", "", "", "", f"unreadable: {shown(str(item['error']))}")
             continue
+        # every field as text (shown): over HTTP these are a gateway's answer, not this machine's
         when = datetime.datetime.fromtimestamp(item["created"] / 1000).strftime("%Y-%m-%d %H:%M")
         games = f"{item['games_played']}/{item['games_total']}"
-        table.add_row(item["tournament"], when, item["format"], str(item["entrants"]), games, item["status"])
+        fields = (item["tournament"], when, item["format"], item["entrants"], games, item["status"])
+        table.add_row(*(shown(str(field)) for field in fields))
     console().print(table)
 
 
@@ -591,9 +593,10 @@ def show(session: Session, name: str, as_json: bool) -> None:
         return
     out = console()
     title = shown(data["name"])
-    out.print(Text(title if data["name"] == data["tournament"] else f"{title} [{data['tournament']}]", style="bold"))
+    tid = shown(str(data["tournament"]))  # (a gateway's answer, like every field here: shown() as text)
+    out.print(Text(title if data["name"] == data["tournament"] else f"{title} [{tid}]", style="bold"))
     out.print(
-        f"{data['format']}, {len(data['entrants'])} entrants, {counted(data['rounds'], 'round')}, "
+        f"{shown(str(data['format']))}, {len(data['entrants'])} entrants, {counted(data['rounds'], 'round')}, "
         f"{Variant.from_dict(data['variant']).describe()}; "
         f"{data['games_played']} of {counted(data['games_total'], 'game')} played"
         + ("; finished" if data["finished"] else "")
@@ -618,8 +621,8 @@ def show(session: Session, name: str, as_json: bool) -> None:
             elif t.get("reason") in VOID_WORDS and t["winners"] == []:
                 result = f"{VOID_WORDS[t['reason']]} (a loss for every seat)"
             else:
-                result = t["status"]
-            out.print(f"  {t['game']}: {', '.join(map(shown, t['seats']))} — {result}")
+                result = shown(str(t["status"]))
+            out.print(f"  {shown(str(t['game']))}: {', '.join(map(shown, t['seats']))} — {result}")
         if r["byes"]:
             out.print(f"  bye: {', '.join(map(shown, r['byes']))}")
     if len(rounds) < data["rounds"]:

@@ -271,6 +271,54 @@ def test_a_server_that_is_no_gateway_is_one_line(homes: Any) -> None:
         thread.join(10)
 
 
+def test_what_a_hostile_gateway_answers_reaches_the_terminal_as_text(homes: Any) -> None:
+    """A gateway (or whoever stands between it and a plain-http client) answering terminal
+    escapes in ids and statuses: games and tournament list/show print them as text (was:
+    raw, so it could retitle the terminal, clear it or plant a link)."""
+    escape = "\x1b]0;PWNED\x07\x1b[2J"
+    answers = {
+        "/api/games": [
+            {"game": "evil" + escape, "status": "playing" + escape, "version": 1, "to_move": None, "seats": []}
+        ],
+        "/api/tournaments": [
+            {
+                "tournament": "cup" + escape,
+                "created": 0,
+                "format": "swiss" + escape,
+                "entrants": 2,
+                "games_played": 0,
+                "games_total": 1,
+                "status": "finished" + escape,
+            }
+        ],
+    }
+
+    class Hostile(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = json.dumps(answers.get(self.path.split("?")[0], {"error": "no"})).encode()
+            self.send_response(200 if self.path.split("?")[0] in answers else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        user = Red7(f"http://127.0.0.1:{server.server_address[1]}", homes("hostile"))
+        for command in (("games",), ("tournament", "list")):
+            printed = user.ok(*command).stdout
+            assert "\x1b" not in printed and "PWNED" in printed, (command, printed)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
 @pytest.mark.slow
 def test_a_gateway_without_workers_is_one_line_naming_no_worker_to_start(homes: Any, tmp_path: Path) -> None:
     """The gateway answers 503 after its 10 s wait: the game is created, said in one line
