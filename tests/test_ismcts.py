@@ -193,6 +193,15 @@ def test_an_option_given_twice_is_refused_for_a_new_game() -> None:
     assert isinstance(older, IsmctsBot) and older.time_limit == 1.0
 
 
+@pytest.mark.parametrize("spec", ["greedy:\r\n", "\rgreedy\n", "greedy\u2028", "ismcts:time=1\x1b[2J", "greedy\u3000"])
+def test_a_new_games_bot_spec_is_printable_text(spec: str) -> None:
+    """Was: stored as typed, control characters and all (views, records, the lobby)."""
+    with pytest.raises(BotError, match=r"^a bot spec is printable text, not "):
+        make_bot(spec, new_game=True)
+    make_bot(spec.replace("\x1b[2J", ""))  # an older game's bot, made as it was
+    assert make_bot(" greedy ", new_game=True) is not None  # spaces are text
+
+
 def test_the_largest_budgets_are_accepted() -> None:
     bot = make_bot("ismcts:time=3600,iterations=1000000,c=1e6")
     assert isinstance(bot, IsmctsBot) and (bot.time_limit, bot.iterations, bot.c) == (3600.0, 1_000_000, 1e6)

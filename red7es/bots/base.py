@@ -140,6 +140,11 @@ def make_bot(
 def _parsed(spec: str, new_game: bool) -> tuple[str, Any, tuple[tuple[str, str], ...]]:
     """A spec's bot name, class and options, read once per spec: workers make a bot for
     every decision (seeded by its position), always from the same few specs."""
+    if new_game and not spec.isprintable():
+        # (stored as typed, in views and records: a control character, a line or paragraph
+        # separator, would wait there for the first output that prints it raw; older games
+        # keep theirs)
+        raise BotError(f"a bot spec is printable text, not {spec!r}")
     name, _, opts = spec.partition(":")
     name = name.strip().lower()
     target = _BOTS.get(name)

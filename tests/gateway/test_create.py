@@ -179,6 +179,10 @@ BAD_BODIES: list[tuple[Any, str]] = [
     (body({"name": "a"}, {"name": "b c"}), "players.1.name: seat name 'b c' must be"),
     (body({"name": "a"}, {"name": "b\x07"}), "players.1.name: seat name"),
     (body({"name": "a"}, {"name": "b", "bot": "nosuchbot"}), "players.1.bot: unknown bot 'nosuchbot'"),
+    (
+        body({"name": "a"}, {"name": "b", "bot": "greedy\r\n"}),
+        "players.1.bot: a bot spec is printable text, not 'greedy\\r\\n'",
+    ),
     (body({"name": "a"}, {"name": "b", "bot": "greedy:depth=3"}), "players.1.bot: "),
     (body({"name": "a"}, {"name": "b", "bot": "ismcts:time=60"}), "players.1.bot: bad options for bot 'ismcts': time"),
     (body({"name": "a"}, {"name": "b", "bot": "greedy", "key": "ab" * 32}), "players.1"),
