@@ -91,7 +91,7 @@ class WorkerContext:
         self._due_posted: dict[str, float] = {}  # games posted for a deadline, and when
         self._last_beat = self._last_due_pass = -math.inf  # when a pass last beat, last read the deadlines
         self._scan_cursor = 0  # where the sweep's slice of every active game goes on from
-        self._consumer = owner or self.owner  # this worker's name in the inboxes' group (set by shift)
+        self._consumer = self.owner  # this worker's name in the inboxes' group (set by shift)
         self._thinking: str | None = None  # the game from the slow-bot inbox being folded, if any
         self._serving_between = False  # folding the inbox between a slow bot's thoughts
         self._looked_between = -math.inf  # when the inbox was last looked at between thoughts
@@ -284,26 +284,28 @@ class WorkerContext:
         decision. A worker whose inbox posts go first to idle workers (each blocked
         reading it) finds nothing here.
         """
-        if self._thinking is not None and not self._serving_between and not self.stopping:
-            now = time.monotonic()
-            ends = self.folder.decision_ends
-            if ends is not None and ends - now < TIMED_MARGIN_SECONDS:
-                return self.stopping
-            if now - self._looked_between >= BETWEEN_THOUGHTS_SECONDS:
-                self._looked_between = now
-                self._serving_between = True
-                try:
-                    self._housekeeping(now)
-                    taken = self.inbox.take_posts(self._consumer, block_ms=None)
-                    others = [(game, indexed) for game, indexed in taken if game != self._thinking]
-                    self._fold(others, time.monotonic() + BETWEEN_THOUGHTS_BUDGET, self.inbox, quick=True)
-                except JobTimeoutException:
-                    raise  # RQ ends the job
-                except Exception as exc:  # Redis lost, the inbox's group deleted by hand: the
-                    # search goes on (its own append meets an outage), the pass after it retries
-                    log.debug("between a slow bot's thoughts: %s", exc)
-                finally:
-                    self._serving_between = False
+        if self._thinking is None or self._serving_between or self.stopping:
+            return self.stopping
+        now = time.monotonic()
+        ends = self.folder.decision_ends
+        if (
+            ends is not None and ends - now < TIMED_MARGIN_SECONDS
+        ) or now - self._looked_between < BETWEEN_THOUGHTS_SECONDS:
+            return False
+        self._looked_between = now
+        self._serving_between = True
+        try:
+            self._housekeeping(now)
+            taken = self.inbox.take_posts(self._consumer, block_ms=None)
+            others = [(game, indexed) for game, indexed in taken if game != self._thinking]
+            self._fold(others, time.monotonic() + BETWEEN_THOUGHTS_BUDGET, self.inbox, quick=True)
+        except JobTimeoutException:
+            raise  # RQ ends the job
+        except Exception as exc:  # Redis lost, the inbox's group deleted by hand: the
+            # search goes on (its own append meets an outage), the pass after it retries
+            log.debug("between a slow bot's thoughts: %s", exc)
+        finally:
+            self._serving_between = False
         return self.stopping
 
     def _kept_alive(self, game_id: str, hand_back: HandBack) -> contextlib.AbstractContextManager[None]:
