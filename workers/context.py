@@ -20,8 +20,8 @@ from red7es.service import compaction, deadlines
 from red7es.service.client import NUDGE_TTL_MS, GameService
 from red7es.service.connection import WAITED_OUT_ERRORS, is_cluster, unavailable
 from red7es.service.ending import end_problem
-from red7es.service.folding import Folder, GameBroken, HandBack, has_work
-from red7es.service.inbox import SLOW_INBOX_KEY, Inbox
+from red7es.service.folding import Folder, GameBroken, HandBack, Progress, has_work
+from red7es.service.inbox import SLOW_INBOX_KEY, Carried, Inbox, Post
 from red7es.service.store import DEFAULT_MAX_BOT_TIME, KEEP_CHANGES_MS, NoSuchGame
 
 __all__ = ["WorkerContext", "current_context", "repeating", "use_context"]
@@ -175,20 +175,21 @@ class WorkerContext:
             self.post_due()
             self._last_due_pass = now
 
-    def _fold(self, taken: list[tuple[str, bool]], end: float, inbox: Inbox, quick: bool = False) -> int:
+    def _fold(self, taken: list[Post], end: float, inbox: Inbox, quick: bool = False) -> int:
         """Advance the games taken from ``inbox`` (``quick``: leaving slow bots to others),
-        each with whether its post says it is on the work index; games served."""
+        each with what its post says (on the work index; a command it carries); games served."""
         served = 0
-        for n, (game_id, indexed) in enumerate(taken):
+        for n, post in enumerate(taken):
+            game_id = post.game_id
             if self.stopping or (n and time.monotonic() > end):
                 # A worker asked to stop goes at once, and slow bots can make a batch outlast
                 # the shift: hand the rest back rather than run into RQ's job timeout, which
                 # would cut a decision short.
-                for later, _indexed in taken[n:]:
-                    inbox.post(later)
+                for later in taken[n:]:
+                    inbox.post(later.game_id)
                 break
             try:
-                self.advance(game_id, quick=quick, indexed=indexed)
+                self.advance(game_id, quick=quick, indexed=post.indexed, carried=post.carried)
             except WAITED_OUT_ERRORS:
                 raise  # Redis is gone or refusing writes: the shift waits, the sweep recovers the games
             except JobTimeoutException:
@@ -201,13 +202,27 @@ class WorkerContext:
             self.last_work = time.monotonic()
         return served
 
-    def advance(self, game_id: str, *, quick: bool = False, indexed: bool = False) -> dict[str, Any]:
+    def advance(
+        self, game_id: str, *, quick: bool = False, indexed: bool = False, carried: Carried | None = None
+    ) -> dict[str, Any]:
         """Fold a game for one time slice, then hand it back (re-posted if work is left).
 
         A ``quick`` fold (a game from the inbox) leaves a bot that thinks long to the
         slow-bot inbox, so the worker is soon back for people's moves.  ``indexed``: the
         game's post says it is on the work index (it is not added again as it is taken).
+        ``carried``: the command the post carries; a quick fold whose warm table is at its
+        version answers it first without the lease (:meth:`Folder.answer_carried`), and
+        is done if that append handed the game back.
         """
+        if carried is not None and quick:
+            try:
+                answered = self.folder.answer_carried(game_id, carried)
+            except GameBroken as exc:
+                log.error("%s", exc)
+                self.store.clear_nudge(game_id)
+                return {"game": game_id, "error": str(exc)}
+            if answered is not None:
+                return self._progress_report(game_id, answered)
         if not self.folder.take(game_id, self.owner, LEASE_MS, indexed=indexed):
             return {"game": game_id, "skipped": "another worker holds the game"}
         hand_back = HandBack(self.owner)  # the fold's last append may hand the game back itself
@@ -243,6 +258,10 @@ class WorkerContext:
                 self.service.schedule(game_id)
             elif not off:  # a cluster: the index is in another slot than the game
                 self._off_the_index(game_id)
+        return self._progress_report(game_id, progress)
+
+    @staticmethod
+    def _progress_report(game_id: str, progress: Progress) -> dict[str, Any]:
         return {
             "game": game_id,
             "commands": progress.commands,
@@ -297,7 +316,7 @@ class WorkerContext:
         try:
             self._housekeeping(now)
             taken = self.inbox.take_posts(self._consumer, block_ms=None)
-            others = [(game, indexed) for game, indexed in taken if game != self._thinking]
+            others = [post for post in taken if post.game_id != self._thinking]
             self._fold(others, time.monotonic() + BETWEEN_THOUGHTS_BUDGET, self.inbox, quick=True)
         except JobTimeoutException:
             raise  # RQ ends the job

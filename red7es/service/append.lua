@@ -1,7 +1,7 @@
 -- Compare-and-append: extend a game's log only from the version and command cursor
 -- the worker folded, so two workers can never both extend a game.
 -- KEYS: 1 log stream, 2 meta hash, 3 commands stream, 4 changes stream, then with a
---       hand-back (ARGV[12]) 5 lease, 6 nudge and, when ARGV[13] names the game, 7 the
+--       hand-back (ARGV[12] or ARGV[14]) 5 lease, 6 nudge and, when ARGV[13] names the game, 7 the
 --       work index; then the view keys. (A bot's command id is not written to the command
 --       ids hash, which makes a client's retried submit a no-op: bots' turns are never
 --       submitted or retried, and each is in the commands stream and its CommandApplied.
@@ -11,7 +11,8 @@
 --       8 seat to move ('' for none), 9 bot to move (0/1), 10 changes payload ('' for none),
 --       11 now (ms), 12 the worker's lease token to hand the game back with ('' for none),
 --       13 the game id when the work index is KEYS[7] ('' for none: a cluster's index is
---       in another slot), then the events, then (id, bytes) per bot command, then one value per view key,
+--       in another slot), 14 the posted command's id ('' for none: see Posted, below),
+--       then the events, then (id, bytes) per bot command, then one value per view key,
 --       then, for a timed game only (RULES.md, Time; an untimed game sends none of them):
 --       the seat to move's deadline ('' for none: meta.deadline), the time-out's at and
 --       deadline ('' '' unless the events time a seat out), and a stream id per bot command
@@ -21,6 +22,15 @@
 -- leaves the ids below it free for its events (red7es.service.stream_entries).
 -- meta.entries counts the log's entries (absent for a log of an older red7es, whose
 -- entries each hold one event: meta.version counts them), meta.log_id is its last id.
+-- Posted (issue #23): a worker answering the one command a client's post carried (the
+-- command and the game's version came with the post, and the worker's table is at that
+-- version) appends without having taken the lease or read the game: the append itself
+-- checks what the read would have told. The posted command must be the first after the
+-- expected cursor (else {0, ...}: the worker folds the game the usual way), a broken game
+-- is refused the same way, and the hand-back (ARGV[12] is then '') clears the nudge and
+-- takes the game off the index without touching a lease the worker never held. Untimed
+-- games only: their bots' commands take Redis's ids ('*') and are written first, so their
+-- XADD is the check that the commands stream has ids left.
 -- Returns {1, version, cursor, last command id, handed back (0/1)} when appended (the
 -- commands stream's last id after it, '0-0' for none: no command waits when it is the
 -- cursor), {0, version, cursor} when the game moved on,
@@ -29,9 +39,10 @@
 -- needs a human.
 local nev = tonumber(ARGV[4])
 local nbot = tonumber(ARGV[5])
-local owner, game = ARGV[12], ARGV[13]
+local owner, game, posted = ARGV[12], ARGV[13], ARGV[14]
+local E = 15  -- the first event's ARGV
 local extra = 0  -- the hand-back's keys before the views
-if owner ~= '' then
+if owner ~= '' or posted ~= '' then
   extra = 2
   if game ~= '' then extra = 3 end
 end
@@ -88,7 +99,7 @@ end
 -- it: TYPE is asked only then, for the message; issue #23: the checks were most of the
 -- script's commands). A missing key reads as empty. The changes stream is checked by its
 -- own XADD, the script's first write (below).
-local read = redis.pcall('HMGET', KEYS[2], 'version', 'cursor', 'entries', 'log_id')
+local read = redis.pcall('HMGET', KEYS[2], 'version', 'cursor', 'entries', 'log_id', 'broken')
 if read['err'] then
   return {2, wrong(KEYS[2], 'hash')}
 end
@@ -115,11 +126,27 @@ end
 -- The commands' last entry: with bot commands to add, from the XINFO that says whether
 -- there are ids left for them; else one XREVRANGE.
 local last = {}
+local commands_generated = nil  -- (with bot commands to add) the commands stream's last id ever
+local first_after = nil  -- (posted) the id of the first command after the expected cursor
 if not problem then
-  if nbot > 0 then
+  if posted ~= '' then
+    -- the first two commands after the expected cursor: the posted one, then whether
+    -- another waits (its id stands for the last: it is not the new cursor either way)
+    local after = {}
+    if ARGV[2] ~= '18446744073709551615-18446744073709551615' then
+      after = redis.pcall('XRANGE', KEYS[3], '(' .. ARGV[2], '+', 'COUNT', 2)
+    end
+    if after['err'] then
+      problem = wrong(KEYS[3], 'stream')
+    elseif #after > 0 then
+      first_after = after[1][1]
+      last = {after[#after]}
+    end
+  elseif nbot > 0 then
     local info
     info, problem = checked_stream(KEYS[3], nbot)
     if info and info['last-entry'] then last = {info['last-entry']} end
+    commands_generated = info and info['last-generated-id']
   else
     last = redis.pcall('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)
     if last['err'] then
@@ -132,6 +159,9 @@ if problem then
 end
 if version == nil or version ~= tonumber(ARGV[1]) or cursor ~= ARGV[2] then
   return {0, version or -1, cursor or ''}
+end
+if posted ~= '' and (first_after ~= posted or (read[5] and read[5] ~= '')) then
+  return {0, version, cursor}  -- another command came first, or the game is broken
 end
 local counted = tonumber(read[3]) or version  -- (an older red7es's log: an event per entry)
 if length ~= counted then
@@ -149,7 +179,7 @@ end
 -- A timed game's referee time is Redis's (docs/architecture.md, Clocks): what the worker
 -- says a time-out or a bot's turn happened at must be past, and a time-out must come
 -- after every command at or before its deadline (and before any answered after it).
-local timed = 14 + nev + 2 * nbot + (#KEYS - first_view + 1)
+local timed = E + nev + 2 * nbot + (#KEYS - first_view + 1)
 local time_ms = nil  -- Redis's TIME in ms, read once
 local function redis_ms()
   if not time_ms then
@@ -183,7 +213,9 @@ if #ARGV >= timed + 2 then
       return {0, version, ARGV[2]}  -- a command came in before the time-out: answer it first
     end
   end
-  local top_ms, top_seq = string.match(cursor, '^(%d+)-(%d+)$')
+  -- each bot command's id after the last: the cursor's, or past it the stream's last id
+  -- ever (an entry submit.lua deleted again, a duplicate's, leaves its id used)
+  local top_ms, top_seq = string.match(commands_generated or cursor, '^(%d+)-(%d+)$')
   top_ms, top_seq = tonumber(top_ms), tonumber(top_seq)
   for b = 1, nbot do
     local id = ARGV[timed + 2 + b]
@@ -197,11 +229,41 @@ if #ARGV >= timed + 2 then
   end
   deadline = ARGV[timed]
 end
+-- The bots' commands (ARGV from i: id, bytes); the new cursor is the last one's id.
+local i = E + nev
+local bot_written = {}
+local function write_bots()
+  for b = 1, nbot do
+    local id = redis.pcall('XADD', KEYS[3], bot_ids[b] or '*', 'c', ARGV[i + 1])
+    if type(id) == 'table' and id['err'] then
+      return id['err']
+    end
+    bot_written[#bot_written + 1] = id
+    cursor = id
+    i = i + 2  -- (ARGV[i] is the bot command's id: not stored, see KEYS)
+  end
+  return nil
+end
+local function take_back_bots()  -- (a later write refused: the append writes nothing)
+  for _, id in ipairs(bot_written) do redis.call('XDEL', KEYS[3], id) end
+end
+if posted ~= '' and nbot > 0 then
+  -- Posted: the bots' commands are the first write (see Posted); a stream that has no
+  -- ids left refuses the first of them, with nothing written yet.
+  local err = write_bots()
+  if err then
+    take_back_bots()
+    local _, why = checked_stream(KEYS[3], nbot)
+    return {2, why or (KEYS[3] .. ': ' .. err)}
+  end
+end
 local change = nil
 if ARGV[10] ~= '' then
-  -- The first write: it fails (another type, or no ids left) with nothing written yet.
+  -- The first write (but a posted append's bots'): it fails (another type, or no ids
+  -- left) with nothing else written yet.
   change = redis.pcall('XADD', KEYS[4], '*', 'v', version + nev, 'p', ARGV[10])
   if type(change) == 'table' and change['err'] then
+    take_back_bots()
     local _, why = checked_stream(KEYS[4], 1)
     return {2, why or (KEYS[4] .. ': ' .. change['err'])}
   end
@@ -216,7 +278,7 @@ end
 -- under an id of Redis's, once the room for them is known.
 local function write_log(last, room_known)
   if nev == 1 then
-    return redis.pcall('XADD', KEYS[1], '*', 'v', version + 1, 'e', ARGV[14]), 1
+    return redis.pcall('XADD', KEYS[1], '*', 'v', version + 1, 'e', ARGV[E]), 1
   end
   local now = log_ms()
   local ms, seq = string.match(last, '^(%d+)-(%d+)$')
@@ -234,10 +296,10 @@ local function write_log(last, room_known)
     local done, written, entries = 0, nil, 0
     while done < nev do
       local size = math.min(1000, nev - done)
-      local fields = {'v', version + done + size, 'e', ARGV[14 + done]}
+      local fields = {'v', version + done + size, 'e', ARGV[E + done]}
       for j = 1, size - 1 do
         fields[#fields + 1] = 'e' .. j
-        fields[#fields + 1] = ARGV[14 + done + j]
+        fields[#fields + 1] = ARGV[E + done + j]
       end
       written = redis.pcall('XADD', KEYS[1], string.format('%.0f-%.0f', now, first + done + size - 1), unpack(fields))
       if type(written) == 'table' and written['err'] then
@@ -252,7 +314,7 @@ local function write_log(last, room_known)
   end
   local id = nil
   for j = 1, nev do
-    id = redis.call('XADD', KEYS[1], '*', 'v', version + j, 'e', ARGV[13 + j])
+    id = redis.call('XADD', KEYS[1], '*', 'v', version + j, 'e', ARGV[E - 1 + j])
   end
   return id, nev
 end
@@ -270,15 +332,15 @@ if nev > 0 then
     end
     if why then
       if change then redis.call('XDEL', KEYS[4], change) end
+      take_back_bots()
       return {2, why}
     end
   end
   last_log_id, length = written, length + added
 end
-local i = 14 + nev
-for b = 1, nbot do
-  cursor = redis.call('XADD', KEYS[3], bot_ids[b] or '*', 'c', ARGV[i + 1])
-  i = i + 2  -- (ARGV[i] is the bot command's id: not stored, see KEYS)
+if posted == '' then
+  local err = write_bots()  -- (their room was checked above, with the commands' XINFO)
+  if err then error(KEYS[3] .. ': ' .. err) end
 end
 version = version + nev
 local meta = {'version', version, 'cursor', cursor, 'head', ARGV[6], 'status', ARGV[7], 'to_move', ARGV[8],
@@ -319,15 +381,22 @@ if nbot > 0 then last_id = cursor end  -- (the last bot command added)
 -- after finds the nudge cleared and wakes a worker itself. Errors of these keys (written by
 -- hand) cannot undo the append: a lease of another type is not ours, an index refused is
 -- the sweep's to find (as a worker's add that is refused).
+-- A posted append (no lease) that ends the game hands it back too, but for the index
+-- entry: its worker's finishing takes it off (GameStore.finish), and, killed first, leaves
+-- it for the sweep to finish.
 local handed = 0
-if owner ~= '' and last_id == cursor and ARGV[9] == '0' and ARGV[7] ~= 'over' then
-  local holder = redis.pcall('GET', KEYS[5])
-  if holder == owner then
-    redis.call('DEL', KEYS[5], KEYS[6])
-  else
-    redis.call('DEL', KEYS[6])
+local over = ARGV[7] == 'over'
+if (owner ~= '' or posted ~= '') and last_id == cursor and ARGV[9] == '0' and (not over or posted ~= '') then
+  -- (posted: no lease was taken, and the nudge is left: a client's submit that adds the
+  -- game to the index posts it whatever the nudge says, submit.lua)
+  if posted == '' then
+    if redis.pcall('GET', KEYS[5]) == owner then
+      redis.call('DEL', KEYS[5], KEYS[6])
+    else
+      redis.call('DEL', KEYS[6])
+    end
   end
-  if game ~= '' then
+  if game ~= '' and not over then
     redis.pcall('ZREM', KEYS[7], game)
   end
   handed = 1

@@ -40,6 +40,7 @@ from .deadlines import index as index_deadline
 from .deadlines import redis_now
 from .envelope import MAX_SIZE, chain_problem
 from .events import Command, CommandRejected, CreateCommand, JoinClosed, LogEvent, TimedOut, TurnCommand
+from .inbox import Carried
 from .store import (
     LAST_STREAM_ID,
     AppendConflict,
@@ -116,9 +117,10 @@ class HandBack:
     only: a timed game's fold looks at the clock after its last append.
     """
 
-    owner: str  # the worker's lease token
+    owner: str  # the worker's lease token ('' for a carried command's: :meth:`Folder.answer_carried`)
     lock: threading.Lock = field(default_factory=threading.Lock)
     done: bool = False
+    posted: str = ""  # the carried command's stream id (Batch.posted), answered without the lease
 
 
 class Folder:
@@ -244,6 +246,59 @@ class Folder:
             self._taken.pop(game_id, None)
         return taken
 
+    def answer_carried(self, game_id: str, carried: Carried) -> Progress | None:
+        """Answer the command a post carried (:class:`~red7es.service.inbox.Carried`) from
+        the warm table, without the lease and without reading the game, if the table is at
+        the version the command was stored at (caught up to it when behind): a person's
+        turn and the bots' replies in one append that checks the rest (``append.lua``,
+        Posted) and hands the game back when nothing is left to do (issue #23: the lease's
+        ``SET``, the read's script and its ``HGETALL`` and ``XRANGE``, the hand-back's
+        ``GET``: five commands a turn).
+
+        The progress when that append handed the game back (nothing left to do, or the game
+        over: finished here, :meth:`GameStore.finish`); None when the worker must fold the
+        game as usual, with the lease: no such table (or a timed game's, or one with a bot
+        to move), the append refused (another command came first, or another worker moved
+        the game on: the table is dropped), or work left after it (a bot to move, a command
+        waiting). No lease is needed for safety: the compare-and-append keeps two workers
+        from both extending a game (:meth:`GameStore.drop_lease`); the lease only keeps
+        them from doing the same work, and this is one append's worth."""
+        table = self.tables.get(game_id)
+        if table is None or table.variant.timed or is_cluster(self.store.redis):
+            return None
+        if table.version < carried.version:
+            # Behind (another worker folded the game's last turns): caught up from the log's
+            # tail, checked against the stored views, in one round trip (issues #17, #23);
+            # a table that cannot be is dropped, and the usual fold rebuilds it.
+            if carried.cursor == "" or not self._caught_up(
+                table, {"version": str(carried.version), "cursor": carried.cursor}
+            ):
+                self.tables.pop(game_id, None)
+                return None
+        if (
+            table.version != carried.version
+            or table.over
+            or table.bot_to_move
+            or stream_order(carried.stream_id) <= stream_order(table.cursor)
+            or len(carried.command) > _limit(table)
+        ):
+            return None
+        progress = Progress()
+        hand_back = HandBack("", posted=carried.stream_id)
+        row: Row = (carried.stream_id, carried.command)
+        try:
+            self._answer(table, [row], progress, time.monotonic() + 1.0, True, hand_back)
+        except AppendConflict:
+            return None  # (the table was dropped: the usual fold rebuilds it)
+        except DamagedGame as exc:
+            self.tables.pop(game_id, None)
+            self._break(game_id, str(exc))
+            raise GameBroken(f"game {game_id}: {exc}") from None
+        except BaseException:
+            self.tables.pop(game_id, None)  # the table may have run ahead of what was stored
+            raise
+        return progress if hand_back.done else None
+
     def _index_before(self, game_id: str, batch: Batch, hand_back: HandBack | None) -> None:
         """Add a game taken without its index add (:meth:`take`) to the work index before
         an append that may leave it work: a bot to move, the game over (its worker keeps
@@ -363,31 +418,13 @@ class Folder:
                 progress.appends += 1
                 rows = rows[1:]
             if rows:
-                events: list[LogEvent] = []
-                cursor = table.cursor
-                timed_out = None
-                for stream_id, raw in rows:
-                    due = table.deadline
-                    expired = time_out_due(table, stream_id)  # a command after the deadline: time-out first
-                    if expired and due is not None:
-                        timed_out = (stream_ms(stream_id), due)
-                    events.extend(expired)
-                    events.extend(decide(table, stream_id, raw))
-                    cursor = stream_id
-                    progress.commands += 1
-                bot_commands: list[TurnCommand] = []
-                if self._answers_with_bots(table, cursor):
-                    # the bots' replies go in the same append as the answers (issue #23)
-                    bot_commands = self._bot_turns(table, events, progress, quick, deadline)
-                waiting = self._flush(table, events, cursor, bot_commands, timed_out, hand_back=hand_back)
-                progress.bot_moves += len(bot_commands)
-                progress.events += len(events)
-                progress.appends += 1
+                waiting = self._answer(table, rows, progress, deadline, quick, hand_back)
                 if progress.more:
                     return  # a bot's decision given up, or left to a slow-bot worker
-                if cursor == LAST_STREAM_ID:  # answered; but no command can follow it, and no bot move
+                if table.cursor == LAST_STREAM_ID:  # answered; but no command can follow it, and no bot move
                     raise DamagedGame(
-                        f"{Keys(game_id).commands} has no stream ids left after {cursor}: no command can follow it"
+                        f"{Keys(game_id).commands} has no stream ids left after {LAST_STREAM_ID}: "
+                        "no command can follow it"
                     )
                 if hand_back is not None and hand_back.done:
                     return  # nothing left to do, and the game is no longer this worker's
@@ -430,6 +467,40 @@ class Folder:
             if progress.more:
                 return
             rows = None if waiting else []
+
+    def _answer(
+        self,
+        table: Table,
+        rows: list[Row],
+        progress: Progress,
+        deadline: float,
+        quick: bool,
+        hand_back: HandBack | None,
+    ) -> bool:
+        """Decide commands read after the table's cursor, the bots' replies with them (as
+        :meth:`_answers_with_bots` allows), in one append; whether commands may wait after
+        it (:meth:`_flush`)."""
+        events: list[LogEvent] = []
+        cursor = table.cursor
+        timed_out = None
+        for stream_id, raw in rows:
+            due = table.deadline
+            expired = time_out_due(table, stream_id)  # a command after the deadline: time-out first
+            if expired and due is not None:
+                timed_out = (stream_ms(stream_id), due)
+            events.extend(expired)
+            events.extend(decide(table, stream_id, raw))
+            cursor = stream_id
+            progress.commands += 1
+        bot_commands: list[TurnCommand] = []
+        if self._answers_with_bots(table, cursor):
+            # the bots' replies go in the same append as the answers (issue #23)
+            bot_commands = self._bot_turns(table, events, progress, quick, deadline)
+        waiting = self._flush(table, events, cursor, bot_commands, timed_out, hand_back=hand_back)
+        progress.bot_moves += len(bot_commands)
+        progress.events += len(events)
+        progress.appends += 1
+        return waiting
 
     def _bot_turns(
         self, table: Table, events: list[LogEvent], progress: Progress, quick: bool, deadline: float
@@ -688,7 +759,8 @@ class Folder:
         try:
             if hand_back is not None and not batch.timed:
                 with hand_back.lock:  # (the keep-alive renews the lease under it: HandBack)
-                    appended = self.store.append(table.game_id, replace(batch, hand_back=hand_back.owner))
+                    handing = replace(batch, hand_back=hand_back.owner or None, posted=hand_back.posted)
+                    appended = self.store.append(table.game_id, handing)
                     hand_back.done = appended.handed_back
             else:
                 appended = self.store.append(table.game_id, batch)

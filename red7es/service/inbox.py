@@ -13,14 +13,54 @@ first inbox, where people's moves arrive, is never queued behind a long search.
 
 from __future__ import annotations
 
+import re
+from typing import NamedTuple
+
 import redis
 
-__all__ = ["Inbox", "INBOX_KEY", "GROUP", "SLOW_INBOX_KEY"]
+__all__ = ["Carried", "Inbox", "INBOX_KEY", "GROUP", "Post", "SLOW_INBOX_KEY"]
 
 INBOX_KEY = "red7:inbox"
 SLOW_INBOX_KEY = "red7:inbox:slow"
 GROUP = "workers"
 MAXLEN = 100_000
+
+
+_STREAM_ID = re.compile(rb"[0-9]{1,20}-[0-9]{1,20}")
+_VERSION = re.compile(rb"[0-9]{1,15}")
+
+
+class Carried(NamedTuple):
+    """A command a post carries (``submit.lua``): its stream id, the game's version and
+    cursor as it was stored, its bytes. A copy of what the commands stream holds, for a
+    worker whose table is at that version (or catches up to it) to answer without reading
+    the game (issue #23)."""
+
+    stream_id: str
+    version: int
+    command: bytes
+    cursor: str = ""
+
+
+class Post(NamedTuple):
+    """A game taken from the inbox: whether every post of it said the game is on the work
+    index (``i``), and the command it carries when it was posted once, with one."""
+
+    game_id: str
+    indexed: bool
+    carried: Carried | None = None
+
+
+def _carried(fields: dict[bytes, bytes]) -> Carried | None:
+    """The command a post's fields carry (c, v, k, b), or None for none, or for fields that
+    are not what ``submit.lua`` writes (written by hand: the game is folded as usual)."""
+    stream_id, version, command = fields.get(b"c"), fields.get(b"v"), fields.get(b"b")
+    cursor = fields.get(b"k")
+    if stream_id is None or version is None or command is None or cursor is None:
+        return None
+    if not (_STREAM_ID.fullmatch(stream_id) and _STREAM_ID.fullmatch(cursor) and _VERSION.fullmatch(version)):
+        return None
+    return Carried(stream_id.decode(), int(version), command, cursor.decode())
 
 
 class Inbox:
@@ -76,21 +116,27 @@ class Inbox:
 
     def take(self, consumer: str, count: int = 32, block_ms: int | None = 500) -> list[str]:
         """Game ids posted since this group last read, waiting up to ``block_ms`` (None: not at all)."""
-        return [game_id for game_id, _indexed in self.take_posts(consumer, count, block_ms)]
+        return [post.game_id for post in self.take_posts(consumer, count, block_ms)]
 
-    def take_posts(self, consumer: str, count: int = 32, block_ms: int | None = 500) -> list[tuple[str, bool]]:
-        """:meth:`take`, each game with whether every post of it said the game is on the
-        work index (``i``: posted by ``submit.lua`` in the step that added it there), so
-        the worker need not add it again as it takes the game (issue #23)."""
+    def take_posts(self, consumer: str, count: int = 32, block_ms: int | None = 500) -> list[Post]:
+        """:meth:`take`, each game as a :class:`Post`: with whether every post of it said
+        the game is on the work index (``i``: posted by ``submit.lua`` in the step that
+        added it there), so the worker need not add it again as it takes the game, and the
+        command a game posted once carries (issue #23)."""
         reply = self.redis.xreadgroup(GROUP, consumer, {self.ready_key(): ">"}, count=count, block=block_ms, noack=True)
         if not reply:
             return []
         assert isinstance(reply, list)  # RESP2, this connection's protocol: [[stream, entries]]
-        games: dict[str, bool] = {}  # each game once, first-posted first
+        games: dict[str, Post] = {}  # each game once, first-posted first
         for _stream, entries in reply:
             for _id, fields in entries:
                 value = fields.get(b"g")
                 if value and value.isascii():  # game ids are a-z 0-9 -: bytes written by hand are no game
                     game_id = value.decode()
-                    games[game_id] = games.get(game_id, True) and fields.get(b"i") == b"1"
-        return list(games.items())
+                    indexed = fields.get(b"i") == b"1"
+                    earlier = games.get(game_id)
+                    if earlier is None:
+                        games[game_id] = Post(game_id, indexed, _carried(fields))
+                    else:  # posted again: its commands are read from the game
+                        games[game_id] = Post(game_id, earlier.indexed and indexed)
+        return list(games.values())

@@ -300,6 +300,11 @@ class Batch:
     # no bot is to move), the append also hands the game back as release_and_look does
     # (release the lease, clear the nudge, off the work index): one script, not two.
     hand_back: str | None = None
+    # Posted (issue #23; append.lua, Posted): the id of the one command a client's post
+    # carried, answered by a worker that took no lease and read nothing: the append checks
+    # it is the first after ``expected_cursor`` (else AppendConflict), and hands the game
+    # back if nothing is left to do, the lease untouched. Untimed games, standalone Redis.
+    posted: str = ""
 
 
 def _script(name: str) -> str:
@@ -642,7 +647,8 @@ class GameStore:
             batch.changes,
             now_ms(),
             batch.hand_back or "",
-            game_id if batch.hand_back and indexed else "",
+            game_id if (batch.hand_back or batch.posted) and indexed else "",
+            batch.posted,
             *batch.events,
         ]
         for command_id, command in batch.bot_commands:
@@ -652,7 +658,7 @@ class GameStore:
             at, due = batch.time_out if batch.time_out is not None else ("", "")
             args.extend(("" if batch.deadline is None else batch.deadline, at, due, *batch.bot_stream_ids))
         keys = [k.log, k.meta, k.commands, k.changes]
-        if batch.hand_back:
+        if batch.hand_back or batch.posted:
             keys += [k.lease, k.nudge, *([WORK] if indexed else [])]
         keys += view_keys
         if batch.timed:  # and its deadline index entry (red7es.service.deadlines)

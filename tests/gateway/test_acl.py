@@ -116,6 +116,9 @@ def test_a_whole_game_through_a_gateway_logged_in_as_its_acl_user(
             assert "hand" in ann.view()
             final = play_to_the_end(ann)
             assert final["outcome"]["winners"]
+            # the submits woke the worker from submit.lua itself: posts carrying the turns
+            posts = [fields for _id, fields in admin.xrange("red7:inbox") if fields.get(b"g") == game.encode()]
+            assert any(b"c" in fields for fields in posts), posts
             record = http.get(f"/api/games/{game}/record")
             assert record.status_code == 200, record.text
             spectator = http.get(f"/api/games/{game}/stream?after=0-0")

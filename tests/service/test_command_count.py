@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -20,7 +21,7 @@ from support import new_id
 from red7es.service.client import NUDGE_TTL_MS, GameService
 from red7es.service.command_reads import CommandReader, Oversized
 from red7es.service.folding import Folder
-from red7es.service.inbox import INBOX_KEY
+from red7es.service.inbox import INBOX_KEY, Inbox
 from red7es.service.redis_server import RedisServer, free_port, redis_binary
 from red7es.service.store import GameIsBroken, GameIsOver, GameStore, Keys, NoSuchGame, text
 from red7es.service.work_index import WORK
@@ -146,7 +147,8 @@ def test_handing_a_game_back_deletes_the_lease_and_the_nudge_at_once(counted: re
 
 def test_a_person_turn_and_the_bot_reply_run_no_check_twice(counted: redis.Redis) -> None:
     """A person's turn submitted, then folded with the bot's reply: the submit reads the
-    meta once (no EXISTS, no second HMGET), and each append reads the log's length alone
+    meta once (no EXISTS, no second HMGET) and claims the command id with one HSETNX (no
+    HGET first), and each append reads the log's length alone
     (XLEN: its last id is meta.log_id, so no XINFO answering an append's events) and, with
     the bot's command to add, the commands' last entry in one XINFO (no XREVRANGE), and
     writes its views with one MSET.  (A client on one Redis submits with one script: the
@@ -161,7 +163,7 @@ def test_a_person_turn_and_the_bot_reply_run_no_check_twice(counted: redis.Redis
     turn = view["legal"][0] if view["legal"][0] != "fold" else view["legal"][-1]
     command = svc._signed(game, "me", created.tokens["me"], turn, None)
     spent = _counted(counted, lambda: svc._submit_signed(game, command))
-    assert spent["exists"] == 0 and spent["hmget"] == 1 and spent["hget"] == 1, spent
+    assert spent["exists"] == 0 and spent["hmget"] == 1 and spent["hget"] == 0 and spent["hsetnx"] == 1, spent
     assert spent["xrevrange"] == 0, spent  # the mark is the meta's change_id, read with the rest
     spent = _counted(counted, lambda: fold(folder, game))
     assert spent["mset"] == 1, spent  # one append: her answer and the bot's reply, every view in one MSET
@@ -189,31 +191,74 @@ def test_a_meta_holding_only_why_the_game_broke_is_still_a_broken_game(counted: 
     counted.delete(Keys(game).meta)
 
 
-def test_a_submit_on_one_redis_is_one_script_of_eight_commands(counted: redis.Redis) -> None:
+def test_a_submit_on_one_redis_is_one_script_of_six_commands(counted: redis.Redis) -> None:
     """On a standalone Redis a person's submit is one call of submit.lua, which reads the
-    meta and the command id, stores the command, puts the game on the work index, sets the
-    nudge and posts the game (marked as indexed: the worker taking it adds nothing), and
-    answers the mark (meta.change_id): no XREVRANGE, no wake script, no pipeline."""
+    meta, stores the command and claims its id, puts the game on the work index and, as
+    that add put it there, posts the game (marked as indexed: the worker taking it adds
+    nothing; carrying the command), no nudge set; and answers the mark (meta.change_id): no
+    XREVRANGE, no wake script, no pipeline. A game already on the index is posted only by
+    the submit that sets its nudge (a seventh command)."""
     svc = GameService(counted)
     folder = Folder(svc.store)
     game = new_id("one")
     created = svc.create(Variant(2), [person("me"), bot("b")], seed="counted", game_id=game, join=["me"], wait=None)
     fold(folder, game)
     counted.delete(Keys(game).nudge)
+    counted.zrem(WORK, game)  # (handed back, as a worker's append leaves it)
     view = svc.view(game, 0)
     assert view.get("to_move") == 0
-    command = svc._signed(game, "me", created.tokens["me"], view["legal"][0], None)
     last_change = svc.store.last_change_id(game)
+
+    def submit(turn: str) -> Counter[str]:
+        command = svc._signed(game, "me", created.tokens["me"], turn, None)
+        submitted: list[Any] = []
+        spent = _counted(counted, lambda: submitted.append(svc._submit_signed(game, command)))
+        assert submitted[0].refused is None and not submitted[0].must_wake and submitted[0].mark == last_change
+        return spent
+
     before = counted.xrevrange(INBOX_KEY, count=1)
-    submitted = svc._submit_signed(game, command)
-    assert submitted.refused is None and not submitted.must_wake and submitted.mark == last_change
+    spent = submit(view["legal"][0])
+    assert spent == Counter(evalsha=1, hmget=1, xadd=2, hsetnx=1, zadd=1), spent
     [(post_id, post)] = counted.xrevrange(INBOX_KEY, count=1)
-    assert post == {b"g": game.encode(), b"i": b"1"} and post_id not in [row[0] for row in before]
-    assert counted.zscore(WORK, game) is not None and counted.exists(Keys(game).nudge)
-    counted.delete(Keys(game).nudge)
-    again = svc._signed(game, "me", created.tokens["me"], view["legal"][-1], None)
-    spent = _counted(counted, lambda: svc._submit_signed(game, again))
-    assert spent == Counter(evalsha=1, hmget=1, hget=1, xadd=2, hset=1, set=1, zadd=1), spent
+    assert post_id not in [row[0] for row in before]
+    assert {k: post[k] for k in (b"g", b"i", b"v")} == {b"g": game.encode(), b"i": b"1", b"v": view_version(view)}
+    assert post[b"c"] == text(counted.xrevrange(Keys(game).commands, count=1)[0][0]).encode()
+    assert counted.zscore(WORK, game) is not None and not counted.exists(Keys(game).nudge)
+    # on the index now: the next submit sets the nudge and posts; the one after, neither
+    spent = submit(view["legal"][-1])
+    assert spent == Counter(evalsha=1, hmget=1, xadd=2, hsetnx=1, zadd=1, set=1), spent
+    assert counted.exists(Keys(game).nudge)
+    spent = submit(view["legal"][-1])
+    assert spent == Counter(evalsha=1, hmget=1, xadd=1, hsetnx=1, zadd=1, set=1), spent
+
+
+def view_version(view: dict[str, object]) -> bytes:
+    return str(view["version"]).encode()
+
+
+def test_a_turn_answered_from_its_post_is_one_append_of_ten_commands(counted: redis.Redis) -> None:
+    """A worker with the game's table at the posted version answers the carried command and
+    the bot's reply in one append, and hands the game back in it: no lease taken, nothing
+    read first, no nudge cleared (append.lua, Posted). The append's own commands: the
+    meta's HMGET, the log's XLEN, one XRANGE for the commands after the cursor, the bot's
+    command, the change and the log entry, the meta's HSET, one MSET, the index's ZREM."""
+    svc = GameService(counted)
+    folder = Folder(svc.store)
+    game = new_id("posted")
+    created = svc.create(Variant(2), [person("me"), bot("b")], seed="counted", game_id=game, join=["me"], wait=None)
+    fold(folder, game)
+    counted.zrem(WORK, game)
+    Inbox(counted).take_posts("count", count=1000, block_ms=None)  # (the creation's post)
+    view = svc.view(game, 0)
+    turn = view["legal"][0] if view["legal"][0] != "fold" else view["legal"][-1]
+    svc._submit_signed(game, svc._signed(game, "me", created.tokens["me"], turn, None))
+    [post] = [p for p in Inbox(counted).take_posts("count", count=1000, block_ms=None) if p.game_id == game]
+    assert post.carried is not None
+    answered: list[object] = []
+    spent = _counted(counted, lambda: answered.append(folder.answer_carried(game, post.carried)))
+    assert answered[0] is not None
+    assert spent == Counter(evalsha=1, hmget=1, xlen=1, xrange=1, xadd=3, hset=1, mset=1, zrem=1), spent
+    assert svc.store.meta(game)["cursor"] == svc.store.last_command_id(game)
 
 
 def test_a_refused_command_wakes_no_worker_from_the_script(counted: redis.Redis) -> None:

@@ -83,11 +83,15 @@ def test_a_lease_written_by_hand_is_removed_and_the_game_goes_on(
     workers: Any, real_redis: redis.Redis, expiry: int | None
 ) -> None:
     """``SET lease x`` with no TTL (or one no worker sets) kept every worker off the game for
-    ever: its turns were stored and never answered ("all 1 worker(s) are busy")."""
+    ever: its turns were stored and never answered ("all 1 worker(s) are busy"). (The worker
+    that dealt the game is replaced by one that never saw it: a warm worker answers a turn
+    its post carries without the lease, docs/architecture.md, *Posted commands*.)"""
     workers.start(1, wait=True)
     svc = GameService(real_redis)
     tokens = _two_people(svc, "held")
+    workers.stop()
     real_redis.set(Keys("held").lease, "x", px=expiry)
+    workers.start(1, wait=True)
     name, turn = _mover(svc, "held")
     answer = svc.play("held", name, tokens[name], turn, wait=20)
     assert answer.applied, answer.reason

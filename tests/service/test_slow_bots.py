@@ -82,7 +82,7 @@ def test_between_a_slow_bots_thoughts_the_inbox_is_served_but_not_near_a_timed_d
     ctx = WorkerContext(fake_redis, owner="me")
     ctx.inbox.recheck_group()
     folded: list[list[str]] = []
-    monkeypatch.setattr(ctx, "_fold", lambda taken, *_a, **_k: folded.append([g for g, _ in taken]) or 0)
+    monkeypatch.setattr(ctx, "_fold", lambda taken, *_a, **_k: folded.append([post.game_id for post in taken]) or 0)
 
     def look(ends_in: float | None) -> list[str]:
         folded.clear()

@@ -138,8 +138,9 @@ def test_a_change_written_by_hand_after_a_turn_is_still_refused(real_redis: redi
 
 def test_submit_lua_wakes_a_worker_with_argv_7_to_9_whatever_argv_6(real_redis: redis.Redis) -> None:
     """ARGV 7-9 (wake a worker here) are an option of their own: given without ARGV 6, the
-    command is still indexed, nudged and posted, and the reply carries the mark (review of
-    00dc289, finding 2: the wake was skipped, a lost wake-up)."""
+    command is still indexed and posted (no nudge: the index add put the game there, and
+    that decides the post), and the reply carries the mark (review of 00dc289, finding 2:
+    the wake was skipped, a lost wake-up)."""
     svc, _folder, command = _pending_turn(real_redis, "w6")
     k = Keys("w6")
     real_redis.delete(k.nudge)
@@ -150,7 +151,7 @@ def test_submit_lua_wakes_a_worker_with_argv_7_to_9_whatever_argv_6(real_redis: 
         args=[command.id, encode_command(command, 1), "", "", "", "", NUDGE_TTL_MS, "w6", 1000],
     )
     assert reply[0] == 1 and reply[2] == real_redis.hget(k.meta, "change_id") and reply[3] == 1
-    assert real_redis.exists(k.nudge) and real_redis.zscore(WORK, "w6") is not None
+    assert not real_redis.exists(k.nudge) and real_redis.zscore(WORK, "w6") is not None
     assert _posts(real_redis, "w6") == posts + 1
 
 

@@ -16,7 +16,7 @@ from red7es.service.client import NUDGE_TTL_MS, GameService
 from red7es.service.codec import encode_command
 from red7es.service.deadlines import redis_now
 from red7es.service.folding import Folder
-from red7es.service.inbox import INBOX_KEY
+from red7es.service.inbox import INBOX_KEY, Post
 from red7es.service.store import GameStore, Keys
 from red7es.service.table import Table
 from red7es.service.work_index import WORK
@@ -232,7 +232,7 @@ def test_a_post_made_with_the_index_add_spares_the_worker_its_own(real_redis: re
     real_redis.delete("red7:{g1}:nudge")
     _play(svc, tokens)
     ctx.inbox.post("g2")  # a plain post
-    taken = dict(ctx.inbox.take_posts("me", block_ms=None))
+    taken = {post.game_id: post.indexed for post in ctx.inbox.take_posts("me", block_ms=None)}
     assert taken["g1"] is True and taken["g2"] is False
     real_redis.zrem(WORK, "g1")  # (to see whether the take adds it)
     assert ctx.folder.take("g1", "me", 5_000, indexed=True)
@@ -247,7 +247,7 @@ def test_a_game_posted_both_ways_is_indexed_as_taken(real_redis: redis.Redis) ->
     real_redis.xadd(INBOX_KEY, {"g": "g1", "i": "1"})
     ctx.inbox.post("g1")
     real_redis.xadd(INBOX_KEY, {"g": "g3", "i": "1"})
-    assert ctx.inbox.take_posts("me", block_ms=None) == [("g1", False), ("g3", True)]
+    assert ctx.inbox.take_posts("me", block_ms=None) == [Post("g1", False), Post("g3", True)]
 
 
 def test_a_user_without_the_index_key_still_submits_and_wakes_a_worker(real_redis: redis.Redis) -> None:
@@ -297,7 +297,8 @@ def test_a_stale_indexed_post_still_leaves_work_on_the_index(
     assert svc.view("tt", 0)["to_move"] == 0 and real_redis.zscore(WORK, "tt") is None
     deadline = int(svc.store.meta("tt")["deadline"])
     wait_for(lambda: redis_now(real_redis) > deadline, "ann's deadline", timeout=10, every=0.01)
-    assert w2.inbox.take_posts("w2", block_ms=None) == [("tt", True)]  # the stale post
+    [stale] = w2.inbox.take_posts("w2", block_ms=None)  # the stale post
+    assert (stale.game_id, stale.indexed) == ("tt", True)
     assert w2.folder.take("tt", "w2", 60_000, indexed=True)
     assert real_redis.zscore(WORK, "tt") is None  # (not added as taken)
 
@@ -326,10 +327,10 @@ def test_a_turn_folded_from_an_indexed_post_adds_nothing_to_the_index(
     real_redis.delete(Keys("ti").nudge)
     view = svc.view("ti", 0)
     svc._submit_signed("ti", svc._signed("ti", "ann", created.tokens["ann"], view["legal"][0], None))
-    [(game, indexed)] = ctx.inbox.take_posts("me", block_ms=None)
+    [(game, indexed, _carried)] = ctx.inbox.take_posts("me", block_ms=None)
     added: list[str] = []
     monkeypatch.setattr(ctx.store.work, "add", lambda game_id, client=None: added.append(game_id))
-    ctx.advance(game, indexed=indexed)
+    ctx.advance(game, indexed=indexed)  # (the usual fold: no carried command given)
     assert (game, indexed) == ("ti", True) and added == []
     assert real_redis.zscore(WORK, "ti") is None  # handed back: nothing left to do
 
