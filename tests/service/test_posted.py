@@ -248,3 +248,20 @@ def test_a_worker_answers_a_person_turn_through_its_post(svc: GameService) -> No
     assert taken == []
     assert svc.redis.zscore(WORK, "p11") is None
     assert svc.view("p11", 0)["to_move"] == 0
+
+
+def test_a_post_whose_worker_died_is_found_by_the_sweep(svc: GameService) -> None:
+    """A worker killed -9 after taking a post (read without acknowledgement: the post is
+    gone) and before its append has no lease to leave: the game stays on the work index,
+    where the submit put it, and the sweep posts it again for another worker."""
+    folder = Folder(svc.store)
+    token = _person_game(svc, "p14", folder)
+    before = _applied(svc.redis, "p14")
+    _submit(svc, "p14", token)  # taken, and its worker killed: nothing else happens
+    assert svc.redis.zscore(WORK, "p14") is not None and not svc.redis.exists(Keys("p14").lease)
+    rescuer = WorkerContext(svc.redis, owner="rescuer")
+    assert rescuer.sweep(full=False) >= 1
+    posts = [p for p in rescuer.inbox.take_posts("rescuer", count=1000, block_ms=None) if p.game_id == "p14"]
+    assert posts and rescuer._fold(posts, float("inf"), rescuer.inbox, quick=True) == 1
+    assert _applied(svc.redis, "p14") == before + 2  # her turn and the bot's reply, once
+    assert svc.redis.zscore(WORK, "p14") is None
