@@ -12,6 +12,7 @@
 --       11 now (ms), 12 the worker's lease token to hand the game back with ('' for none),
 --       13 the game id when the work index is KEYS[7] ('' for none: a cluster's index is
 --       in another slot), 14 the posted command's id ('' for none: see Posted, below),
+--       15 the posted command's bytes as the worker answered them ('' for none),
 --       then the events, then (id, bytes) per bot command, then one value per view key,
 --       then, for a timed game only (RULES.md, Time; an untimed game sends none of them):
 --       the seat to move's deadline ('' for none: meta.deadline), the time-out's at and
@@ -26,9 +27,12 @@
 -- command and the game's version came with the post, and the worker's table is at that
 -- version) appends without having taken the lease or read the game: the append itself
 -- checks what the read would have told. The posted command must be the first after the
--- expected cursor (else {0, ...}: the worker folds the game the usual way), a broken game
--- is refused the same way, and the hand-back (ARGV[12] is then '') clears the nudge and
--- takes the game off the index without touching a lease the worker never held. Untimed
+-- expected cursor, with the very bytes the worker answered (a post is only a copy, and
+-- whoever may write the inbox could post other bytes under a stored command's id), else
+-- {0, ...}: the worker folds the game the usual way. A broken game is refused the same
+-- way, and the hand-back (ARGV[12] is then '') takes the game off the index, touching
+-- neither a lease the worker never held nor the nudge (a submit that puts the game back
+-- on the index posts it whatever the nudge says: submit.lua). Untimed
 -- games only: their bots' commands take Redis's ids ('*') and are written first, so their
 -- XADD is the check that the commands stream has ids left.
 -- Returns {1, version, cursor, last command id, handed back (0/1)} when appended (the
@@ -39,8 +43,8 @@
 -- needs a human.
 local nev = tonumber(ARGV[4])
 local nbot = tonumber(ARGV[5])
-local owner, game, posted = ARGV[12], ARGV[13], ARGV[14]
-local E = 15  -- the first event's ARGV
+local owner, game, posted, posted_bytes = ARGV[12], ARGV[13], ARGV[14], ARGV[15]
+local E = 16  -- the first event's ARGV
 local extra = 0  -- the hand-back's keys before the views
 if owner ~= '' or posted ~= '' then
   extra = 2
@@ -128,6 +132,7 @@ end
 local last = {}
 local commands_generated = nil  -- (with bot commands to add) the commands stream's last id ever
 local first_after = nil  -- (posted) the id of the first command after the expected cursor
+local first_bytes = nil  -- (posted) and its bytes (its entry's field c, the last one as a reader keeps)
 if not problem then
   if posted ~= '' then
     -- the first two commands after the expected cursor: the posted one, then whether
@@ -140,6 +145,10 @@ if not problem then
       problem = wrong(KEYS[3], 'stream')
     elseif #after > 0 then
       first_after = after[1][1]
+      local fields = after[1][2]
+      for j = 1, #fields, 2 do
+        if fields[j] == 'c' then first_bytes = fields[j + 1] end
+      end
       last = {after[#after]}
     end
   elseif nbot > 0 then
@@ -160,8 +169,8 @@ end
 if version == nil or version ~= tonumber(ARGV[1]) or cursor ~= ARGV[2] then
   return {0, version or -1, cursor or ''}
 end
-if posted ~= '' and (first_after ~= posted or (read[5] and read[5] ~= '')) then
-  return {0, version, cursor}  -- another command came first, or the game is broken
+if posted ~= '' and (first_after ~= posted or first_bytes ~= posted_bytes or (read[5] and read[5] ~= '')) then
+  return {0, version, cursor}  -- another command came first, other bytes were posted, or the game is broken
 end
 local counted = tonumber(read[3]) or version  -- (an older red7es's log: an event per entry)
 if length ~= counted then
@@ -378,7 +387,7 @@ if nbot > 0 then last_id = cursor end  -- (the last bot command added)
 -- the worker's lease, clear the nudge and take the game off the work index, as
 -- release_look.lua does; in the same atomic step as the append, so a command submitted
 -- before it is seen here (nothing is handed back: the worker folds on) and one submitted
--- after finds the nudge cleared and wakes a worker itself. Errors of these keys (written by
+-- after finds the game off the index (and the nudge cleared) and wakes a worker itself. Errors of these keys (written by
 -- hand) cannot undo the append: a lease of another type is not ours, an index refused is
 -- the sweep's to find (as a worker's add that is refused).
 -- A posted append (no lease) that ends the game hands it back too, but for the index

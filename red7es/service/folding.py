@@ -114,13 +114,16 @@ class HandBack:
     the lease under ``lock`` and not once ``done``: the folder appends under the same
     lock, so a renewal can never take back a lease the append has just released (the
     game would stay closed to other workers until the lease ran out).  Untimed games
-    only: a timed game's fold looks at the clock after its last append.
+    only: a timed game's fold looks at the clock after its last append.  A carried
+    command's hand-back (``posted``) only takes the game off the index: no lease was
+    taken, and the nudge is left (``append.lua``, Posted).
     """
 
     owner: str  # the worker's lease token ('' for a carried command's: :meth:`Folder.answer_carried`)
     lock: threading.Lock = field(default_factory=threading.Lock)
     done: bool = False
     posted: str = ""  # the carried command's stream id (Batch.posted), answered without the lease
+    posted_command: bytes = b""  # and the bytes answered for it (Batch.posted_command)
 
 
 class Folder:
@@ -284,7 +287,7 @@ class Folder:
         ):
             return None
         progress = Progress()
-        hand_back = HandBack("", posted=carried.stream_id)
+        hand_back = HandBack("", posted=carried.stream_id, posted_command=carried.command)
         row: Row = (carried.stream_id, carried.command)
         try:
             self._answer(table, [row], progress, time.monotonic() + 1.0, True, hand_back)
@@ -297,7 +300,10 @@ class Folder:
         except BaseException:
             self.tables.pop(game_id, None)  # the table may have run ahead of what was stored
             raise
-        return progress if hand_back.done else None
+        if not hand_back.done:
+            return None
+        self.tables.move_to_end(game_id)  # (used: not the first to leave the cache)
+        return progress
 
     def _index_before(self, game_id: str, batch: Batch, hand_back: HandBack | None) -> None:
         """Add a game taken without its index add (:meth:`take`) to the work index before
@@ -759,7 +765,12 @@ class Folder:
         try:
             if hand_back is not None and not batch.timed:
                 with hand_back.lock:  # (the keep-alive renews the lease under it: HandBack)
-                    handing = replace(batch, hand_back=hand_back.owner or None, posted=hand_back.posted)
+                    handing = replace(
+                        batch,
+                        hand_back=hand_back.owner or None,
+                        posted=hand_back.posted,
+                        posted_command=hand_back.posted_command,
+                    )
                     appended = self.store.append(table.game_id, handing)
                     hand_back.done = appended.handed_back
             else:

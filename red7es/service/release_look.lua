@@ -2,8 +2,8 @@
 -- lease if still ours, clear the nudge, then read what the game has left to do; and, when
 -- nothing is left, take it off the work index. One script, so nothing can come in between:
 -- a command submitted before it is seen by the read (the worker wakes one for it); one
--- submitted after it finds the nudge cleared, so its own wake-up puts the game back on the
--- index and posts it.
+-- submitted after it finds the game off the index and the nudge cleared, so its own
+-- wake-up puts the game back on the index and posts it.
 -- KEYS: 1 lease, 2 nudge, 3 meta hash, 4 commands stream, 5 the work index (absent on a
 --       cluster, whose slots a script cannot span: the caller takes the game off itself)
 -- ARGV: 1 owner token, 2 game id, 3 '1' if the game may leave the index (the worker did not

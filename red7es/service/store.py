@@ -305,6 +305,7 @@ class Batch:
     # it is the first after ``expected_cursor`` (else AppendConflict), and hands the game
     # back if nothing is left to do, the lease untouched. Untimed games, standalone Redis.
     posted: str = ""
+    posted_command: bytes = b""  # the bytes the worker answered for it: the append checks they are the stored ones
 
 
 def _script(name: str) -> str:
@@ -488,12 +489,13 @@ class GameStore:
         command's answer comes after it) and :meth:`set_nudge` just after, in one round trip
         (issue #23: a person's turn paid one for each).  With ``inbox`` (the workers' inbox
         key and length cap, on a standalone Redis) all of it is one call of ``submit.lua``,
-        which also posts the game there when it sets the nudge and puts the game on the work
-        index: five commands fewer a turn than a pipeline of each.
+        which also puts the game on the work index and posts it there: without setting the
+        nudge when that add put it there, else when it sets the nudge (the post carries the
+        command: docs/architecture.md, *Posted commands*).
 
         Without ``inbox`` (a cluster, whose scripts cannot span the game's slot and these
-        keys) or for a user whose ACL refuses those keys in the script (the HTTP gateway's,
-        which may only read the changes and only write the nudge: said once, and not asked
+        keys) or for a user whose ACL refuses those keys in the script (the HTTP gateway's
+        before 6 December 2026, which could only write the nudge: said once, and not asked
         again, :attr:`scripted_wake`), a pipeline runs in order: the game goes on the work
         index before its command is stored and again after it, and the nudge is set after,
         as :meth:`set_nudge` would.  A refused command is returned as ``refused`` rather
@@ -649,6 +651,7 @@ class GameStore:
             batch.hand_back or "",
             game_id if (batch.hand_back or batch.posted) and indexed else "",
             batch.posted,
+            batch.posted_command,
             *batch.events,
         ]
         for command_id, command in batch.bot_commands:

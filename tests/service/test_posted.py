@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from red7es.service.client import GameService
-from red7es.service.events import CommandApplied
+from red7es.service.events import CommandApplied, CommandRejected
 from red7es.service.folding import Folder, GameBroken
 from red7es.service.inbox import Carried, Inbox, Post
 from red7es.service.store import GameStore, Keys
@@ -265,3 +265,29 @@ def test_a_post_whose_worker_died_is_found_by_the_sweep(svc: GameService) -> Non
     assert posts and rescuer._fold(posts, float("inf"), rescuer.inbox, quick=True) == 1
     assert _applied(svc.redis, "p14") == before + 2  # her turn and the bot's reply, once
     assert svc.redis.zscore(WORK, "p14") is None
+
+
+def test_a_forged_post_cannot_answer_a_stored_command_with_other_bytes(svc: GameService) -> None:
+    """Whoever may write the inbox (the gateway's Redis user) can post other bytes under a
+    stored command's id: the append compares them with the stored command and refuses, and
+    the worker answers the command the usual way, from the commands stream."""
+    ctx = WorkerContext(svc.redis, owner="w")
+    token = _person_game(svc, "p15", ctx.folder)
+    before = _applied(svc.redis, "p15")
+    meta = svc.store.meta("p15")
+    svc.submit("p15", "me", token, _turn(svc, "p15"))
+    _drain(svc.redis)  # (the real post, taken by another)
+    stream_id, _fields = svc.redis.xrange(Keys("p15").commands, "-", "+")[-1]
+    forged = Carried(stream_id.decode(), int(meta["version"]), b"\x80", meta["cursor"])
+    assert ctx.folder.answer_carried("p15", forged) is None  # refused: nothing written
+    assert svc.store.meta("p15")["version"] == meta["version"]
+    svc.redis.xadd(
+        "red7:inbox",
+        {"g": "p15", "i": 1, "c": forged.stream_id, "v": meta["version"], "k": meta["cursor"], "b": b"\x80"},
+    )
+    posts = ctx.inbox.take_posts("w", block_ms=None)
+    assert posts == [Post("p15", True, forged)]
+    ctx._fold(posts, float("inf"), ctx.inbox, quick=True)
+    assert _applied(svc.redis, "p15") == before + 2  # the stored, valid turn and the bot's reply
+    events = events_of(check_game(svc.store, "p15"))
+    assert not any(isinstance(e, CommandRejected) for e in events)
