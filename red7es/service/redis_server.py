@@ -142,13 +142,7 @@ class RedisServer:
         # A pidfile left by a server that died names a process that may since be another's:
         # stop() must only ever find the pid of the server started here.
         self.pidfile.unlink(missing_ok=True)
-        self.process = subprocess.Popen(
-            self.args(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        self.process = self._launch()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.ping():
@@ -157,11 +151,28 @@ class RedisServer:
             if not self.daemonize and self.process.poll() is not None:
                 err = self.process.stderr.read().decode() if self.process.stderr else ""
                 log = self._log_tail()
-                raise ServerError(f"redis-server exited: {err or log}".strip())
+                why = f"redis-server exited: {err or log}".strip()
+                if "Failed listening on port" not in why or time.monotonic() + 0.25 >= deadline:
+                    raise ServerError(why)
+                # Its port is someone else's for now (a restart on the port it had, and a
+                # client's connection took it meanwhile as its own end): the holder is
+                # usually gone within moments, so the start is tried again until timeout.
+                time.sleep(0.2)
+                self.process = self._launch()
+                continue
             time.sleep(0.02)
         tail = self._log_tail()
         self.stop(timeout=2)  # not left running behind an error that says it did not start
         raise ServerError(f"redis-server did not answer within {timeout:.0f}s ({tail})")
+
+    def _launch(self) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            self.args(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
 
     def _log_tail(self) -> str:
         path = self.directory / "redis.log"
