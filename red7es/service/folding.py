@@ -115,15 +115,14 @@ class HandBack:
     lock, so a renewal can never take back a lease the append has just released (the
     game would stay closed to other workers until the lease ran out).  Untimed games
     only: a timed game's fold looks at the clock after its last append.  A carried
-    command's hand-back (``posted``) only takes the game off the index: no lease was
+    command's hand-back (``carried``) only takes the game off the index: no lease was
     taken, and the nudge is left (``append.lua``, Posted).
     """
 
     owner: str  # the worker's lease token ('' for a carried command's: :meth:`Folder.answer_carried`)
     lock: threading.Lock = field(default_factory=threading.Lock)
     done: bool = False
-    posted: str = ""  # the carried command's stream id (Batch.posted), answered without the lease
-    posted_command: bytes = b""  # and the bytes answered for it (Batch.posted_command)
+    carried: Carried | None = None  # the command a post carried, answered without the lease (Batch.posted)
 
 
 class Folder:
@@ -207,9 +206,7 @@ class Folder:
                 self.tables.pop(game_id, None)
             except DamagedGame as exc:
                 # Nothing was written, and trying again would be refused again: a human must look.
-                self.tables.pop(game_id, None)
-                self._break(game_id, str(exc))
-                raise GameBroken(f"game {game_id}: {exc}") from None
+                raise self._broken_by(game_id, exc) from None
             except BaseException:
                 # The table may have run ahead of what was stored: never reuse it.
                 self.tables.pop(game_id, None)
@@ -273,9 +270,7 @@ class Folder:
             # Behind (another worker folded the game's last turns): caught up from the log's
             # tail, checked against the stored views, in one round trip (issues #17, #23);
             # a table that cannot be is dropped, and the usual fold rebuilds it.
-            if carried.cursor == "" or not self._caught_up(
-                table, {"version": str(carried.version), "cursor": carried.cursor}
-            ):
+            if not self._caught_up(table, {"version": str(carried.version), "cursor": carried.cursor}):
                 self.tables.pop(game_id, None)
                 return None
         if (
@@ -287,16 +282,14 @@ class Folder:
         ):
             return None
         progress = Progress()
-        hand_back = HandBack("", posted=carried.stream_id, posted_command=carried.command)
+        hand_back = HandBack("", carried=carried)
         row: Row = (carried.stream_id, carried.command)
         try:
             self._answer(table, [row], progress, time.monotonic() + 1.0, True, hand_back)
         except AppendConflict:
             return None  # (the table was dropped: the usual fold rebuilds it)
         except DamagedGame as exc:
-            self.tables.pop(game_id, None)
-            self._break(game_id, str(exc))
-            raise GameBroken(f"game {game_id}: {exc}") from None
+            raise self._broken_by(game_id, exc) from None
         except BaseException:
             self.tables.pop(game_id, None)  # the table may have run ahead of what was stored
             raise
@@ -765,11 +758,12 @@ class Folder:
         try:
             if hand_back is not None and not batch.timed:
                 with hand_back.lock:  # (the keep-alive renews the lease under it: HandBack)
+                    carried = hand_back.carried
                     handing = replace(
                         batch,
                         hand_back=hand_back.owner or None,
-                        posted=hand_back.posted,
-                        posted_command=hand_back.posted_command,
+                        posted=carried.stream_id if carried else "",
+                        posted_command=carried.command if carried else b"",
                     )
                     appended = self.store.append(table.game_id, handing)
                     hand_back.done = appended.handed_back
@@ -788,6 +782,13 @@ class Folder:
         self.tables.move_to_end(table.game_id)
         while len(self.tables) > self.cache_size:
             self.tables.popitem(last=False)
+
+    def _broken_by(self, game_id: str, exc: DamagedGame) -> GameBroken:
+        """A game whose keys cannot take an append: its table dropped, the game marked
+        broken; the error to raise."""
+        self.tables.pop(game_id, None)
+        self._break(game_id, str(exc))
+        return GameBroken(f"game {game_id}: {exc}")
 
     def _break(self, game_id: str, reason: str) -> None:
         log.error("game %s is broken: %s", game_id, reason)

@@ -13,10 +13,11 @@ first inbox, where people's moves arrive, is never queued behind a long search.
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
 import redis
+
+from .store import stream_order, whole_number
 
 __all__ = ["Carried", "Inbox", "INBOX_KEY", "GROUP", "Post", "SLOW_INBOX_KEY"]
 
@@ -24,10 +25,6 @@ INBOX_KEY = "red7:inbox"
 SLOW_INBOX_KEY = "red7:inbox:slow"
 GROUP = "workers"
 MAXLEN = 100_000
-
-
-_STREAM_ID = re.compile(rb"[0-9]{1,20}-[0-9]{1,20}")
-_VERSION = re.compile(rb"[0-9]{1,15}")
 
 
 class Carried(NamedTuple):
@@ -39,7 +36,7 @@ class Carried(NamedTuple):
     stream_id: str
     version: int
     command: bytes
-    cursor: str = ""
+    cursor: str
 
 
 class Post(NamedTuple):
@@ -54,13 +51,14 @@ class Post(NamedTuple):
 def _carried(fields: dict[bytes, bytes]) -> Carried | None:
     """The command a post's fields carry (c, v, k, b), or None for none, or for fields that
     are not what ``submit.lua`` writes (written by hand: the game is folded as usual)."""
-    stream_id, version, command = fields.get(b"c"), fields.get(b"v"), fields.get(b"b")
-    cursor = fields.get(b"k")
+    stream_id, version, command, cursor = (fields.get(key) for key in (b"c", b"v", b"b", b"k"))
     if stream_id is None or version is None or command is None or cursor is None:
         return None
-    if not (_STREAM_ID.fullmatch(stream_id) and _STREAM_ID.fullmatch(cursor) and _VERSION.fullmatch(version)):
+    number = whole_number(version)
+    ids = [raw.decode("ascii", "replace") for raw in (stream_id, cursor)]
+    if number is None or any(stream_order(i) == (-1, -1) for i in ids):
         return None
-    return Carried(stream_id.decode(), int(version), command, cursor.decode())
+    return Carried(ids[0], number, command, ids[1])
 
 
 class Inbox:

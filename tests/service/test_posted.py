@@ -291,3 +291,20 @@ def test_a_forged_post_cannot_answer_a_stored_command_with_other_bytes(svc: Game
     assert _applied(svc.redis, "p15") == before + 2  # the stored, valid turn and the bot's reply
     events = events_of(check_game(svc.store, "p15"))
     assert not any(isinstance(e, CommandRejected) for e in events)
+
+
+def test_a_post_whose_carried_fields_are_not_submit_luas_carries_nothing(svc: GameService) -> None:
+    """Written by hand: a stream id or cursor that is none, a version that is no number, a
+    field missing. The game is folded as usual."""
+    good = {"g": "p16", "c": "5-0", "v": "3", "k": "4-0", "b": b"\x80"}
+    bad = [
+        {**good, "c": "junk"},
+        {**good, "k": "4-0-1"},
+        {**good, "v": "-3"},
+        {k: v for k, v in good.items() if k != "b"},
+    ]
+    for fields in bad:
+        svc.redis.xadd("red7:inbox", fields)  # type: ignore[arg-type]
+        assert _drain(svc.redis) == [Post("p16", False)], fields
+    svc.redis.xadd("red7:inbox", good)  # type: ignore[arg-type]
+    assert _drain(svc.redis) == [Post("p16", False, Carried("5-0", 3, b"\x80", "4-0"))]
