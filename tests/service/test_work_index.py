@@ -285,7 +285,14 @@ def test_a_stale_indexed_post_still_leaves_work_on_the_index(
     w1 = WorkerContext(real_redis, owner="w1")
     w2 = WorkerContext(real_redis, owner="w2")
     created = svc.create(
-        Variant(3, turn_time=3_000), [person("ann"), bot("g1"), bot("g2")], game_id="tt", join=["ann"], wait=None
+        Variant(3, turn_time=3_000),
+        [person("ann"), bot("g1"), bot("g2")],
+        game_id="tt",
+        join=["ann"],
+        wait=None,
+        # a fixed deal, where a bot moves after her time-out (a random one may end the round
+        # with her time-out and leave her to move first in the next: no bot decision then)
+        seed="stale-post",
     )
     w1.inbox.take_posts("w1", block_ms=None)  # (the creation's posts)
     fold(Folder(svc.store), "tt")
