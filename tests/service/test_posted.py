@@ -37,7 +37,10 @@ def _person_game(svc: GameService, game_id: str, folder: Folder) -> str:
     )
     ctx = WorkerContext(svc.redis, owner="setup")
     ctx.folder = folder
-    ctx.advance(game_id)
+    for _ in range(100):  # (a loaded machine's slice may end before the bot's first move)
+        ctx.advance(game_id)
+        if "legal" in svc.view(game_id, 0):
+            break
     _drain(svc.redis)
     return created.tokens["me"]
 
